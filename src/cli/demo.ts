@@ -1,0 +1,43 @@
+import { fileURLToPath } from 'node:url';
+import { startSim } from '../sim/server.js';
+import { describeError } from './errors.js';
+import { runCommand } from './run.js';
+
+/**
+ * `npm run demo`: the simulator in-process on free loopback ports, jobs.example.yaml run
+ * against it, results in out/. No key or network needed. Run it twice: the second run
+ * finds everything done and makes no calls.
+ */
+async function demo(): Promise<number> {
+  const jobs = fileURLToPath(new URL('../../jobs.example.yaml', import.meta.url));
+  const key = 'demo-key';
+  // Tasks here take ~1.5 s, not the ~20 s of the real service, so the demo ends in seconds.
+  const sim = await startSim({ keys: [key], seed: 7, latency: { medianMs: 1500, sigma: 0.4 } });
+  process.stderr.write(`darkroom demo: simulator at ${sim.apiUrl} (results from ${sim.resultUrl})\n`);
+  try {
+    const r = await runCommand(
+      { jobs, baseUrl: sim.apiUrl },
+      { env: { ...process.env, DARKROOM_API_KEY: key }, stderr: (l) => process.stderr.write(`${l}\n`) },
+    );
+    process.stdout.write(`${r.report}\n`);
+    const audit = sim.model.audit();
+    const k = Object.values(audit.keys)[0];
+    if (k) {
+      process.stdout.write(
+        `simulator audit: ${k.calls} calls, at most ${k.maxCallsInAnyMinute} in any minute, ${k.maxActiveTasks} tasks active at once at most, ${audit.keyLeaks.length} key leaks\n`,
+      );
+    }
+    process.stdout.write('results are in out/; `npx darkroom status jobs.example.yaml` shows the ledger\n');
+    return r.exitCode;
+  } finally {
+    await sim.close();
+  }
+}
+
+demo().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    process.stderr.write(`${describeError(e).line}\n`);
+    process.exit(describeError(e).exitCode);
+  },
+);

@@ -1,0 +1,15 @@
+import { hideBin } from 'yargs/helpers';
+import { describeError } from './errors.js';
+import { main } from './main.js';
+
+// Exit explicitly: idle keep-alive sockets to the service would otherwise hold the
+// process open for seconds after the work is done. stdout/stderr are synchronous for
+// files and pipes on Linux, so nothing printed is lost.
+main(hideBin(process.argv)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    const d = describeError(e);
+    process.stderr.write(`${d.line}\n`);
+    process.exit(d.exitCode);
+  },
+);

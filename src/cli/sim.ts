@@ -1,0 +1,34 @@
+import { startSim, type RunningSim } from '../sim/server.js';
+
+export interface SimArgs {
+  readonly port: number;
+  readonly resultPort: number;
+  readonly seed: number;
+  readonly faults: string;
+  readonly keys: readonly string[];
+  readonly latencyMs: number;
+  readonly sigma: number;
+  readonly failRate: number;
+}
+
+/** `darkroom sim`: the simulator's model served over loopback HTTP until interrupted. */
+export async function simCommand(args: SimArgs): Promise<{ sim: RunningSim; banner: string }> {
+  if (args.faults !== 'none') {
+    // Fault profiles (flaky, hostile) arrive with the robustness work; refuse rather than pretend.
+    throw new Error(`--faults ${args.faults} is not available yet; use --faults none`);
+  }
+  const sim = await startSim({
+    port: args.port,
+    resultPort: args.resultPort,
+    seed: args.seed,
+    keys: [...args.keys],
+    latency: { medianMs: args.latencyMs, sigma: args.sigma },
+    outcomes: { fail: args.failRate },
+  });
+  const banner = [
+    `darkroom sim: API ${sim.apiUrl} · results ${sim.resultUrl} · seed ${args.seed} · faults ${args.faults}`,
+    `  valid keys: ${args.keys.join(', ')}  (e.g. export DARKROOM_API_KEY=${args.keys[0]} DARKROOM_BASE_URL=${sim.apiUrl})`,
+    `  audit: ${sim.apiUrl}/__sim/audit · stop with Ctrl-C`,
+  ].join('\n');
+  return { sim, banner };
+}

@@ -1,0 +1,199 @@
+/**
+ * The only module that reads time or schedules timers.
+ *
+ * Everything else calls `clock.now()`, `clock.sleep()` or `clock.setTimer()`, so that a
+ * deterministic simulation can swap in a `VirtualClock` and run a night of work in
+ * seconds, reproducibly. Libraries (undici, pino) keep their own timers; those are
+ * I/O timeouts that never run inside the simulation.
+ */
+
+export interface TimerHandle {
+  readonly id: number;
+}
+
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  setTimer(fn: () => void, delayMs: number): TimerHandle;
+  clearTimer(handle: TimerHandle): void;
+}
+
+export class SystemClock implements Clock {
+  private readonly handles = new Map<number, ReturnType<typeof setTimeout>>();
+  private nextId = 1;
+
+  now(): number {
+    return Date.now();
+  }
+
+  setTimer(fn: () => void, delayMs: number): TimerHandle {
+    const id = this.nextId++;
+    const t = setTimeout(() => {
+      this.handles.delete(id);
+      fn();
+    }, Math.max(0, delayMs));
+    this.handles.set(id, t);
+    return { id };
+  }
+
+  clearTimer(handle: TimerHandle): void {
+    const t = this.handles.get(handle.id);
+    if (t !== undefined) {
+      clearTimeout(t);
+      this.handles.delete(handle.id);
+    }
+  }
+}
+
+interface VirtualTimer {
+  id: number;
+  at: number;
+  seq: number;
+  fn: () => void;
+}
+
+/**
+ * A clock that only moves when told to. Timers fire in (time, creation order), so a run
+ * driven by it is exactly reproducible.
+ */
+export class VirtualClock implements Clock {
+  private current: number;
+  private timers: VirtualTimer[] = [];
+  private nextId = 1;
+  private seq = 0;
+
+  constructor(startMs = Date.UTC(2026, 0, 1)) {
+    this.current = startMs;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  setTimer(fn: () => void, delayMs: number): TimerHandle {
+    const timer: VirtualTimer = {
+      id: this.nextId++,
+      at: this.current + Math.max(0, delayMs),
+      seq: this.seq++,
+      fn,
+    };
+    this.timers.push(timer);
+    return { id: timer.id };
+  }
+
+  clearTimer(handle: TimerHandle): void {
+    this.timers = this.timers.filter((t) => t.id !== handle.id);
+  }
+
+  /** Time of the earliest pending timer, or undefined when none is pending. */
+  nextTimerAt(): number | undefined {
+    let min: number | undefined;
+    for (const t of this.timers) if (min === undefined || t.at < min) min = t.at;
+    return min;
+  }
+
+  pendingTimers(): number {
+    return this.timers.length;
+  }
+
+  /** Move time forward to `at`, firing every timer due by then in order. */
+  advanceTo(at: number): void {
+    for (;;) {
+      const next = this.popDue(at);
+      if (!next) break;
+      this.current = Math.max(this.current, next.at);
+      next.fn();
+    }
+    this.current = Math.max(this.current, at);
+  }
+
+  advanceBy(ms: number): void {
+    this.advanceTo(this.current + ms);
+  }
+
+  /**
+   * Drive the process until `done()` holds: let all ready work (promises, I/O callbacks)
+   * settle, then jump to the next timer. Throws if nothing is pending and not done, which
+   * would otherwise hang a simulation forever.
+   */
+  async run(done: () => boolean, opts: { maxMs?: number } = {}): Promise<void> {
+    const limit = opts.maxMs === undefined ? Infinity : this.current + opts.maxMs;
+    while (!done()) {
+      await settle();
+      if (done()) return;
+      const next = this.nextTimerAt();
+      if (next === undefined) {
+        throw new Error('VirtualClock.run: no pending timers and not done (deadlock)');
+      }
+      if (next > limit) throw new Error(`VirtualClock.run: passed maxMs without finishing`);
+      this.advanceTo(next);
+    }
+  }
+
+  private popDue(at: number): VirtualTimer | undefined {
+    let best = -1;
+    for (let i = 0; i < this.timers.length; i++) {
+      const t = this.timers[i]!;
+      if (t.at > at) continue;
+      const b = best >= 0 ? this.timers[best]! : undefined;
+      if (!b || t.at < b.at || (t.at === b.at && t.seq < b.seq)) best = i;
+    }
+    if (best < 0) return undefined;
+    return this.timers.splice(best, 1)[0];
+  }
+}
+
+/** Let queued promise callbacks and ready I/O run before virtual time moves. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+let installed: Clock = new SystemClock();
+
+/** The process-wide clock. Methods delegate to whatever clock is installed. */
+export const clock = {
+  now(): number {
+    return installed.now();
+  },
+  setTimer(fn: () => void, delayMs: number): TimerHandle {
+    return installed.setTimer(fn, delayMs);
+  },
+  clearTimer(handle: TimerHandle): void {
+    installed.clearTimer(handle);
+  },
+  /** Resolves after `ms`; rejects with the signal's reason if aborted first. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason ?? new Error('aborted'));
+        return;
+      }
+      const c = installed;
+      const onAbort = () => {
+        c.clearTimer(handle);
+        reject(signal?.reason ?? new Error('aborted'));
+      };
+      const handle = c.setTimer(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  },
+  /** An AbortSignal that aborts after `ms` on this clock; `clear()` cancels the timer. */
+  deadline(ms: number): { signal: AbortSignal; clear: () => void } {
+    const ac = new AbortController();
+    const c = installed;
+    const handle = c.setTimer(() => ac.abort(new Error(`deadline of ${ms} ms passed`)), ms);
+    return { signal: ac.signal, clear: () => c.clearTimer(handle) };
+  },
+};
+
+/** Install a clock (a VirtualClock in simulations); returns a function restoring the previous one. */
+export function installClock(c: Clock): () => void {
+  const previous = installed;
+  installed = c;
+  return () => {
+    installed = previous;
+  };
+}

@@ -1,0 +1,58 @@
+import type Database from 'better-sqlite3';
+import { clock } from '../clock.js';
+import { Calls } from './calls.js';
+import { Items } from './items.js';
+import { openDatabase, type OpenOptions } from './open.js';
+import { Outputs } from './outputs.js';
+import { recoverStale, type RecoveryReport } from './recover.js';
+import { readStatus, type LedgerStatus } from './status.js';
+import { Submissions } from './submissions.js';
+import { Tasks } from './tasks.js';
+
+/** The ledger: the only holder of state that matters. Only this folder runs SQL. */
+export class Ledger {
+  readonly items: Items;
+  readonly submissions: Submissions;
+  readonly tasks: Tasks;
+  readonly outputs: Outputs;
+  readonly calls: Calls;
+
+  private constructor(
+    readonly file: string,
+    private readonly db: Database.Database,
+  ) {
+    this.items = new Items(db);
+    this.submissions = new Submissions(db, this.items);
+    this.tasks = new Tasks(db, this.items);
+    this.outputs = new Outputs(db, this.items);
+    this.calls = new Calls(db);
+  }
+
+  static open(file: string, opts: OpenOptions = {}): Ledger {
+    return new Ledger(file, openDatabase(file, opts));
+  }
+
+  recover(): RecoveryReport {
+    return recoverStale(this.db, this.items);
+  }
+
+  status(now = clock.now()): LedgerStatus {
+    return readStatus(this.db, now);
+  }
+
+  getMeta(key: string): string | undefined {
+    return (this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+
+  integrityCheck(): string {
+    return (this.db.pragma('integrity_check', { simple: true }) as string) ?? 'unknown';
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,60 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import type Database from 'better-sqlite3';
+import { clock } from '../clock.js';
+
+/** migrations/ sits two levels above both src/ledger/ (tests) and dist/ledger/ (built). */
+export const MIGRATIONS_DIR = new URL('../../migrations/', import.meta.url);
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export class LedgerTooNewError extends Error {
+  override readonly name = 'LedgerTooNewError';
+  readonly code = 'DARKROOM_LEDGER_TOO_NEW';
+  constructor(file: string, have: number, know: number) {
+    super(`the ledger ${file} has schema version ${have} but this darkroom knows only up to ${know}; upgrade darkroom`);
+  }
+}
+
+export function readMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
+  const files = readdirSync(dir).filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f));
+  const list = files
+    .map((f) => ({ version: Number(f.slice(0, 3)), name: f.replace(/\.sql$/, ''), sql: readFileSync(new URL(f, dir), 'utf8') }))
+    .sort((a, b) => a.version - b.version);
+  list.forEach((m, i) => {
+    if (m.version !== i + 1) throw new Error(`migrations must be numbered 001, 002, … without gaps; found ${m.name}`);
+  });
+  return list;
+}
+
+/** Apply, each in its own transaction, the migrations this ledger has not recorded. */
+export function migrate(db: Database.Database, file: string, migrations: Migration[] = readMigrations()): number[] {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    applied_ms INTEGER NOT NULL
+  )`);
+  const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
+  const have = row.v ?? 0;
+  const know = migrations.at(-1)?.version ?? 0;
+  if (have > know) throw new LedgerTooNewError(file, have, know);
+  const applied: number[] = [];
+  for (const m of migrations) {
+    if (m.version <= have) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_ms) VALUES (?, ?, ?)').run(m.version, m.name, clock.now());
+    })();
+    applied.push(m.version);
+  }
+  return applied;
+}
+
+export function schemaVersion(db: Database.Database): number {
+  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  if (!exists) return 0;
+  return ((db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0);
+}

@@ -1,0 +1,59 @@
+import type { ItemState } from './transitions.js';
+
+export interface ItemRow {
+  id: number;
+  rel_path: string;
+  src_path: string;
+  size_bytes: number | null;
+  content_hash: string | null;
+  state: ItemState;
+  step_index: number;
+  attempt: number;
+  key_fp: string | null;
+  image_url: string | null;
+  input_url: string | null;
+  task_id: string | null;
+  business_type: string | null;
+  task_started_ms: number | null;
+  result_url: string | null;
+  output_path: string | null;
+  reason: string | null;
+  request_id: string | null;
+  due_ms: number;
+  retries: number;
+  created_ms: number;
+  updated_ms: number;
+}
+
+export type ItemPatch = Partial<Omit<ItemRow, 'id' | 'state' | 'created_ms' | 'updated_ms' | 'rel_path'>>;
+
+export interface SubmissionRow {
+  id: number;
+  item_id: number;
+  step_index: number;
+  capability: string;
+  key_fp: string;
+  request_id: string;
+  state: 'sending' | 'accepted' | 'rejected' | 'ambiguous';
+  task_id: string | null;
+  business_type: string | null;
+  response_request_id: string | null;
+  http_status: number | null;
+  code: number | null;
+  error: string | null;
+  sent_ms: number;
+  resolved_ms: number | null;
+}
+
+export interface CallRow {
+  at_ms: number;
+  key_fp: string;
+  method: string;
+  endpoint: string;
+  http_status: number | null;
+  code: number | null;
+  request_id: string | null;
+  sent_request_id: string;
+  duration_ms: number;
+  error: string | null;
+}

@@ -1,0 +1,67 @@
+import type Database from 'better-sqlite3';
+import { stmt } from './statements.js';
+import { STATES, TERMINAL, type ItemState } from './transitions.js';
+
+export interface ProblemItem {
+  readonly id: number;
+  readonly path: string;
+  readonly state: 'failed' | 'held' | 'skipped';
+  readonly step: number;
+  readonly reason: string | null;
+  /** The X-Request-Id darkroom sent with the item's latest create, if any. */
+  readonly sentRequestId: string | null;
+  /** The service's requestId for the failure, if it gave one. */
+  readonly requestId: string | null;
+  readonly taskId: string | null;
+}
+
+export interface LedgerStatus {
+  readonly total: number;
+  readonly done: number;
+  /** failed includes skipped (bad input): items that will not be done without a change. */
+  readonly failed: number;
+  readonly skipped: number;
+  readonly held: number;
+  /** Not yet terminal. total = done + failed + held + pending. */
+  readonly pending: number;
+  readonly states: Record<ItemState, number>;
+  readonly calls: { readonly total: number; readonly perKey: Record<string, { lastMinute: number; lastHour: number }> };
+  readonly problems: readonly ProblemItem[];
+}
+
+/** Everything `darkroom status` shows, read from the ledger alone. */
+export function readStatus(db: Database.Database, now: number, problemLimit = 200): LedgerStatus {
+  const states = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<ItemState, number>;
+  for (const r of stmt<[], { state: ItemState; n: number }>(db, 'SELECT state, COUNT(*) AS n FROM items GROUP BY state').all()) {
+    states[r.state] = r.n;
+  }
+  const total = Object.values(states).reduce((a, b) => a + b, 0);
+  const pending = STATES.filter((s) => !TERMINAL.has(s)).reduce((a, s) => a + states[s], 0);
+
+  const perKey: Record<string, { lastMinute: number; lastHour: number }> = {};
+  const rows = stmt<[number, number], { key_fp: string; minute: number; hour: number }>(
+    db,
+    `SELECT key_fp, SUM(at_ms > ?) AS minute, COUNT(*) AS hour FROM calls WHERE at_ms > ? GROUP BY key_fp ORDER BY key_fp`,
+  ).all(now - 60_000, now - 3_600_000);
+  for (const r of rows) perKey[r.key_fp] = { lastMinute: r.minute, lastHour: r.hour };
+  const totalCalls = (stmt(db, 'SELECT COUNT(*) AS n FROM calls').get() as { n: number }).n;
+
+  const problems = stmt<[number], ProblemItem>(
+    db,
+    `SELECT i.id, i.rel_path AS path, i.state, i.step_index AS step, i.reason, i.request_id AS requestId, i.task_id AS taskId,
+            (SELECT s.request_id FROM submissions s WHERE s.item_id = i.id ORDER BY s.id DESC LIMIT 1) AS sentRequestId
+     FROM items i WHERE i.state IN ('failed', 'held', 'skipped') ORDER BY i.state, i.id LIMIT ?`,
+  ).all(problemLimit);
+
+  return {
+    total,
+    done: states.done,
+    failed: states.failed + states.skipped,
+    skipped: states.skipped,
+    held: states.held,
+    pending,
+    states,
+    calls: { total: totalCalls, perKey },
+    problems,
+  };
+}

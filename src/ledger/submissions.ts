@@ -1,0 +1,125 @@
+import type Database from 'better-sqlite3';
+import { clock } from '../clock.js';
+import type { Items } from './items.js';
+import type { ItemRow, SubmissionRow } from './rows.js';
+import { stmt } from './statements.js';
+
+export interface SubmissionOutcome {
+  readonly httpStatus: number | null;
+  readonly code: number | null;
+  readonly responseRequestId: string | null;
+  readonly error: string | null;
+}
+
+export interface Accepted {
+  readonly taskId: string;
+  readonly businessType: string;
+  readonly responseRequestId: string | null;
+  readonly waitHintMs: number | null;
+  /** When the first poll is due. */
+  readonly pollAtMs: number;
+}
+
+/**
+ * The create protocol's writes (L1, L2). Each is one transaction that changes the
+ * submission and its item together, so a crash can never leave one without the other.
+ */
+export class Submissions {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly items: Items,
+  ) {}
+
+  /** L1: committed before the request leaves the process. */
+  begin(item: ItemRow, capability: string, keyFp: string, requestId: string): number {
+    return this.db.transaction(() => {
+      this.items.move(item.id, 'uploaded', 'submitting', { key_fp: keyFp, request_id: requestId });
+      const r = stmt(
+        this.db,
+        `INSERT INTO submissions (item_id, step_index, capability, key_fp, request_id, state, sent_ms)
+         VALUES (?, ?, ?, ?, ?, 'sending', ?)`,
+      ).run(item.id, item.step_index, capability, keyFp, requestId, clock.now());
+      return Number(r.lastInsertRowid);
+    })();
+  }
+
+  accept(submissionId: number, item: ItemRow, a: Accepted): ItemRow {
+    return this.db.transaction(() => {
+      const now = clock.now();
+      this.resolve(submissionId, 'accepted', {
+        httpStatus: 200,
+        code: 0,
+        responseRequestId: a.responseRequestId,
+        error: null,
+      }, a.taskId, a.businessType);
+      const sub = this.get(submissionId)!;
+      const attempt = item.attempt + 1;
+      stmt(
+        this.db,
+        `INSERT INTO attempts (item_id, submission_id, step_index, capability, attempt, task_id, business_type, status, wait_hint_ms, started_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?)`,
+      ).run(item.id, submissionId, item.step_index, sub.capability, attempt, a.taskId, a.businessType, a.waitHintMs, now);
+      return this.items.move(item.id, 'submitting', 'active', {
+        task_id: a.taskId,
+        business_type: a.businessType,
+        task_started_ms: now,
+        attempt,
+        due_ms: a.pollAtMs,
+        reason: null,
+        request_id: a.responseRequestId,
+      });
+    })();
+  }
+
+  /**
+   * Definitely not created (never sent, 429, 503, a 4xx): the item goes back to wait for
+   * another create (`uploaded`) or, when the request itself is wrong, to `failed`.
+   */
+  reject(submissionId: number, item: ItemRow, o: SubmissionOutcome, to: 'uploaded' | 'failed', dueMs: number, reason: string): ItemRow {
+    return this.db.transaction(() => {
+      this.resolve(submissionId, 'rejected', o, null, null);
+      return this.items.move(item.id, 'submitting', to, {
+        due_ms: dueMs,
+        reason: to === 'failed' ? reason : null,
+        request_id: o.responseRequestId,
+        retries: item.retries + 1,
+      }, reason);
+    })();
+  }
+
+  /** L2: the outcome is unknown; the item is held until an operator decides. */
+  ambiguous(submissionId: number, item: ItemRow, o: SubmissionOutcome, reason: string): ItemRow {
+    return this.db.transaction(() => {
+      this.resolve(submissionId, 'ambiguous', o, null, null);
+      return this.items.move(item.id, 'submitting', 'held', { reason, request_id: o.responseRequestId }, reason);
+    })();
+  }
+
+  get(id: number): SubmissionRow | undefined {
+    return stmt<[number], SubmissionRow>(this.db, 'SELECT * FROM submissions WHERE id = ?').get(id);
+  }
+
+  forItem(itemId: number): SubmissionRow[] {
+    return stmt<[number], SubmissionRow>(this.db, 'SELECT * FROM submissions WHERE item_id = ? ORDER BY id').all(itemId);
+  }
+
+  /** The newest submission of an item, for status lines and support requests. */
+  latestForItem(itemId: number): SubmissionRow | undefined {
+    return stmt<[number], SubmissionRow>(this.db, 'SELECT * FROM submissions WHERE item_id = ? ORDER BY id DESC LIMIT 1').get(itemId);
+  }
+
+  private resolve(
+    id: number,
+    state: 'accepted' | 'rejected' | 'ambiguous',
+    o: SubmissionOutcome,
+    taskId: string | null,
+    businessType: string | null,
+  ): void {
+    const r = stmt(
+      this.db,
+      `UPDATE submissions SET state = ?, task_id = ?, business_type = ?, response_request_id = ?, http_status = ?, code = ?,
+         error = ?, resolved_ms = ? WHERE id = ? AND state = 'sending'`,
+    ).run(state, taskId, businessType, o.responseRequestId, o.httpStatus, o.code, o.error, clock.now(), id);
+    if (r.changes !== 1) throw new Error(`submission ${id} is no longer 'sending'`);
+  }
+}

@@ -1,0 +1,54 @@
+import type { ApiClient, ApiError } from '../api/index.js';
+import { clock } from '../clock.js';
+import type { Config } from '../config/index.js';
+import type { Ledger } from '../ledger/index.js';
+import type { Logger } from '../log.js';
+import { fullJitter } from '../scheduler/backoff.js';
+import type { RunControl } from '../scheduler/lane.js';
+import type { LatencyModel } from '../scheduler/polling.js';
+
+/** Why a run stopped early because of the account (exit code 3). */
+export interface AccountStop {
+  readonly error: ApiError;
+  /** 20601: in-flight work was finished, only new creates stopped. */
+  readonly creditsOnly: boolean;
+}
+
+export interface RunState extends RunControl {
+  accountStop: AccountStop | undefined;
+}
+
+/** What every stage of one lane needs. */
+export interface StageContext {
+  readonly ledger: Ledger;
+  readonly client: ApiClient;
+  readonly keyFp: string;
+  readonly config: Config;
+  readonly run: RunState;
+  readonly latency: LatencyModel;
+  readonly random: () => number;
+  readonly log: Logger;
+}
+
+/**
+ * When to try again after a retryable error: Retry-After if the server gave one (spec
+ * retry rule 1), else its RateLimit-Reset, else exponential backoff with full jitter.
+ */
+export function retryAt(err: ApiError, failures: number, random: () => number): number {
+  const now = clock.now();
+  if (err.retryAfterMs !== null && err.retryAfterMs >= 0) return now + err.retryAfterMs;
+  const reset = err.rateLimit?.resetAtMs ?? null;
+  if (reset !== null && reset > now) return reset;
+  return now + 1000 + fullJitter(failures, random);
+}
+
+/** An account problem stops the run: 401 and 24403 at once, 20601 after in-flight work. */
+export function stopForAccount(ctx: StageContext, err: ApiError): void {
+  const creditsOnly = err.businessCode === 20601;
+  if (!ctx.run.accountStop || (ctx.run.accountStop.creditsOnly && !creditsOnly)) {
+    ctx.run.accountStop = { error: err, creditsOnly };
+  }
+  ctx.run.noCreates = true;
+  if (!creditsOnly) ctx.run.stopped = true;
+  ctx.log.error({ code: err.code, httpStatus: err.httpStatus, businessCode: err.businessCode, requestId: err.requestId }, err.message);
+}

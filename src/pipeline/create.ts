@@ -1,0 +1,83 @@
+import { CAPABILITIES, isApiError, newRequestId, type ApiError, type CreateBody } from '../api/index.js';
+import { clock } from '../clock.js';
+import type { StepConfig } from '../config/index.js';
+import type { ItemRow } from '../ledger/index.js';
+import type { Feedback } from '../scheduler/lane.js';
+import { firstPollDelay } from '../scheduler/polling.js';
+import { retryAt, stopForAccount, type StageContext } from './context.js';
+
+export function createBody(step: StepConfig, image: string): CreateBody {
+  const body: CreateBody = { image };
+  if (step.mode !== undefined) body.mode = step.mode;
+  if (step.resolution !== undefined) body.resolution = step.resolution;
+  if (step.style !== undefined) body.style = step.style;
+  if (step.prompt !== undefined) body.prompt = step.prompt;
+  if (step.negativePrompt !== undefined) body.negativePrompt = step.negativePrompt;
+  return body;
+}
+
+/**
+ * uploaded → submitting → active, by the create protocol (L1, L2): the submission is
+ * committed as `sending` with its X-Request-Id before the request leaves; afterwards it
+ * is accepted, rejected (definitely not created), or ambiguous (the item is held and
+ * never resent on its own).
+ */
+export async function createStage(ctx: StageContext, item: ItemRow): Promise<Feedback> {
+  const { ledger } = ctx;
+  const step = ctx.config.steps[item.step_index];
+  if (!step || !item.input_url) {
+    const reason = `internal: no step ${item.step_index} or no input URL`;
+    ledger.items.move(item.id, 'uploaded', 'failed', { reason }, reason);
+    return {};
+  }
+  const requestId = newRequestId();
+  const submissionId = ledger.submissions.begin(item, step.capability, ctx.keyFp, requestId);
+  try {
+    const r = await ctx.client.create(step.capability, createBody(step, item.input_url), { requestId });
+    const businessType = r.businessType ?? CAPABILITIES[step.capability].businessType;
+    const delay = firstPollDelay(r.waitTimeMs, ctx.latency.estimate(step.capability));
+    ledger.submissions.accept(submissionId, item, {
+      taskId: r.taskId,
+      businessType,
+      responseRequestId: r.requestId ?? null,
+      waitHintMs: r.waitTimeMs,
+      pollAtMs: clock.now() + delay,
+    });
+    return {};
+  } catch (err) {
+    if (!isApiError(err)) throw err;
+    return onCreateError(ctx, item, submissionId, err);
+  }
+}
+
+function onCreateError(ctx: StageContext, item: ItemRow, submissionId: number, err: ApiError): Feedback {
+  const { ledger } = ctx;
+  const outcome = { httpStatus: err.httpStatus, code: err.businessCode, responseRequestId: err.requestId, error: err.message };
+  switch (err.kind) {
+    case 'ambiguous': {
+      const reason = `create outcome unknown (${err.code}); a task may exist and be charged. X-Request-Id ${err.sentRequestId}`;
+      ledger.submissions.ambiguous(submissionId, item, outcome, reason);
+      if (ctx.config.onAmbiguous === 'resubmit') {
+        ledger.items.move(item.id, 'held', 'uploaded', { due_ms: clock.now() }, 'onAmbiguous: resubmit');
+      }
+      ctx.log.warn({ item: item.id, code: err.code, sentRequestId: err.sentRequestId }, 'create held: outcome unknown');
+      return {};
+    }
+    case 'not-sent':
+    case 'retry-later': {
+      const at = retryAt(err, item.retries, ctx.random);
+      ledger.submissions.reject(submissionId, item, outcome, 'uploaded', at, err.code);
+      if (err.rateLimit?.scope === 'api_key_active_tasks') return { slotsFull: true };
+      return err.kind === 'retry-later' ? { pauseUntilMs: at } : {};
+    }
+    case 'stop-account':
+      ledger.submissions.reject(submissionId, item, outcome, 'uploaded', 0, err.code);
+      stopForAccount(ctx, err);
+      return {};
+    case 'fix-request':
+    case 'not-found': {
+      ledger.submissions.reject(submissionId, item, outcome, 'failed', 0, `create refused: ${err.message}`);
+      return {};
+    }
+  }
+}

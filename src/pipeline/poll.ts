@@ -1,0 +1,94 @@
+import { isApiError, type ApiError } from '../api/index.js';
+import { clock } from '../clock.js';
+import type { ItemRow } from '../ledger/index.js';
+import type { Feedback } from '../scheduler/lane.js';
+import { nextPollDelay } from '../scheduler/polling.js';
+import { retryAt, stopForAccount, type StageContext } from './context.js';
+
+/**
+ * One poll of an active task. SUCCESS moves on (next step or download); FAIL is created
+ * again up to maxAttempts (the spec: safe to retry, refunded); ERROR and OTHER fail the
+ * item; past the polling cap the task is held as timed out (it may still finish).
+ */
+export async function pollStage(ctx: StageContext, item: ItemRow): Promise<Feedback> {
+  const { ledger, config } = ctx;
+  const step = config.steps[item.step_index]!;
+  const started = item.task_started_ms ?? clock.now();
+  try {
+    const t = await ctx.client.task(item.business_type!, item.task_id!);
+    const now = clock.now();
+    const elapsed = now - started;
+    switch (t.status) {
+      case 'SUCCESS': {
+        if (!t.generateUrl) return keepPolling(ctx, item, 'SUCCESS', elapsed);
+        ctx.latency.observe(step.capability, elapsed);
+        ledger.tasks.succeeded(item, t.generateUrl, item.step_index === config.steps.length - 1);
+        return { taskEnded: true };
+      }
+      case 'FAIL': {
+        ctx.latency.observe(step.capability, elapsed);
+        if (item.attempt < config.maxAttempts) {
+          ledger.tasks.recreate(item, 'FAIL', `task ${item.task_id} ended FAIL (attempt ${item.attempt} of ${config.maxAttempts}); creating it again`, now);
+        } else {
+          ledger.tasks.failed(item, 'FAIL', `${step.capability} ended FAIL on all ${config.maxAttempts} attempts (last task ${item.task_id})`);
+        }
+        return { taskEnded: true };
+      }
+      case 'ERROR':
+      case 'OTHER':
+        ctx.latency.observe(step.capability, elapsed);
+        ledger.tasks.failed(item, t.status, `${step.capability} task ${item.task_id} ended ${t.status}${t.status === 'ERROR' ? ' (not retryable)' : ' (discarded or unknown to the public API)'}`);
+        return { taskEnded: true };
+      default:
+        return keepPolling(ctx, item, t.status, elapsed);
+    }
+  } catch (err) {
+    if (!isApiError(err)) throw err;
+    return onPollError(ctx, item, err);
+  }
+}
+
+function keepPolling(ctx: StageContext, item: ItemRow, status: string, elapsedMs: number): Feedback {
+  const capMs = ctx.config.limits.pollCapMinutes * 60_000;
+  if (elapsedMs >= capMs) {
+    ctx.ledger.tasks.timedOut(item, `task ${item.task_id} still ${status} after the polling cap of ${ctx.config.limits.pollCapMinutes} min; held`);
+    return { taskEnded: true };
+  }
+  ctx.ledger.tasks.polled(item, status, clock.now() + nextPollDelay(elapsedMs));
+  return {};
+}
+
+function onPollError(ctx: StageContext, item: ItemRow, err: ApiError): Feedback {
+  const { ledger, config } = ctx;
+  const step = config.steps[item.step_index]!;
+  switch (err.kind) {
+    case 'not-found': {
+      const polls = ledger.tasks.pollsOfCurrent(item);
+      if (polls === 0) {
+        // A task we were just given cannot have expired yet: the path's businessType is wrong.
+        ledger.tasks.failed(
+          item,
+          'NOT_FOUND',
+          `task ${item.task_id} not found on its first poll: the businessType ${item.business_type} used for ${step.capability} is probably wrong (requestId ${err.requestId ?? 'none'})`,
+        );
+      } else if (!ledger.tasks.hasExpiredBefore(item)) {
+        ledger.tasks.recreate(item, 'EXPIRED', `task ${item.task_id} vanished (404); creating it again once`, clock.now());
+      } else {
+        ledger.tasks.failed(item, 'EXPIRED', `task ${item.task_id} vanished (404) again after being created anew`);
+      }
+      return { taskEnded: true };
+    }
+    case 'stop-account':
+      stopForAccount(ctx, err);
+      return {};
+    case 'fix-request': {
+      ledger.tasks.failed(item, 'REFUSED', `poll refused: ${err.message}`);
+      return { taskEnded: true };
+    }
+    default: {
+      const at = retryAt(err, item.retries, ctx.random);
+      ledger.items.patch(item.id, 'active', { due_ms: at, retries: item.retries + 1 });
+      return err.kind === 'retry-later' ? { pauseUntilMs: at } : {};
+    }
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * A rolling window of call times: never more than `limit` calls in any span of
+ * `spanMs`. Rolling is the strictest reading of "100 a minute", so it is safe whatever
+ * window (fixed or sliding) the server keeps.
+ */
+export class RollingWindow {
+  private times: number[] = [];
+  private head = 0;
+
+  constructor(
+    readonly limit: number,
+    readonly spanMs: number,
+  ) {}
+
+  record(at: number): void {
+    // Calls are recorded in dispatch order; keep the array sorted even if a caller is late.
+    let i = this.times.length;
+    while (i > this.head && this.times[i - 1]! > at) i--;
+    this.times.splice(i, 0, at);
+  }
+
+  count(now: number): number {
+    this.evict(now);
+    return this.times.length - this.head;
+  }
+
+  /** The earliest time at which one more call fits. */
+  nextFreeAt(now: number): number {
+    const n = this.count(now);
+    if (n < this.limit) return now;
+    // the call that must leave the window before one more fits
+    return this.times[this.head + (n - this.limit)]! + this.spanMs;
+  }
+
+  private evict(now: number): void {
+    const edge = now - this.spanMs;
+    while (this.head < this.times.length && this.times[this.head]! <= edge) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.times.length) {
+      this.times = this.times.slice(this.head);
+      this.head = 0;
+    }
+  }
+}
