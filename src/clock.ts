@@ -16,6 +16,12 @@ export interface Clock {
   now(): number;
   setTimer(fn: () => void, delayMs: number): TimerHandle;
   clearTimer(handle: TimerHandle): void;
+  /**
+   * Mark real I/O (a file read, an fsync, sharp's thread pool) as in progress. A virtual
+   * clock does not move while any is pending, so a simulation stays reproducible however
+   * long the disk takes.
+   */
+  io<T>(work: Promise<T>): Promise<T>;
 }
 
 export class SystemClock implements Clock {
@@ -43,6 +49,10 @@ export class SystemClock implements Clock {
       this.handles.delete(handle.id);
     }
   }
+
+  io<T>(work: Promise<T>): Promise<T> {
+    return work;
+  }
 }
 
 interface VirtualTimer {
@@ -61,6 +71,7 @@ export class VirtualClock implements Clock {
   private timers: VirtualTimer[] = [];
   private nextId = 1;
   private seq = 0;
+  private pendingIo = 0;
 
   constructor(startMs = Date.UTC(2026, 0, 1)) {
     this.current = startMs;
@@ -83,6 +94,13 @@ export class VirtualClock implements Clock {
 
   clearTimer(handle: TimerHandle): void {
     this.timers = this.timers.filter((t) => t.id !== handle.id);
+  }
+
+  io<T>(work: Promise<T>): Promise<T> {
+    this.pendingIo++;
+    return work.finally(() => {
+      this.pendingIo--;
+    });
   }
 
   /** Time of the earliest pending timer, or undefined when none is pending. */
@@ -120,6 +138,7 @@ export class VirtualClock implements Clock {
     const limit = opts.maxMs === undefined ? Infinity : this.current + opts.maxMs;
     while (!done()) {
       await settle();
+      while (this.pendingIo > 0) await settle();
       if (done()) return;
       const next = this.nextTimerAt();
       if (next === undefined) {
@@ -160,6 +179,9 @@ export const clock = {
   },
   clearTimer(handle: TimerHandle): void {
     installed.clearTimer(handle);
+  },
+  io<T>(work: Promise<T>): Promise<T> {
+    return installed.io(work);
   },
   /** Resolves after `ms`; rejects with the signal's reason if aborted first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void> {

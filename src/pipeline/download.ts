@@ -20,7 +20,27 @@ export interface DownloadOptions {
   readonly maxRetries: number;
   readonly random: () => number;
   readonly log: Logger;
+  /** How result URLs are fetched; the in-process simulator supplies its own. */
+  readonly fetch?: ResultFetch;
 }
+
+export interface FetchedResult {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: Buffer;
+}
+
+/** GET a result URL with no headers of ours at all: nothing secret can follow it anywhere (L5). */
+export type ResultFetch = (url: URL, signal: AbortSignal, timeoutMs: number) => Promise<FetchedResult>;
+
+export const undiciFetch: ResultFetch = async (url, signal, timeoutMs) => {
+  const res = await request(url, { method: 'GET', signal, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  if (res.statusCode !== 200) {
+    await res.body.dump();
+    return { status: res.statusCode, headers: res.headers, body: Buffer.alloc(0) };
+  }
+  return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
+};
 
 export class DownloadError extends Error {
   override readonly name = 'DownloadError';
@@ -51,7 +71,7 @@ export async function downloadStage(ledger: Ledger, item: ItemRow, opts: Downloa
         true,
       );
     }
-    await writeAtomically(target, bytes);
+    await clock.io(writeAtomically(target, bytes));
     ledger.outputs.done(claimed, target);
   } catch (err) {
     const e = err instanceof DownloadError ? err : new DownloadError('DARKROOM_DOWNLOAD_FAILED', String((err as Error).message ?? err), false);
@@ -84,18 +104,15 @@ async function fetchResult(url: string, opts: DownloadOptions): Promise<{ bytes:
       if (current.protocol !== 'https:' && !(opts.allowHttp && current.protocol === 'http:')) {
         throw new DownloadError('DARKROOM_INSECURE_RESULT_URL', `result URL is not https: ${current.origin}`, true);
       }
-      // No headers of ours at all: nothing secret can follow the result URL anywhere.
-      const res = await request(current, { method: 'GET', signal: deadline.signal, headersTimeout: opts.deadlineMs, bodyTimeout: opts.deadlineMs });
-      if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location) {
-        await res.body.dump();
+      const res = await clock.io((opts.fetch ?? undiciFetch)(current, deadline.signal, opts.deadlineMs));
+      if (res.status >= 300 && res.status < 400 && res.headers.location) {
         current = new URL(String(res.headers.location), current);
         continue;
       }
-      if (res.statusCode !== 200) {
-        await res.body.dump();
-        throw new DownloadError('DARKROOM_RESULT_HTTP', `result host answered HTTP ${res.statusCode}`, false);
+      if (res.status !== 200) {
+        throw new DownloadError('DARKROOM_RESULT_HTTP', `result host answered HTTP ${res.status}`, false);
       }
-      const bytes = Buffer.from(await res.body.arrayBuffer());
+      const bytes = res.body;
       const declared = res.headers['content-length'];
       if (declared !== undefined && Number(declared) !== bytes.length) {
         throw new DownloadError('DARKROOM_RESULT_TRUNCATED', `result truncated: ${bytes.length} of ${declared} bytes`, false);

@@ -10,7 +10,7 @@ import { LatencyModel } from '../scheduler/polling.js';
 import type { AccountStop, RunState, StageContext } from './context.js';
 import { createStage } from './create.js';
 import { discover } from './discover.js';
-import { downloadStage, sweepTempFiles } from './download.js';
+import { downloadStage, sweepTempFiles, type ResultFetch } from './download.js';
 import { pollStage } from './poll.js';
 import { uploadStage } from './upload.js';
 
@@ -27,6 +27,8 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** Called after every finished action (rate-limited by the caller if it draws). */
   readonly onActivity?: () => void;
+  /** How result URLs are fetched (the in-process simulator's, in simulations). */
+  readonly resultFetch?: ResultFetch;
 }
 
 export interface RunResult {
@@ -46,7 +48,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   const random = opts.random ?? Math.random;
   const tempFilesSwept = sweepTempFiles(config.output.dir);
   const recovered = ledger.recover();
-  const found = await discover(config);
+  const found = await clock.io(discover(config));
   const added = ledger.items.addDiscovered(found);
   log.info({ found: found.length, ...added, recovered, tempFilesSwept }, 'run started');
 
@@ -60,6 +62,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
 
   const latency = new LatencyModel();
   const activity = new Notifier();
+  const clients: ApiClient[] = [];
   const lanes: Lane[] = opts.keys.map((k) => {
     const client = new ApiClient({
       baseUrl: opts.baseUrl,
@@ -69,6 +72,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
       ...(opts.transport ? { transport: opts.transport } : {}),
       onCall: (rec: CallRecord) => logCall(ledger, log, k.fingerprint, rec),
     });
+    clients.push(client);
     const ctx: StageContext = { ledger, client, keyFp: k.fingerprint, config, run, latency, random, log };
     const stages: LaneStages = {
       upload: (item) => uploadStage(ctx, item),
@@ -96,6 +100,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     activity.notify();
     await downloads;
     opts.signal?.removeEventListener('abort', onAbort);
+    await Promise.all(clients.map((c) => c.close()));
   }
   const crashed = lanes.find((l) => l.crash !== undefined)?.crash;
   if (crashed !== undefined) throw crashed;
@@ -145,6 +150,7 @@ async function downloadLoop(opts: RunOptions, random: () => number, activity: No
     maxRetries: 5,
     random,
     log,
+    ...(opts.resultFetch ? { fetch: opts.resultFetch } : {}),
   };
   for (;;) {
     if (opts.signal?.aborted) break;

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isApiError } from '../api/index.js';
+import { clock } from '../clock.js';
 import type { ItemRow } from '../ledger/index.js';
 import type { Feedback } from '../scheduler/lane.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
@@ -14,7 +15,7 @@ export async function uploadStage(ctx: StageContext, item: ItemRow): Promise<Fee
   const { ledger } = ctx;
   let bytes: Buffer;
   try {
-    bytes = await readFile(item.src_path);
+    bytes = await clock.io(readFile(item.src_path));
   } catch (err) {
     const reason = `cannot read ${item.rel_path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
     ledger.items.move(item.id, 'queued', 'skipped', { reason }, reason);

@@ -80,8 +80,12 @@ export class Lane {
         if (this.finished()) return;
         continue;
       }
+      if (this.inflightCalls >= this.maxInflight) {
+        await this.idle(Infinity);
+        continue;
+      }
       const now = clock.now();
-      const action = this.inflightCalls < this.maxInflight ? this.pick(now) : undefined;
+      const action = this.pick(now);
       if (action) {
         const at = this.budget.availableAt(now);
         if (at <= now) {
@@ -126,13 +130,20 @@ export class Lane {
     return undefined;
   }
 
-  /** The earliest time something may become actionable without another event. */
+  /**
+   * The earliest time something may become actionable without another event. Work that
+   * waits for a slot or for the just-in-time rule is left out: a finished call wakes the
+   * loop for that, and counting it here would spin.
+   */
   private nextDue(): number {
     const fp = this.opts.keyFp;
     const items = this.ledger.items;
     const dues = [items.earliestDue('active', fp, this.inflightItems)];
-    if (!this.control.noCreates) {
-      dues.push(items.earliestDue('uploaded', fp, this.inflightItems), items.earliestDue('queued', fp, this.inflightItems));
+    if (!this.control.noCreates && !this.control.stopped) {
+      const free = Math.max(0, this.slotLimit - items.countInStates(fp, ['active', 'submitting']));
+      if (free > 0) dues.push(items.earliestDue('uploaded', fp, this.inflightItems));
+      const waiting = items.countInStates(fp, ['uploaded']) + this.uploadsInflight;
+      if (waiting < free + 1) dues.push(items.earliestDue('queued', fp, this.inflightItems));
     }
     const known = dues.filter((d): d is number => d !== undefined);
     return known.length > 0 ? Math.max(clock.now() + 1, Math.min(...known)) : Infinity;

@@ -1,0 +1,230 @@
+/**
+ * The one place that decides what an (HTTP status, business code) pair means to darkroom.
+ * The spec says several codes share a status, so both are always checked.
+ */
+
+/**
+ * - retry-later: definitely not performed (429, 503); wait and send again.
+ * - fix-request: this request will fail the same way until it is changed.
+ * - stop-account: the account or key is unusable (401, 24403, 20601); stop the run.
+ * - not-found: the task does not exist for this businessType.
+ * - ambiguous: the service may have acted. For a create the task may exist: hold the
+ *   item, never resend (L2). For a read it is simply retryable.
+ * - not-sent: the request never left this process; safe to send again.
+ */
+export type ErrorKind = 'retry-later' | 'fix-request' | 'stop-account' | 'not-found' | 'ambiguous' | 'not-sent';
+
+export interface Classification {
+  kind: ErrorKind | 'ok';
+  /** Stable identifier for logs and tests, e.g. DARKROOM_RATE_LIMITED. */
+  code: string;
+  /** What happened, lower-case, no trailing period. */
+  reason: string;
+  /** What to do about it. `{keyEnv}` is replaced by the name of the key's variable. */
+  action: string;
+}
+
+export interface ErrorTableEntry extends Classification {
+  httpStatus: number;
+  businessCode: number;
+}
+
+const OK: Classification = { kind: 'ok', code: 'DARKROOM_OK', reason: 'success', action: 'none' };
+
+const NOT_SUBSCRIBED: Classification = {
+  kind: 'stop-account',
+  code: 'DARKROOM_NOT_SUBSCRIBED',
+  reason: "the account has no active subscription, or it has expired",
+  action: 'renew the subscription on the developer platform, then run again',
+};
+const INSUFFICIENT_CREDITS: Classification = {
+  kind: 'stop-account',
+  code: 'DARKROOM_INSUFFICIENT_CREDITS',
+  reason: 'the account has not enough credits for this request',
+  action: 'add credits to the account, then run again',
+};
+const BAD_REQUEST: Classification = {
+  kind: 'fix-request',
+  code: 'DARKROOM_BAD_REQUEST',
+  reason: 'the service rejected a parameter',
+  action: 'fix the input (image URL, resolution, style) before sending it again',
+};
+const INVALID_MODE: Classification = {
+  kind: 'fix-request',
+  code: 'DARKROOM_INVALID_MODE',
+  reason: 'the service rejected the mode',
+  action: 'use one of general, graphics, portrait, text, on a capability that accepts a mode',
+};
+const INVALID_KEY: Classification = {
+  kind: 'stop-account',
+  code: 'DARKROOM_INVALID_KEY',
+  reason: 'the key is missing, invalid or inactive',
+  action: 'set a valid key in {keyEnv}',
+};
+const TASK_NOT_FOUND: Classification = {
+  kind: 'not-found',
+  code: 'DARKROOM_TASK_NOT_FOUND',
+  reason: 'the task does not exist for this businessType, has expired, or belongs to another account',
+  action: 'check the businessType used for polling; the task cannot be polled any more',
+};
+const RATE_LIMITED: Classification = {
+  kind: 'retry-later',
+  code: 'DARKROOM_RATE_LIMITED',
+  reason: 'a call-rate or active-task quota was exceeded (nothing was done, no credits used)',
+  action: 'wait at least Retry-After, then retry with the same key',
+};
+const SERVICE_UNAVAILABLE: Classification = {
+  kind: 'retry-later',
+  code: 'DARKROOM_SERVICE_UNAVAILABLE',
+  reason: 'the service is temporarily unavailable',
+  action: 'wait at least Retry-After (or back off with jitter), then retry',
+};
+const SERVER_ERROR: Classification = {
+  kind: 'ambiguous',
+  code: 'DARKROOM_SERVER_ERROR',
+  reason: 'the service failed unexpectedly',
+  action: 'a create may still have made a task: hold it, do not resend; a read can be retried',
+};
+
+/**
+ * Every pair of the spec's error tables. 24403 appears twice: the error table says HTTP
+ * 400, the published create examples show it inside HTTP 200.
+ */
+export const ERROR_TABLE: readonly ErrorTableEntry[] = [
+  { httpStatus: 200, businessCode: 0, ...OK },
+  { httpStatus: 200, businessCode: 24403, ...NOT_SUBSCRIBED },
+  { httpStatus: 400, businessCode: 24403, ...NOT_SUBSCRIBED },
+  { httpStatus: 400, businessCode: 20601, ...INSUFFICIENT_CREDITS },
+  { httpStatus: 400, businessCode: -2, ...BAD_REQUEST },
+  { httpStatus: 400, businessCode: -3, ...INVALID_MODE },
+  { httpStatus: 401, businessCode: -1, ...INVALID_KEY },
+  { httpStatus: 404, businessCode: -60404, ...TASK_NOT_FOUND },
+  { httpStatus: 429, businessCode: -1000, ...RATE_LIMITED },
+  { httpStatus: 503, businessCode: -1000, ...SERVICE_UNAVAILABLE },
+  { httpStatus: 500, businessCode: -1, ...SERVER_ERROR },
+];
+
+/**
+ * Business codes whose meaning does not depend on the status, used when a known code
+ * arrives with a 2xx or an unlisted 4xx (the spec's own 24403-in-200 shows the status
+ * cannot be trusted alone). -1 is absent: it means "key" with 401 and "server" with 500.
+ */
+const BY_CODE: ReadonlyMap<number, Classification> = new Map([
+  [24403, NOT_SUBSCRIBED],
+  [20601, INSUFFICIENT_CREDITS],
+  [-2, BAD_REQUEST],
+  [-3, INVALID_MODE],
+  [-60404, TASK_NOT_FOUND],
+  [
+    -1000,
+    {
+      kind: 'retry-later',
+      code: 'DARKROOM_SERVICE_BUSY',
+      reason: 'the service is busy (nothing was done, no credits used)',
+      action: 'wait at least Retry-After (or back off with jitter), then retry',
+    },
+  ],
+]);
+
+export const REDIRECT_REFUSED: Classification = {
+  kind: 'fix-request',
+  code: 'DARKROOM_REDIRECT_REFUSED',
+  reason: 'the service answered with a redirect, which darkroom never follows',
+  action: 'set service.baseUrl to the final address (the key is never sent to a redirect target)',
+};
+
+export const MALFORMED_RESPONSE: Classification = {
+  kind: 'ambiguous',
+  code: 'DARKROOM_MALFORMED_RESPONSE',
+  reason: 'the service answered success with a body darkroom cannot read',
+  action: 'a create may have made a task: hold it, do not resend; a read can be retried',
+};
+
+const UNEXPECTED_CODE: Classification = {
+  kind: 'ambiguous',
+  code: 'DARKROOM_UNEXPECTED_CODE',
+  reason: 'the service answered HTTP success with an unknown business code',
+  action: 'a create may have made a task: hold it, do not resend; a read can be retried',
+};
+const FORBIDDEN: Classification = {
+  kind: 'stop-account',
+  code: 'DARKROOM_FORBIDDEN',
+  reason: 'the service refused the key access',
+  action: 'check the account and the key in {keyEnv}',
+};
+const REQUEST_TIMEOUT: Classification = {
+  kind: 'retry-later',
+  code: 'DARKROOM_REQUEST_TIMEOUT',
+  reason: 'the service timed out reading the request (it was not processed)',
+  action: 'retry later',
+};
+const UNEXPECTED_STATUS: Classification = {
+  kind: 'ambiguous',
+  code: 'DARKROOM_UNEXPECTED_STATUS',
+  reason: 'the service answered with an unexpected HTTP status',
+  action: 'a create may have made a task: hold it, do not resend; a read can be retried',
+};
+
+export const NOT_SENT: Classification = {
+  kind: 'not-sent',
+  code: 'DARKROOM_NOT_SENT',
+  reason: 'the request was not sent',
+  action: 'safe to retry: the service never received it',
+};
+export const OUTCOME_UNKNOWN: Classification = {
+  kind: 'ambiguous',
+  code: 'DARKROOM_OUTCOME_UNKNOWN',
+  reason: 'the request was sent but no complete answer came back',
+  action: 'a create may have made a task: hold it, do not resend; a read can be retried',
+};
+
+function exact(httpStatus: number, businessCode: number | null): ErrorTableEntry | undefined {
+  return ERROR_TABLE.find((e) => e.httpStatus === httpStatus && e.businessCode === businessCode);
+}
+
+/**
+ * Map a response to its kind. `businessCode` is null when the body carried no readable
+ * envelope. Pairs outside the spec's table, in order:
+ *
+ * - 3xx: fix-request (redirects are never followed: the key must not travel).
+ * - 401, any code: stop-account, invalid key (the spec gives 401 one meaning).
+ * - 429, any code: retry-later (the spec: rejected, nothing consumed).
+ * - 2xx or 4xx with a code of fixed meaning (BY_CODE): that meaning.
+ * - 2xx with code 0: ok. 2xx with no envelope: ambiguous, malformed. 2xx with any other
+ *   code: ambiguous (something was reported that darkroom does not understand; a create
+ *   may have happened).
+ * - 403: stop-account (a refusal that every later call would share); 404: not-found;
+ *   408: retry-later (the server gave up reading, so did nothing); other 4xx: fix-request.
+ * - 503, any code: retry-later (a protective service refused the call).
+ * - other 5xx (500 with another code, 502, 504…): ambiguous; a gateway may have passed
+ *   the request on before failing.
+ * - anything else (1xx, ≥600): ambiguous.
+ */
+export function classify(httpStatus: number, businessCode: number | null): Classification {
+  const hit = exact(httpStatus, businessCode);
+  if (hit) return hit;
+
+  if (httpStatus >= 300 && httpStatus < 400) return REDIRECT_REFUSED;
+  if (httpStatus === 401) return INVALID_KEY;
+  if (httpStatus === 429) return RATE_LIMITED;
+
+  const is2xx = httpStatus >= 200 && httpStatus < 300;
+  const is4xx = httpStatus >= 400 && httpStatus < 500;
+  if ((is2xx || is4xx) && businessCode !== null) {
+    const byCode = BY_CODE.get(businessCode);
+    if (byCode) return byCode;
+  }
+  if (is2xx) {
+    if (businessCode === 0) return OK;
+    return businessCode === null ? MALFORMED_RESPONSE : UNEXPECTED_CODE;
+  }
+  if (is4xx) {
+    if (httpStatus === 403) return FORBIDDEN;
+    if (httpStatus === 404) return TASK_NOT_FOUND;
+    if (httpStatus === 408) return REQUEST_TIMEOUT;
+    return BAD_REQUEST;
+  }
+  if (httpStatus === 503) return SERVICE_UNAVAILABLE;
+  if (httpStatus >= 500 && httpStatus < 600) return SERVER_ERROR;
+  return UNEXPECTED_STATUS;
+}

@@ -1,0 +1,25 @@
+export { ApiClient, ENDPOINTS } from './client.js';
+export type { ApiClientOptions, CallOpts, CallRecord, CreateBody } from './client.js';
+export { ApiError, isApiError } from './errors.js';
+export type { ErrorKind } from './errors.js';
+export { classify, ERROR_TABLE } from './classify.js';
+export type { Classification, ErrorTableEntry } from './classify.js';
+export {
+  getHeader,
+  parseHttpDate,
+  parseRateLimit,
+  parseRateLimitReset,
+  parseRetryAfter,
+  rateLimitFrom,
+  isKnownScope,
+  RATE_LIMIT_SCOPES,
+} from './headers.js';
+export type { RateLimitInfo, RateLimitScope, KnownRateLimitScope } from './headers.js';
+export { newRequestId, isValidRequestId } from './requestId.js';
+export { isTerminalStatus, TASK_STATUSES } from './shapes.js';
+export type { CreateResult, CreatedTask, Credits, TaskInfo, TaskStatus, UploadResult, Usage } from './shapes.js';
+export { TransportError, undiciTransport } from './transport.js';
+export type { Transport, UndiciTransportOptions, WireRequest, WireResponse } from './transport.js';
+export { CAPABILITIES, CAPABILITY_NAMES, MODES, RESOLUTIONS, BUSINESS_TYPES, isCapability } from './capabilities.js';
+export type { Capability, CapabilityInfo, Mode, Resolution } from './capabilities.js';
+export { fingerprintKey, maskKey, redact } from './key.js';

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { classify, ERROR_TABLE } from '../../src/api/classify.js';
+
+/** The spec's error table, written out again by hand so a wrong table entry fails. */
+const EXPECTED: Array<[number, number, string, string]> = [
+  [200, 0, 'ok', 'DARKROOM_OK'],
+  [200, 24403, 'stop-account', 'DARKROOM_NOT_SUBSCRIBED'],
+  [400, 24403, 'stop-account', 'DARKROOM_NOT_SUBSCRIBED'],
+  [400, 20601, 'stop-account', 'DARKROOM_INSUFFICIENT_CREDITS'],
+  [400, -2, 'fix-request', 'DARKROOM_BAD_REQUEST'],
+  [400, -3, 'fix-request', 'DARKROOM_INVALID_MODE'],
+  [401, -1, 'stop-account', 'DARKROOM_INVALID_KEY'],
+  [404, -60404, 'not-found', 'DARKROOM_TASK_NOT_FOUND'],
+  [429, -1000, 'retry-later', 'DARKROOM_RATE_LIMITED'],
+  [503, -1000, 'retry-later', 'DARKROOM_SERVICE_UNAVAILABLE'],
+  [500, -1, 'ambiguous', 'DARKROOM_SERVER_ERROR'],
+];
+
+describe('classify: the spec error table', () => {
+  it.each(EXPECTED)('HTTP %i code %i is %s (%s)', (status, code, kind, errCode) => {
+    const c = classify(status, code);
+    expect(c.kind).toBe(kind);
+    expect(c.code).toBe(errCode);
+  });
+
+  it('the exported table holds exactly the spec pairs with the expected kinds', () => {
+    const table = ERROR_TABLE.map((e) => [e.httpStatus, e.businessCode, e.kind, e.code]);
+    expect(table).toEqual(expect.arrayContaining(EXPECTED));
+    expect(table).toHaveLength(EXPECTED.length);
+  });
+
+  it.each(ERROR_TABLE.map((e) => [e.httpStatus, e.businessCode, e] as const))(
+    'classify agrees with the table entry for HTTP %i code %i',
+    (status, code, entry) => {
+      const c = classify(status, code);
+      expect(c.kind).toBe(entry.kind);
+      expect(c.code).toBe(entry.code);
+      if (entry.kind !== 'ok') {
+        expect(c.reason.length).toBeGreaterThan(10);
+        expect(c.action.length).toBeGreaterThan(5);
+      }
+    },
+  );
+});
+
+describe('classify: pairs outside the table', () => {
+  it.each([
+    [302, null, 'fix-request', 'DARKROOM_REDIRECT_REFUSED'],
+    [307, 0, 'fix-request', 'DARKROOM_REDIRECT_REFUSED'],
+    [401, null, 'stop-account', 'DARKROOM_INVALID_KEY'],
+    [401, -2, 'stop-account', 'DARKROOM_INVALID_KEY'],
+    [429, null, 'retry-later', 'DARKROOM_RATE_LIMITED'],
+    [200, null, 'ambiguous', 'DARKROOM_MALFORMED_RESPONSE'],
+    [200, 12345, 'ambiguous', 'DARKROOM_UNEXPECTED_CODE'],
+    [200, -1, 'ambiguous', 'DARKROOM_UNEXPECTED_CODE'],
+    [200, 20601, 'stop-account', 'DARKROOM_INSUFFICIENT_CREDITS'],
+    [200, -1000, 'retry-later', 'DARKROOM_SERVICE_BUSY'],
+    [201, 0, 'ok', 'DARKROOM_OK'],
+    [403, null, 'stop-account', 'DARKROOM_FORBIDDEN'],
+    [403, 24403, 'stop-account', 'DARKROOM_NOT_SUBSCRIBED'],
+    [404, null, 'not-found', 'DARKROOM_TASK_NOT_FOUND'],
+    [408, null, 'retry-later', 'DARKROOM_REQUEST_TIMEOUT'],
+    [400, null, 'fix-request', 'DARKROOM_BAD_REQUEST'],
+    [400, 999, 'fix-request', 'DARKROOM_BAD_REQUEST'],
+    [413, null, 'fix-request', 'DARKROOM_BAD_REQUEST'],
+    [400, -1000, 'retry-later', 'DARKROOM_SERVICE_BUSY'],
+    [503, null, 'retry-later', 'DARKROOM_SERVICE_UNAVAILABLE'],
+    [500, null, 'ambiguous', 'DARKROOM_SERVER_ERROR'],
+    [500, -1000, 'ambiguous', 'DARKROOM_SERVER_ERROR'],
+    [502, null, 'ambiguous', 'DARKROOM_SERVER_ERROR'],
+    [504, null, 'ambiguous', 'DARKROOM_SERVER_ERROR'],
+    [101, null, 'ambiguous', 'DARKROOM_UNEXPECTED_STATUS'],
+    [600, 0, 'ambiguous', 'DARKROOM_UNEXPECTED_STATUS'],
+  ] as const)('HTTP %s code %s is %s (%s)', (status, code, kind, errCode) => {
+    const c = classify(status, code);
+    expect(c.kind).toBe(kind);
+    expect(c.code).toBe(errCode);
+  });
+});
