@@ -69,6 +69,9 @@ CREATE TABLE attempts (
   business_type  TEXT    NOT NULL,
   status         TEXT    NOT NULL,
   polls          INTEGER NOT NULL DEFAULT 0,
+  -- the last poll that still saw the task running: latency lies between it and the
+  -- first poll that saw it terminal, which is how polling learns task latency
+  last_running_ms INTEGER,
   wait_hint_ms   INTEGER,
   result_url     TEXT,
   reason         TEXT,

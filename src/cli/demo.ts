@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSim } from '../sim/server.js';
 import { describeError } from './errors.js';
@@ -9,7 +10,8 @@ import { runCommand } from './run.js';
  * finds everything done and makes no calls.
  */
 async function demo(): Promise<number> {
-  const jobs = fileURLToPath(new URL('../../jobs.example.yaml', import.meta.url));
+  // A jobs file may be named (the demo's own test runs it on a copy); by default the example.
+  const jobs = process.argv[2] ?? fileURLToPath(new URL('../../jobs.example.yaml', import.meta.url));
   const key = 'demo-key';
   // Tasks here take ~1.5 s, not the ~20 s of the real service, so the demo ends in seconds.
   const sim = await startSim({ keys: [key], seed: 7, latency: { medianMs: 1500, sigma: 0.4 } });
@@ -27,7 +29,8 @@ async function demo(): Promise<number> {
         `simulator audit: ${k.calls} calls, at most ${k.maxCallsInAnyMinute} in any minute, ${k.maxActiveTasks} tasks active at once at most, ${audit.keyLeaks.length} key leaks\n`,
       );
     }
-    process.stdout.write('results are in out/; `npx darkroom status jobs.example.yaml` shows the ledger\n');
+    const rel = (p: string) => path.relative(process.cwd(), p) || '.';
+    process.stdout.write(`results are in ${rel(r.outputDir)}/ · look again with: npx darkroom status ${rel(jobs)}\n`);
     return r.exitCode;
   } finally {
     await sim.close();

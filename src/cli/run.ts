@@ -24,6 +24,7 @@ export interface RunOutcome {
   readonly exitCode: number;
   readonly report: string;
   readonly result: RunResult;
+  readonly outputDir: string;
 }
 
 /** `darkroom run <jobs.yaml>`: everything checked before the first call, then the job to its end. */
@@ -61,7 +62,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
     }
     if (result.accountStop) lines.push(`stopped: ${result.accountStop.error.message}`);
     if (result.interrupted) lines.push('interrupted: run `darkroom run` again to continue where this one stopped');
-    return { exitCode: result.exitCode, report: lines.join('\n'), result };
+    return { exitCode: result.exitCode, report: lines.join('\n'), result, outputDir: config.output.dir };
   } finally {
     log.flush();
     ledger.close();

@@ -63,6 +63,15 @@ export class Tasks {
     })();
   }
 
+  /** When a poll last saw the item's current task still running (its start if none has). */
+  lastSeenRunning(item: ItemRow): number | null {
+    const r = stmt<[number, string | null], { t: number | null; s: number }>(
+      this.db,
+      'SELECT last_running_ms AS t, started_ms AS s FROM attempts WHERE item_id = ? AND task_id = ? ORDER BY id DESC LIMIT 1',
+    ).get(item.id, item.task_id);
+    return r ? (r.t ?? r.s) : null;
+  }
+
   /** Polls already answered for the item's current task (0 before its first). */
   pollsOfCurrent(item: ItemRow): number {
     const r = stmt<[number, string | null], { polls: number }>(
@@ -86,8 +95,9 @@ export class Tasks {
     stmt(
       this.db,
       `UPDATE attempts SET polls = polls + 1, status = ?, result_url = COALESCE(?, result_url), reason = COALESCE(?, reason),
-         ended_ms = CASE WHEN ? THEN ? ELSE ended_ms END
+         ended_ms = CASE WHEN ? THEN ? ELSE ended_ms END,
+         last_running_ms = CASE WHEN ? THEN last_running_ms ELSE ? END
        WHERE id = (SELECT id FROM attempts WHERE item_id = ? AND task_id = ? ORDER BY id DESC LIMIT 1)`,
-    ).run(status, resultUrl, reason, ended ? 1 : 0, clock.now(), item.id, item.task_id);
+    ).run(status, resultUrl, reason, ended ? 1 : 0, clock.now(), ended ? 1 : 0, clock.now(), item.id, item.task_id);
   }
 }

@@ -18,15 +18,19 @@ export async function pollStage(ctx: StageContext, item: ItemRow): Promise<Feedb
     const t = await ctx.client.task(item.business_type!, item.task_id!);
     const now = clock.now();
     const elapsed = now - started;
+    // The task ended somewhere between the last poll that saw it running and this one:
+    // learning from `elapsed` alone would teach the poller its own delays.
+    const lastRunning = ledger.tasks.lastSeenRunning(item) ?? started;
+    const latencyGuess = (lastRunning - started + elapsed) / 2;
     switch (t.status) {
       case 'SUCCESS': {
         if (!t.generateUrl) return keepPolling(ctx, item, 'SUCCESS', elapsed);
-        ctx.latency.observe(step.capability, elapsed);
+        ctx.latency.observe(step.capability, latencyGuess);
         ledger.tasks.succeeded(item, t.generateUrl, item.step_index === config.steps.length - 1);
         return { taskEnded: true };
       }
       case 'FAIL': {
-        ctx.latency.observe(step.capability, elapsed);
+        ctx.latency.observe(step.capability, latencyGuess);
         if (item.attempt < config.maxAttempts) {
           ledger.tasks.recreate(item, 'FAIL', `task ${item.task_id} ended FAIL (attempt ${item.attempt} of ${config.maxAttempts}); creating it again`, now);
         } else {
@@ -36,7 +40,7 @@ export async function pollStage(ctx: StageContext, item: ItemRow): Promise<Feedb
       }
       case 'ERROR':
       case 'OTHER':
-        ctx.latency.observe(step.capability, elapsed);
+        ctx.latency.observe(step.capability, latencyGuess);
         ledger.tasks.failed(item, t.status, `${step.capability} task ${item.task_id} ended ${t.status}${t.status === 'ERROR' ? ' (not retryable)' : ' (discarded or unknown to the public API)'}`);
         return { taskEnded: true };
       default:
