@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { describeError, EXIT } from './errors.js';
+import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
 import { simCommand } from './sim.js';
 import { statusCommand } from './status.js';
@@ -71,6 +72,19 @@ export async function main(argv: string[]): Promise<number> {
       },
     )
     .command(
+      'report [jobs]',
+      'one self-contained HTML file: before/after thumbnails, failed and held photos, figures, throughput chart',
+      (y) =>
+        y
+          .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger and output paths)' })
+          .option('ledger', { type: 'string', describe: 'ledger file (default: ./darkroom.db)' })
+          .option('out', { type: 'string', default: 'report.html', describe: 'where to write the page' })
+          .example('darkroom report jobs.yaml --out morning.html', 'then open it in any browser; it needs no network'),
+      async (a) => {
+        out((await reportCommand({ jobs: a.jobs, ledger: a.ledger, out: a.out }, process.env)).summary);
+      },
+    )
+    .command(
       'sim',
       'serve the built-in service simulator on 127.0.0.1 (no key or network needed)',
       (y) =>
@@ -103,7 +117,7 @@ export async function main(argv: string[]): Promise<number> {
         });
       },
     )
-    .demandCommand(1, 'name a command: run, status or sim (see --help)')
+    .demandCommand(1, 'name a command: run, status, report or sim (see --help)')
     .strict()
     .epilog(EPILOG)
     .version(VERSION)

@@ -7,3 +7,4 @@ export type { LedgerStatus, ProblemItem } from './status.js';
 export type { RecoveryReport } from './recover.js';
 export { STATES, TERMINAL, canTransition, InvalidTransitionError, type ItemState } from './transitions.js';
 export { acquireRunLock, LedgerBusyError } from './lock.js';
+export { chooseBucketMs, type ReportData, type ReportDoneItem, type ReportProblem, type ReportStep, type ReportLatency, type ReportBucket, type ReportOptions } from './report.js';

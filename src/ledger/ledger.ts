@@ -5,6 +5,7 @@ import { Items } from './items.js';
 import { openDatabase, type OpenOptions } from './open.js';
 import { Outputs } from './outputs.js';
 import { recoverStale, type RecoveryReport } from './recover.js';
+import { readReport, type ReportData, type ReportOptions } from './report.js';
 import { readStatus, type LedgerStatus } from './status.js';
 import { Submissions } from './submissions.js';
 import { Tasks } from './tasks.js';
@@ -38,6 +39,11 @@ export class Ledger {
 
   status(now = clock.now()): LedgerStatus {
     return readStatus(this.db, now);
+  }
+
+  /** What `darkroom report` shows, read in one transaction (a consistent picture beside a running `run`). */
+  report(opts: ReportOptions = {}, now = clock.now()): ReportData {
+    return readReport(this.db, now, opts);
   }
 
   getMeta(key: string): string | undefined {

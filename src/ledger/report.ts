@@ -1,0 +1,240 @@
+import type Database from 'better-sqlite3';
+import { readStatus, type LedgerStatus } from './status.js';
+import { stmt } from './statements.js';
+
+/** One finished step of a done item: which capability ran and the task that did it. */
+export interface ReportStep {
+  readonly step: number;
+  readonly capability: string;
+  readonly taskId: string;
+  /** Tasks created for this step in all (more than 1 when a FAIL was retried). */
+  readonly attempts: number;
+}
+
+export interface ReportDoneItem {
+  readonly id: number;
+  readonly path: string;
+  readonly srcPath: string;
+  readonly outputPath: string | null;
+  readonly doneMs: number;
+  readonly steps: readonly ReportStep[];
+}
+
+export interface ReportProblem {
+  readonly id: number;
+  readonly path: string;
+  readonly srcPath: string;
+  readonly state: 'failed' | 'held' | 'skipped';
+  readonly step: number;
+  readonly reason: string | null;
+  /** The X-Request-Id darkroom sent with the item's latest create, if any. */
+  readonly sentRequestId: string | null;
+  /** The service's requestId for the failure, if it gave one. */
+  readonly requestId: string | null;
+  readonly taskId: string | null;
+  readonly atMs: number;
+}
+
+export interface ReportLatency {
+  readonly capability: string;
+  /** Tasks that reached SUCCESS. */
+  readonly tasks: number;
+  /** Mean ms from the accepted create to the poll that saw SUCCESS. */
+  readonly meanMs: number;
+  readonly minMs: number;
+  readonly maxMs: number;
+}
+
+export interface ReportBucket {
+  readonly startMs: number;
+  readonly done: number;
+}
+
+export interface ReportData {
+  readonly status: LedgerStatus;
+  /** Done items, ordered by path, at most `pairLimit` of them; `status.done` says how many there are. */
+  readonly done: readonly ReportDoneItem[];
+  /** Failed, held and skipped items (held first), at most `problemLimit`. */
+  readonly problems: readonly ReportProblem[];
+  readonly problemCount: number;
+  readonly calls: {
+    readonly total: number;
+    readonly byEndpoint: readonly { readonly method: string; readonly endpoint: string; readonly n: number }[];
+    readonly byKey: readonly { readonly keyFp: string; readonly n: number }[];
+    /** Calls answered 429 (rate limited) and 5xx. */
+    readonly limited: number;
+    readonly serverErrors: number;
+  };
+  readonly tasks: {
+    readonly created: number;
+    readonly polls: number;
+    readonly latency: readonly ReportLatency[];
+    /** Over every SUCCESS task, all capabilities together; null when none finished. */
+    readonly meanLatencyMs: number | null;
+  };
+  /** First and last recorded event (item state change or call); null on an empty ledger. */
+  readonly span: { readonly startMs: number; readonly endMs: number } | null;
+  /** First and last time an item became done. */
+  readonly doneSpan: { readonly firstMs: number; readonly lastMs: number } | null;
+  /** Photos done per bucket, from the first event to the last, empty buckets included. */
+  readonly throughput: { readonly bucketMs: number; readonly buckets: readonly ReportBucket[] };
+}
+
+export interface ReportOptions {
+  readonly pairLimit?: number;
+  readonly problemLimit?: number;
+  /** Most buckets the throughput chart should have; the bucket size is chosen to fit. */
+  readonly maxBuckets?: number;
+}
+
+const NICE_BUCKETS_MS = [
+  10_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 10_800_000, 21_600_000,
+  43_200_000, 86_400_000,
+];
+
+/** The smallest round bucket (10 s … 1 day, 10 min for a usual night) giving at most `maxBuckets` buckets. */
+export function chooseBucketMs(spanMs: number, maxBuckets = 60): number {
+  for (const b of NICE_BUCKETS_MS) if (Math.floor(spanMs / b) + 1 <= maxBuckets) return b;
+  const day = NICE_BUCKETS_MS.at(-1)!;
+  return Math.ceil(spanMs / maxBuckets / day) * day;
+}
+
+/** Everything `darkroom report` shows, read from the ledger alone (safe beside a running `run`). */
+export function readReport(db: Database.Database, now: number, opts: ReportOptions = {}): ReportData {
+  const pairLimit = opts.pairLimit ?? 500;
+  const problemLimit = opts.problemLimit ?? 2000;
+  return db.transaction(() => {
+    const status = readStatus(db, now, 0);
+    const done = readDone(db, pairLimit);
+
+    const problems = stmt<[number], ReportProblem>(
+      db,
+      `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
+              i.request_id AS requestId, i.task_id AS taskId, i.updated_ms AS atMs,
+              (SELECT s.request_id FROM submissions s WHERE s.item_id = i.id ORDER BY s.id DESC LIMIT 1) AS sentRequestId
+       FROM items i WHERE i.state IN ('held', 'failed', 'skipped')
+       ORDER BY CASE i.state WHEN 'held' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END, i.rel_path
+       LIMIT ?`,
+    ).all(problemLimit);
+    const problemCount = status.held + status.failed;
+
+    const byEndpoint = stmt<[], { method: string; endpoint: string; n: number }>(
+      db,
+      'SELECT method, endpoint, COUNT(*) AS n FROM calls GROUP BY method, endpoint ORDER BY n DESC, endpoint',
+    ).all();
+    const byKey = stmt<[], { keyFp: string; n: number }>(
+      db,
+      'SELECT key_fp AS keyFp, COUNT(*) AS n FROM calls GROUP BY key_fp ORDER BY key_fp',
+    ).all();
+    const errs = stmt<[], { limited: number | null; server: number | null }>(
+      db,
+      'SELECT SUM(http_status = 429) AS limited, SUM(http_status >= 500) AS server FROM calls',
+    ).get()!;
+
+    const taskTotals = stmt<[], { created: number; polls: number | null }>(
+      db,
+      'SELECT COUNT(*) AS created, SUM(polls) AS polls FROM attempts',
+    ).get()!;
+    const latency = stmt<[], ReportLatency>(
+      db,
+      `SELECT capability, COUNT(*) AS tasks, AVG(ended_ms - started_ms) AS meanMs,
+              MIN(ended_ms - started_ms) AS minMs, MAX(ended_ms - started_ms) AS maxMs
+       FROM attempts WHERE status = 'SUCCESS' AND ended_ms IS NOT NULL
+       GROUP BY capability ORDER BY capability`,
+    ).all();
+    const overall = stmt<[], { m: number | null }>(
+      db,
+      "SELECT AVG(ended_ms - started_ms) AS m FROM attempts WHERE status = 'SUCCESS' AND ended_ms IS NOT NULL",
+    ).get()!;
+
+    const spanRow = stmt<[], { s: number | null; e: number | null }>(
+      db,
+      `SELECT MIN(s) AS s, MAX(e) AS e FROM (
+         SELECT MIN(at_ms) AS s, MAX(at_ms) AS e FROM transitions
+         UNION ALL SELECT MIN(at_ms), MAX(at_ms) FROM calls)`,
+    ).get()!;
+    const span = spanRow.s === null || spanRow.e === null ? null : { startMs: spanRow.s, endMs: spanRow.e };
+    const doneRow = stmt<[], { f: number | null; l: number | null }>(
+      db,
+      "SELECT MIN(at_ms) AS f, MAX(at_ms) AS l FROM transitions WHERE to_state = 'done'",
+    ).get()!;
+    const doneSpan = doneRow.f === null || doneRow.l === null ? null : { firstMs: doneRow.f, lastMs: doneRow.l };
+
+    const throughput = readThroughput(db, span, opts.maxBuckets ?? 60);
+
+    return {
+      status,
+      done,
+      problems,
+      problemCount,
+      calls: { total: status.calls.total, byEndpoint, byKey, limited: errs.limited ?? 0, serverErrors: errs.server ?? 0 },
+      tasks: { created: taskTotals.created, polls: taskTotals.polls ?? 0, latency, meanLatencyMs: overall.m },
+      span,
+      doneSpan,
+      throughput,
+    };
+  })();
+}
+
+function readDone(db: Database.Database, limit: number): ReportDoneItem[] {
+  const rows = stmt<[number], { id: number; path: string; srcPath: string; outputPath: string | null; doneMs: number | null; updated: number }>(
+    db,
+    `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.output_path AS outputPath, i.updated_ms AS updated,
+            (SELECT MAX(t.at_ms) FROM transitions t WHERE t.item_id = i.id AND t.to_state = 'done') AS doneMs
+     FROM items i WHERE i.state = 'done' ORDER BY i.rel_path LIMIT ?`,
+  ).all(limit);
+  if (rows.length === 0) return [];
+  const attempts = stmt<[number], { item_id: number; step_index: number; capability: string; task_id: string; status: string }>(
+    db,
+    `SELECT a.item_id, a.step_index, a.capability, a.task_id, a.status FROM attempts a
+     WHERE a.item_id IN (SELECT id FROM items WHERE state = 'done' ORDER BY rel_path LIMIT ?)
+     ORDER BY a.item_id, a.step_index, a.id`,
+  ).all(limit);
+  const byItem = new Map<number, Map<number, { capability: string; taskId: string; attempts: number; ok: boolean }>>();
+  for (const a of attempts) {
+    let steps = byItem.get(a.item_id);
+    if (!steps) byItem.set(a.item_id, (steps = new Map()));
+    const s = steps.get(a.step_index);
+    if (!s) {
+      steps.set(a.step_index, { capability: a.capability, taskId: a.task_id, attempts: 1, ok: a.status === 'SUCCESS' });
+    } else {
+      s.attempts++;
+      // The task that succeeded is the one to show; otherwise the latest.
+      if (a.status === 'SUCCESS' || !s.ok) {
+        s.taskId = a.task_id;
+        s.ok = a.status === 'SUCCESS';
+      }
+    }
+  }
+  return rows.map((r) => ({
+    id: r.id,
+    path: r.path,
+    srcPath: r.srcPath,
+    outputPath: r.outputPath,
+    doneMs: r.doneMs ?? r.updated,
+    steps: [...(byItem.get(r.id)?.entries() ?? [])]
+      .sort(([a], [b]) => a - b)
+      .map(([step, s]) => ({ step, capability: s.capability, taskId: s.taskId, attempts: s.attempts })),
+  }));
+}
+
+function readThroughput(
+  db: Database.Database,
+  span: { startMs: number; endMs: number } | null,
+  maxBuckets: number,
+): { bucketMs: number; buckets: ReportBucket[] } {
+  if (span === null) return { bucketMs: 600_000, buckets: [] };
+  const bucketMs = chooseBucketMs(span.endMs - span.startMs, maxBuckets);
+  const origin = Math.floor(span.startMs / bucketMs) * bucketMs;
+  const counts = new Map<number, number>();
+  for (const r of stmt<[number, number, number], { b: number; n: number }>(
+    db,
+    "SELECT CAST((at_ms - ?) / ? AS INTEGER) AS b, COUNT(*) AS n FROM transitions WHERE to_state = 'done' AND at_ms >= ? GROUP BY b",
+  ).all(origin, bucketMs, origin)) {
+    counts.set(r.b, r.n);
+  }
+  const last = Math.floor((span.endMs - origin) / bucketMs);
+  const buckets: ReportBucket[] = [];
+  for (let b = 0; b <= last; b++) buckets.push({ startMs: origin + b * bucketMs, done: counts.get(b) ?? 0 });
+  return { bucketMs, buckets };
+}
