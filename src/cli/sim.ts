@@ -1,3 +1,4 @@
+import { describeFaults, parseFaults } from '../sim/faults.js';
 import { startSim, type RunningSim } from '../sim/server.js';
 
 export interface SimArgs {
@@ -13,11 +14,9 @@ export interface SimArgs {
 
 /** `darkroom sim`: the simulator's model served over loopback HTTP until interrupted. */
 export async function simCommand(args: SimArgs): Promise<{ sim: RunningSim; banner: string }> {
-  if (args.faults !== 'none') {
-    // Fault profiles (flaky, hostile) arrive with the robustness work; refuse rather than pretend.
-    throw new Error(`--faults ${args.faults} is not available yet; use --faults none`);
-  }
+  const faults = parseFaults(args.faults);
   const sim = await startSim({
+    faults,
     port: args.port,
     resultPort: args.resultPort,
     seed: args.seed,
@@ -28,6 +27,7 @@ export async function simCommand(args: SimArgs): Promise<{ sim: RunningSim; bann
   const banner = [
     `darkroom sim: API ${sim.apiUrl} · results ${sim.resultUrl} · seed ${args.seed} · faults ${args.faults}`,
     `  valid keys: ${args.keys.join(', ')}  (e.g. export DARKROOM_API_KEY=${args.keys[0]} DARKROOM_BASE_URL=${sim.apiUrl})`,
+    `  ${describeFaults(faults)}`,
     `  audit: ${sim.apiUrl}/__sim/audit · stop with Ctrl-C`,
   ].join('\n');
   return { sim, banner };

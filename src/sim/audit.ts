@@ -4,6 +4,7 @@
  * arrived, so a test can hold a client to "never more than N in any minute" exactly,
  * whatever the server forgave.
  */
+import { FAULT_NAMES, type FaultName } from './faults.js';
 import { countInWindow, insertSorted, maxInAnyWindow } from './windows.js';
 
 export const MINUTE_MS = 60_000;
@@ -14,10 +15,18 @@ export type RateScope = 'api_key_minute' | 'api_key_hour' | 'global_minute' | 'g
 export interface KeyAudit {
   /** Authenticated calls that arrived, whatever the answer (401s are in `unauthorized`). */
   calls: number;
-  /** Calls not answered 429 (these are what the server's windows count). */
+  /**
+   * Calls that passed the limits and the fault gate (these are what the server's windows
+   * count): calls = accepted + rejected429 + injected429 + answered503.
+   */
   accepted: number;
+  /** 429s the server's real limits gave; injected ones are in `injected429`. */
   rejected429: number;
   rejectedByScope: Partial<Record<RateScope, number>>;
+  /** 429s injected by the fault layer while the key was within its limits. */
+  injected429: number;
+  /** Calls answered 503 during an injected burst. */
+  answered503: number;
   /** Calls presenting this key while it was not valid; non-zero only for keys the sim does not know. */
   unauthorized: number;
   maxCallsInAnyMinute: number;
@@ -38,6 +47,18 @@ export interface KeyLeak {
   keyFingerprint: string;
 }
 
+/** A create whose task exists but whose answer the client could not read (or not in time). */
+export interface FaultedCreate {
+  fault: Extract<FaultName, 'droppedCreate' | 'slowAnswer' | 'malformedJson'>;
+  /** The X-Request-Id header the client sent, as sent; null when it sent none. */
+  sentRequestId: string | null;
+  /** The requestId the answer carried (or would have). */
+  requestId: string;
+  taskId: string;
+  sourceId: string;
+  atMs: number;
+}
+
 export interface Audit {
   atMs: number;
   keys: Record<string, KeyAudit>;
@@ -49,6 +70,12 @@ export interface Audit {
   tasksByStatus: Record<string, number>;
   /** 401 answers, including those with no key at all. */
   unauthorized: number;
+  /** Injected faults by name, every name present (0 when none was injected). */
+  faults: Record<FaultName, number>;
+  /** Creates that were accepted although the client got no usable answer: ambiguous but real. */
+  faultedCreates: FaultedCreate[];
+  /** Injected 503 bursts, in order. */
+  bursts503: Array<{ fromMs: number; untilMs: number }>;
 }
 
 interface KeyRecord {
@@ -56,6 +83,8 @@ interface KeyRecord {
   accepted: number;
   rejected429: number;
   rejectedByScope: Partial<Record<RateScope, number>>;
+  injected429: number;
+  answered503: number;
   unauthorized: number;
   maxActiveTasks: number;
   creates: number;
@@ -70,6 +99,9 @@ export class AuditRecorder {
   private readonly keyLeaks: KeyLeak[] = [];
   private tasks = 0;
   private unauthorizedTotal = 0;
+  private readonly faultCounts = Object.fromEntries(FAULT_NAMES.map((n) => [n, 0])) as Record<FaultName, number>;
+  private readonly faultedCreates: FaultedCreate[] = [];
+  private readonly bursts: Array<{ fromMs: number; untilMs: number }> = [];
 
   /** Known keys appear in the audit from the start, so "no calls" reads as zeros, not absence. */
   constructor(knownFingerprints: readonly string[]) {
@@ -84,6 +116,8 @@ export class AuditRecorder {
         accepted: 0,
         rejected429: 0,
         rejectedByScope: {},
+        injected429: 0,
+        answered503: 0,
         unauthorized: 0,
         maxActiveTasks: 0,
         creates: 0,
@@ -127,6 +161,22 @@ export class AuditRecorder {
     bump(this.uploadsPerSource, sourceId);
   }
 
+  /** An injected fault; `fp` when it answered a key's call (a 503 or a 429 then counts for that key too). */
+  fault(name: FaultName, fp?: string): void {
+    this.faultCounts[name]++;
+    if (fp === undefined) return;
+    if (name === 'burst503') this.entry(fp).answered503++;
+    if (name === 'spurious429') this.entry(fp).injected429++;
+  }
+
+  faultedCreate(entry: FaultedCreate): void {
+    this.faultedCreates.push({ ...entry });
+  }
+
+  burst(fromMs: number, untilMs: number): void {
+    this.bursts.push({ fromMs, untilMs });
+  }
+
   polled(fp: string): void {
     this.entry(fp).polls++;
   }
@@ -143,6 +193,8 @@ export class AuditRecorder {
         accepted: r.accepted,
         rejected429: r.rejected429,
         rejectedByScope: { ...r.rejectedByScope },
+        injected429: r.injected429,
+        answered503: r.answered503,
         unauthorized: r.unauthorized,
         maxCallsInAnyMinute: maxInAnyWindow(r.times, MINUTE_MS),
         maxCallsInAnyHour: maxInAnyWindow(r.times, HOUR_MS),
@@ -164,6 +216,9 @@ export class AuditRecorder {
       tasks: this.tasks,
       tasksByStatus,
       unauthorized: this.unauthorizedTotal,
+      faults: { ...this.faultCounts },
+      faultedCreates: this.faultedCreates.map((f) => ({ ...f })),
+      bursts503: this.bursts.map((b) => ({ ...b })),
     };
   }
 }

@@ -1,4 +1,5 @@
-import type { Transport, WireRequest, WireResponse } from '../api/transport.js';
+import { toTransportError, type Transport, type WireRequest, type WireResponse } from '../api/transport.js';
+import { clock } from '../clock.js';
 import type { SimModel } from './model.js';
 
 /**
@@ -6,6 +7,10 @@ import type { SimModel } from './model.js';
  * ledger run unmodified against it, so a VirtualClock can drive a whole night's run in
  * seconds and a seed replays it exactly. `intercept` lets a test stand between the two,
  * e.g. to let a create through and then lose its answer.
+ *
+ * Injected faults reach the client as a network would deliver them: a dropped answer
+ * rejects with TransportError ECONNRESET (sent: true); a slow answer waits on the clock
+ * and, if the request's signal aborts first, rejects with TransportError ABORTED (sent: true).
  */
 export function inProcessTransport(
   model: SimModel,
@@ -17,6 +22,19 @@ export function inProcessTransport(
     for (const [k, v] of Object.entries(req.headers)) headers[k.toLowerCase()] = v;
     const body = req.body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body);
     const res = await model.handleApi({ method: req.method, path: url.pathname + url.search, headers, body });
+    if (res.drop) {
+      // What undici reports when the server closes after reading the request: sent, no answer.
+      const reset = Object.assign(new Error('socket hang up (the simulator dropped the connection)'), { code: 'ECONNRESET' });
+      throw toTransportError(reset, true, false);
+    }
+    if (res.delayMs !== undefined && res.delayMs > 0) {
+      try {
+        await clock.sleep(res.delayMs, req.signal);
+      } catch (err) {
+        // The client's deadline (or its own abort) came first: the request had been sent.
+        throw toTransportError(err, true, true);
+      }
+    }
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers)) out[k.toLowerCase()] = v;
     return { status: res.status, headers: out, body: res.body };
@@ -26,7 +44,10 @@ export function inProcessTransport(
   };
 }
 
-/** The result origin, in-process: what the downloader fetches in a simulation. */
+/**
+ * The result origin, in-process: what the downloader fetches in a simulation. A truncated
+ * download comes back as a body shorter than its content-length header.
+ */
 export function inProcessResultFetch(model: SimModel) {
   return async (url: URL): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> => {
     const res = await model.handleResult({ method: 'GET', path: url.pathname + url.search, headers: {}, body: Buffer.alloc(0) });

@@ -28,13 +28,21 @@
  * - In-process, every answer except one fetching an external URL is computed without
  *   waiting on I/O, so virtual time cannot move during a call. Result downloads run sharp
  *   unless `processing: 'passthrough'`.
+ * - Injected faults (faults.ts) come after the key check, in this order: a 503 burst (before
+ *   the limits), the real limits, a spurious 429; on a create, a 24403-in-200 at the
+ *   subscription check; after the answer is computed (a create's task already exists), a
+ *   dropped connection (creates only), a slow answer, a malformed body. Faulted calls that
+ *   are 503 or 429 count in no window, like real 429s. A poll may make its task vanish.
+ *   The result origin may answer an expired URL or a truncated body. /__sim/audit and 401s
+ *   are never faulted.
  */
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'undici';
 import { CAPABILITIES, CAPABILITY_NAMES, type Capability } from '../api/capabilities.js';
 import { fingerprintKey, maskKey } from '../api/key.js';
 import { clock } from '../clock.js';
-import { AuditRecorder, HOUR_MS, MINUTE_MS, type Audit, type RateScope } from './audit.js';
+import { AuditRecorder, HOUR_MS, MINUTE_MS, type Audit, type FaultedCreate, type RateScope } from './audit.js';
+import { FaultInjector, malformedBody } from './faults.js';
 import { CONTENT_TYPES, sniffImage, type ImageExt } from './images.js';
 import { boundaryOf, parseMultipart } from './multipart.js';
 import { resolveSimOptions, type ResolvedSimOptions, type SimOptions } from './options.js';
@@ -57,7 +65,8 @@ import { RollingWindow } from './windows.js';
 
 export type { SimOptions } from './options.js';
 export type { SimRequest, SimResponse } from './responses.js';
-export type { Audit } from './audit.js';
+export type { Audit, FaultedCreate } from './audit.js';
+export type { FaultConfig, FaultName, FaultProfileName } from './faults.js';
 
 export const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
 /** image2image ids are integers in the spec; an offset keeps them clearly apart from counters. */
@@ -103,6 +112,26 @@ interface QueueInfo {
 
 type ResolvedImage = { input: TaskInput; inputExt: ImageExt; sourceId: string };
 
+/** The result URL a task hands out now, and which of its URLs have expired. */
+interface UrlState {
+  /** Version of the current URL; 1 is the plain URL, later ones carry `?v=N`. */
+  version: number;
+  /** When the current URL was issued (SUCCESS for version 1). */
+  issuedAt: number;
+  /** The current URL expired at random at a GET. */
+  expiredNow: boolean;
+  /** Status each expired version answers, drawn once per version. */
+  statusOf: Map<number, number>;
+}
+
+interface CreateOutcome {
+  res: SimResponse;
+  /** The task this create made, when it made one. */
+  task?: Task;
+  /** The answer is itself an injected fault: no further fault applies to it. */
+  injected?: boolean;
+}
+
 const CREATE_PATHS = new Map<string, Capability>(CAPABILITY_NAMES.map((c) => [CAPABILITIES[c].path, c]));
 const POLL_RE = /^\/api\/v1\/tasks\/([^/]+)\/([^/]+)$/;
 const UPLOAD_PATH_RE = /^\/uploads\/([A-Za-z0-9_-]+)\.(jpg|png|webp)$/;
@@ -120,6 +149,14 @@ export class SimModel {
   private readonly uploads = new Map<string, Upload>();
   private readonly results = new Map<string, Promise<Buffer>>();
   private readonly recorder: AuditRecorder;
+  private readonly faults: FaultInjector;
+  /** Tasks that vanished: gone for polls, results and new creates; still readable as inputs of tasks made before. */
+  private readonly vanished = new Set<string>();
+  /** `${sourceId}|${capability}` that already lost a task (each loses at most one). */
+  private readonly vanishedSources = new Set<string>();
+  private readonly urls = new Map<string, UrlState>();
+  /** Result URLs (path and version) whose last GET was truncated. */
+  private readonly truncatedLast = new Set<string>();
   private usedCredits = 0;
   private taskSeq = 0;
   private uploadSeq = 0;
@@ -145,6 +182,7 @@ export class SimModel {
     this.globalMinute = new RollingWindow(MINUTE_MS, this.cfg.global.callsPerMinute);
     this.globalHour = new RollingWindow(HOUR_MS, this.cfg.global.callsPerHour);
     this.recorder = new AuditRecorder([...this.lanesByFingerprint.keys()]);
+    this.faults = new FaultInjector(this.cfg.faults, this.cfg.seed);
   }
 
   get resultOrigin(): string {
@@ -166,21 +204,72 @@ export class SimModel {
     const method = req.method.toUpperCase();
     if (method !== 'GET' && method !== 'HEAD') return plain(405, 'method not allowed\n', { allow: 'GET, HEAD' });
     const path = pathOf(req.path);
-    let served: { bytes: Buffer; ext: ImageExt } | undefined;
+    const res = RESULT_PATH_RE.exec(path);
+    if (res) return this.serveResult(res[1]!, res[2]!, versionOf(req.path), method);
+    const up = UPLOAD_PATH_RE.exec(path);
+    const u = up ? this.uploads.get(up[1]!) : undefined;
+    if (!u || u.ext !== up![2]) return plain(404, 'not found\n');
+    return imageAnswer(u.bytes, u.ext, method);
+  }
+
+  private async serveResult(taskId: string, ext: string, version: number | undefined, method: string): Promise<SimResponse> {
+    const now = clock.now();
+    const t = this.liveTask(taskId);
+    if (!t || t.resultExt !== ext || statusAt(t, now) !== 'SUCCESS') return plain(404, 'not found\n');
+    const url = this.urlState(t);
+    if (version === undefined || version > url.version) return plain(404, 'not found\n');
+    if (version < url.version || this.expired(url, now)) return this.expiredAnswer(url, version);
+    if (method === 'GET' && version === 1 && this.faults.expireAtRandom()) {
+      url.expiredNow = true;
+      return this.expiredAnswer(url, version);
+    }
+    let bytes: Buffer;
     try {
-      served = await this.resolveResultPath(path);
+      bytes = await this.resultBytes(t);
     } catch {
       return plain(500, 'could not produce the image\n');
     }
-    if (!served) return plain(404, 'not found\n');
-    return {
-      status: 200,
-      headers: {
-        'content-type': CONTENT_TYPES[served.ext],
-        'content-length': String(served.bytes.length),
-      },
-      body: method === 'HEAD' ? Buffer.alloc(0) : served.bytes,
-    };
+    const answer = imageAnswer(bytes, t.resultExt, method);
+    if (method !== 'GET') return answer;
+    const key = `${taskId}|${version}`;
+    const keep = this.truncatedLast.has(key) ? undefined : this.faults.truncate(bytes.length);
+    if (keep === undefined) {
+      this.truncatedLast.delete(key);
+      return answer;
+    }
+    this.truncatedLast.add(key);
+    this.recorder.fault('truncatedDownload');
+    return { ...answer, body: bytes.subarray(0, keep), truncated: true };
+  }
+
+  private expiredAnswer(url: UrlState, version: number): SimResponse {
+    let status = url.statusOf.get(version);
+    if (status === undefined) {
+      status = this.faults.expiredStatus();
+      url.statusOf.set(version, status);
+    }
+    this.recorder.fault('expiredResultUrl');
+    const text = status === 403 ? 'forbidden: the link has expired\n' : status === 410 ? 'gone: the link has expired\n' : 'not found\n';
+    return plain(status, text);
+  }
+
+  /** The current URL of a task that has succeeded; version 1 is issued at SUCCESS. */
+  private urlState(task: Task): UrlState {
+    let u = this.urls.get(task.taskId);
+    if (!u) {
+      u = { version: 1, issuedAt: task.completesAt, expiredNow: false, statusOf: new Map() };
+      this.urls.set(task.taskId, u);
+    }
+    return u;
+  }
+
+  private expired(url: UrlState, now: number): boolean {
+    const after = this.cfg.faults.expiredResultUrl.afterMs;
+    return url.expiredNow || (after !== undefined && now >= url.issuedAt + after);
+  }
+
+  private liveTask(taskId: string): Task | undefined {
+    return this.vanished.has(taskId) ? undefined : this.tasks.get(taskId);
   }
 
   audit(): Audit {
@@ -188,6 +277,7 @@ export class SimModel {
     this.settle(now);
     const byStatus: Record<string, number> = {};
     for (const t of this.tasks.values()) {
+      if (this.vanished.has(t.taskId)) continue; // counted in faults.vanishedTask
       const s = statusAt(t, now);
       byStatus[s] = (byStatus[s] ?? 0) + 1;
     }
@@ -212,11 +302,26 @@ export class SimModel {
     this.settle(now);
     this.recorder.arrived(lane.fingerprint, now);
     const route = matchRoute(method, path);
+    const isCreate = route.kind === 'create';
 
-    const limited = this.callRateLimit(lane, now) ?? (route.kind === 'create' ? this.slotLimit(lane, now) : undefined);
+    const burst = this.faults.burst503(now);
+    if (burst) {
+      if (burst.started) this.recorder.burst(burst.started.fromMs, burst.started.untilMs);
+      this.recorder.fault('burst503', lane.fingerprint);
+      return fail(requestId, 503, CODES.BUSY, 'service busy: a protective service is temporarily unavailable', {
+        'retry-after': String(Math.max(1, Math.ceil((burst.untilMs - now) / 1000))),
+      });
+    }
+
+    const limited = this.callRateLimit(lane, now) ?? (isCreate ? this.slotLimit(lane, now) : undefined);
     if (limited) {
       this.recorder.rejected(lane.fingerprint, limited.scope);
       return this.tooMany(requestId, limited, now);
+    }
+    const spurious = this.faults.spurious429(isCreate);
+    if (spurious) {
+      this.recorder.fault('spurious429', lane.fingerprint);
+      return this.spurious429(requestId, lane, spurious.scope, spurious.retryAfterS, now);
     }
     lane.minute.record(now);
     lane.hour.record(now);
@@ -224,6 +329,14 @@ export class SimModel {
     this.globalHour.record(now);
     this.recorder.passed(lane.fingerprint);
 
+    if (route.kind === 'create') {
+      const out = await this.create(route.capability, req, lane, requestId);
+      return out.injected ? out.res : this.answerFaults(out.res, true, req, requestId, out.task);
+    }
+    return this.answerFaults(this.route(route, req, key!, lane, requestId, now), false, req, requestId, undefined);
+  }
+
+  private route(route: Exclude<Route, { kind: 'create' }>, req: SimRequest, key: string, lane: Lane, requestId: string, now: number): SimResponse {
     switch (route.kind) {
       case 'credits':
         return ok(requestId, {
@@ -233,7 +346,7 @@ export class SimModel {
         });
       case 'usage':
         return ok(requestId, {
-          apiKey: maskKey(key!),
+          apiKey: maskKey(key),
           userId: USER_ID,
           minuteRemaining: lane.minute.remaining(now),
           hourRemaining: lane.hour.remaining(now),
@@ -242,13 +355,61 @@ export class SimModel {
         });
       case 'upload':
         return this.upload(req, lane, requestId);
-      case 'create':
-        return this.create(route.capability, req, lane, requestId);
       case 'poll':
         return this.poll(route.businessType, route.taskId, lane, requestId, now);
       case 'unknown':
-        return fail(requestId, 404, CODES.PARAM, `no such endpoint: ${method} ${path}`);
+        return fail(requestId, 404, CODES.PARAM, `no such endpoint: ${req.method.toUpperCase()} ${pathOf(req.path)}`);
     }
+  }
+
+  /**
+   * Faults that strike an answer already computed: for a create, its task exists whatever
+   * the client then sees, and the audit lists it among the ambiguous-but-real creates.
+   */
+  private answerFaults(res: SimResponse, isCreate: boolean, req: SimRequest, requestId: string, task: Task | undefined): SimResponse {
+    const note = (fault: FaultedCreate['fault']) => {
+      this.recorder.fault(fault);
+      if (task) {
+        this.recorder.faultedCreate({
+          fault,
+          sentRequestId: req.headers['x-request-id'] ?? null,
+          requestId,
+          taskId: task.taskId,
+          sourceId: task.sourceId,
+          atMs: clock.now(),
+        });
+      }
+    };
+    if (task && this.faults.droppedCreate()) {
+      note('droppedCreate');
+      return { ...res, drop: true };
+    }
+    let out = res;
+    const delayMs = this.faults.slowAnswer(isCreate);
+    if (delayMs !== undefined) {
+      note('slowAnswer');
+      out = { ...out, delayMs };
+    }
+    if (out.status === 200 && this.faults.malformedJson(isCreate)) {
+      note('malformedJson');
+      out = { ...out, body: malformedBody(out.body) };
+    }
+    return out;
+  }
+
+  private spurious429(requestId: string, lane: Lane, scope: RateScope, retryAfterS: number | undefined, now: number): SimResponse {
+    const limit =
+      scope === 'api_key_minute'
+        ? lane.minute.limit
+        : scope === 'api_key_hour'
+          ? lane.hour.limit
+          : scope === 'global_minute'
+            ? this.globalMinute.limit
+            : scope === 'global_hour'
+              ? this.globalHour.limit
+              : this.cfg.limits.activeTasks;
+    if (retryAfterS !== undefined) return this.tooMany(requestId, { scope, limit, freesAt: now + retryAfterS * 1000 }, now);
+    return fail(requestId, 429, CODES.BUSY, tooManyMessage(scope, limit));
   }
 
   /** Drops tasks that have finished by `now` from the slot lists and books their credits. */
@@ -292,11 +453,7 @@ export class SimModel {
 
   private tooMany(requestId: string, l: Limited, now: number): SimResponse {
     const retryAfter = Math.max(1, Math.ceil((l.freesAt - now) / 1000));
-    const message =
-      l.scope === 'api_key_active_tasks'
-        ? `too many active tasks for this API key (limit ${l.limit})`
-        : `call rate limit exceeded (${l.scope}, limit ${l.limit})`;
-    return fail(requestId, 429, CODES.BUSY, message, {
+    return fail(requestId, 429, CODES.BUSY, tooManyMessage(l.scope, l.limit), {
       'ratelimit-limit': String(l.limit),
       'ratelimit-remaining': '0',
       'ratelimit-reset': String(Math.ceil(l.freesAt / 1000)),
@@ -328,11 +485,19 @@ export class SimModel {
     return ok(requestId, { imageUrl: `${this.cfg.resultOrigin}/uploads/${id}.${ext}` });
   }
 
-  private async create(capability: Capability, req: SimRequest, lane: Lane, requestId: string): Promise<SimResponse> {
+  private async create(capability: Capability, req: SimRequest, lane: Lane, requestId: string): Promise<CreateOutcome> {
     const parsed = parseCreateBody(capability, req.body, this.cfg.styles);
-    if (!parsed.ok) return fail(requestId, 400, parsed.code, parsed.message);
+    if (!parsed.ok) return { res: fail(requestId, 400, parsed.code, parsed.message) };
     if (!this.cfg.subscribed) {
-      return fail(requestId, 400, CODES.NOT_SUBSCRIBED, 'account is not subscribed or out of the subscription period');
+      return { res: fail(requestId, 400, CODES.NOT_SUBSCRIBED, 'account is not subscribed or out of the subscription period') };
+    }
+    if (this.faults.notSubscribed200()) {
+      this.recorder.fault('notSubscribed200');
+      // The published example's shape: HTTP 200, no requestId in the body or its header.
+      return {
+        res: jsonResponse(200, { code: CODES.NOT_SUBSCRIBED, message: 'not subscribed or out of the subscription period' }),
+        injected: true,
+      };
     }
 
     lane.creating++;
@@ -342,14 +507,14 @@ export class SimModel {
     } finally {
       lane.creating--;
     }
-    if (!image.ok) return fail(requestId, 400, image.code, image.message);
+    if (!image.ok) return { res: fail(requestId, 400, image.code, image.message) };
 
     const now = clock.now();
     this.settle(now);
-    if (this.availableCredits() < TASK_COST) return fail(requestId, 400, CODES.NO_CREDITS, 'insufficient credits');
+    if (this.availableCredits() < TASK_COST) return { res: fail(requestId, 400, CODES.NO_CREDITS, 'insufficient credits') };
 
     const { task, queue } = this.accept(capability, lane, image.value, parsed.value.process, now);
-    return ok(requestId, creationData(task, queue));
+    return { res: ok(requestId, creationData(task, queue)), task };
   }
 
   private availableCredits(): number {
@@ -406,21 +571,42 @@ export class SimModel {
 
   private poll(businessType: string, taskId: string, lane: Lane, requestId: string, now: number): SimResponse {
     this.recorder.polled(lane.fingerprint);
-    const task = this.tasks.get(taskId);
-    if (!task || task.businessType !== businessType) {
-      return fail(requestId, 404, CODES.TASK_NOT_FOUND, 'task not found for this businessType');
+    const notFound = () => fail(requestId, 404, CODES.TASK_NOT_FOUND, 'task not found for this businessType');
+    const task = this.liveTask(taskId);
+    if (!task || task.businessType !== businessType) return notFound();
+    const source = `${task.sourceId}|${task.capability}`;
+    if (!this.vanishedSources.has(source) && this.faults.vanishedTask(now - task.creation)) {
+      this.vanish(task, source);
+      return notFound();
     }
     const status = statusAt(task, now);
     return ok(requestId, {
       taskId: task.taskId,
       status,
       creation: task.creation,
-      generateUrl: status === 'SUCCESS' ? this.resultUrl(task) : null,
+      generateUrl: status === 'SUCCESS' ? this.currentResultUrl(task, now) : null,
     });
   }
 
-  private resultUrl(task: Task): string {
-    return `${this.cfg.resultOrigin}/results/${task.taskId}.${task.resultExt}`;
+  /** Gone for good: its slot is freed at once and its credit, if still held, released. */
+  private vanish(task: Task, source: string): void {
+    this.vanished.add(task.taskId);
+    this.vanishedSources.add(source);
+    const lane = this.lanesByFingerprint.get(task.keyFingerprint);
+    if (lane) lane.active = lane.active.filter((t) => t !== task);
+    this.recorder.fault('vanishedTask');
+  }
+
+  /** A poll hands out a new URL once the current one has expired. */
+  private currentResultUrl(task: Task, now: number): string {
+    const url = this.urlState(task);
+    if (this.expired(url, now) || url.statusOf.has(url.version)) {
+      url.version++;
+      url.issuedAt = now;
+      url.expiredNow = false;
+    }
+    const base = `${this.cfg.resultOrigin}/results/${task.taskId}.${task.resultExt}`;
+    return url.version === 1 ? base : `${base}?v=${url.version}`;
   }
 
   private async resolveImage(image: string): Promise<Parsed<ResolvedImage>> {
@@ -447,7 +633,7 @@ export class SimModel {
     }
     const res = RESULT_PATH_RE.exec(pathname);
     if (res) {
-      const t = this.tasks.get(res[1]!);
+      const t = this.liveTask(res[1]!);
       if (!t || t.resultExt !== res[2] || statusAt(t, clock.now()) !== 'SUCCESS') return bad('image not found');
       return { ok: true, value: { input: { kind: 'result', taskId: t.taskId }, inputExt: t.resultExt, sourceId: t.sourceId } };
     }
@@ -480,21 +666,6 @@ export class SimModel {
     const ext = sniffImage(bytes);
     if (!ext) return bad('image URL is not a JPG, PNG or WEBP image');
     return { ok: true, value: { input: { kind: 'bytes', bytes }, inputExt: ext, sourceId: `url:${sha16(Buffer.from(url.href))}` } };
-  }
-
-  private async resolveResultPath(path: string): Promise<{ bytes: Buffer; ext: ImageExt } | undefined> {
-    const up = UPLOAD_PATH_RE.exec(path);
-    if (up) {
-      const u = this.uploads.get(up[1]!);
-      return u && u.ext === up[2] ? { bytes: u.bytes, ext: u.ext } : undefined;
-    }
-    const res = RESULT_PATH_RE.exec(path);
-    if (res) {
-      const t = this.tasks.get(res[1]!);
-      if (!t || t.resultExt !== res[2] || statusAt(t, clock.now()) !== 'SUCCESS') return undefined;
-      return { bytes: await this.resultBytes(t), ext: t.resultExt };
-    }
-    return undefined;
   }
 
   /** Computed on first download and memoized: the same task always serves the same bytes. */
@@ -534,6 +705,29 @@ export class SimModel {
   private newRequestId(): string {
     return `sim-${(++this.requestSeq).toString(16).padStart(6, '0')}-${this.idRng.hex(12)}`;
   }
+}
+
+function tooManyMessage(scope: RateScope, limit: number): string {
+  return scope === 'api_key_active_tasks'
+    ? `too many active tasks for this API key (limit ${limit})`
+    : `call rate limit exceeded (${scope}, limit ${limit})`;
+}
+
+function imageAnswer(bytes: Buffer, ext: ImageExt, method: string): SimResponse {
+  return {
+    status: 200,
+    headers: { 'content-type': CONTENT_TYPES[ext], 'content-length': String(bytes.length) },
+    body: method === 'HEAD' ? Buffer.alloc(0) : bytes,
+  };
+}
+
+/** `v` of a result URL's query: 1 when absent, undefined when not a positive whole number. */
+function versionOf(raw: string): number | undefined {
+  const q = raw.indexOf('?');
+  if (q < 0) return 1;
+  const v = new URLSearchParams(raw.slice(q + 1)).get('v');
+  if (v === null) return 1;
+  return /^[1-9][0-9]{0,8}$/.test(v) ? Number(v) : undefined;
 }
 
 function creationData(task: Task, queue: QueueInfo): unknown {

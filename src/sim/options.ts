@@ -2,6 +2,7 @@
  * The simulator's knobs, their defaults, and a one-line banner for `darkroom sim`.
  */
 import { CAPABILITY_NAMES, type Capability } from '../api/capabilities.js';
+import { resolveFaults, type FaultConfig, type FaultProfileName, type ResolvedFaults } from './faults.js';
 import { DEFAULT_STYLES } from './processing.js';
 
 export interface LatencySpec {
@@ -38,6 +39,8 @@ export interface SimOptions {
    * nor lets thread-pool timing leak into virtual time.
    */
   processing?: 'sharp' | 'passthrough';
+  /** Injected faults: a profile name or an explicit per-fault config (faults.ts). Default 'none'. */
+  faults?: FaultProfileName | FaultConfig;
 }
 
 export interface ResolvedSimOptions {
@@ -53,6 +56,7 @@ export interface ResolvedSimOptions {
   resultOrigin: string;
   styles: string[];
   processing: 'sharp' | 'passthrough';
+  faults: ResolvedFaults;
 }
 
 export const SIM_DEFAULTS = {
@@ -106,6 +110,7 @@ export function resolveSimOptions(opts: SimOptions): ResolvedSimOptions {
     resultOrigin: origin.origin,
     styles: opts.styles ? [...opts.styles] : [...DEFAULT_STYLES],
     processing: opts.processing ?? 'sharp',
+    faults: resolveFaults(opts.faults),
   };
 }
 
@@ -129,6 +134,12 @@ export function simKeysFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
 }
 
 /** One line for the operator; never prints keys, only how many there are. */
-export function describeSim(info: { apiUrl: string; resultUrl: string; seed?: number; keys: number }): string {
-  return `darkroom sim: API ${info.apiUrl} · results ${info.resultUrl} · seed ${info.seed ?? SIM_DEFAULTS.seed} · ${info.keys} key(s)`;
+export function describeSim(info: {
+  apiUrl: string;
+  resultUrl: string;
+  seed?: number;
+  keys: number;
+  faults?: FaultProfileName;
+}): string {
+  return `darkroom sim: API ${info.apiUrl} · results ${info.resultUrl} · seed ${info.seed ?? SIM_DEFAULTS.seed} · faults ${info.faults ?? 'none'} · ${info.keys} key(s)`;
 }

@@ -16,6 +16,16 @@ export interface SimResponse {
   status: number;
   headers: Record<string, string>;
   body: Buffer;
+  /*
+   * Signals of injected faults (faults.ts) for the transports; absent on ordinary answers.
+   * server.ts acts them out on the socket, inprocess.ts as the error or body a client sees.
+   */
+  /** Answer nothing: HTTP closes the connection unwritten; in-process throws ECONNRESET with sent: true. */
+  drop?: boolean;
+  /** Hold the answer this many ms (on the clock) before sending it. */
+  delayMs?: number;
+  /** `body` is shorter than its content-length header: HTTP sends it, then closes the connection. */
+  truncated?: boolean;
 }
 
 export const CODES = {

@@ -2,9 +2,15 @@
  * The model served over HTTP: the API origin and the result/upload origin on separate
  * ports, as the real service keeps its CDN apart from its API — which is what lets the
  * audit notice a client sending its key to a result URL.
+ *
+ * Injected faults that live on the socket are carried out here, as the model signals them:
+ * `drop` closes the connection without a byte written (the request was read in full),
+ * `delayMs` holds the answer on the clock (a VirtualClock holds it until advanced), and
+ * `truncated` sends headers declaring the full length, part of the body, then closes.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { clock } from '../clock.js';
 import { SimModel } from './model.js';
 import type { SimOptions } from './options.js';
 import type { SimRequest, SimResponse } from './responses.js';
@@ -31,8 +37,10 @@ export interface RunningSim {
 export async function startSim(opts: StartSimOptions): Promise<RunningSim> {
   const { host = '127.0.0.1', port = 0, resultPort = 0, ...modelOpts } = opts;
   let model: SimModel | undefined;
+  // Aborted by close(): answers held back by a slow-answer fault are then dropped, not kept waiting.
+  const shutdown = new AbortController();
   // The result origin must be listening before the model exists: its URL is part of the model.
-  const resultServer = http.createServer(handlerFor((req) => model!.handleResult(req)));
+  const resultServer = http.createServer(handlerFor((req) => model!.handleResult(req), shutdown.signal));
   const resultAddr = await listen(resultServer, host, resultPort);
   const resultUrl = `http://${hostForUrl(host)}:${resultAddr.port}`;
   try {
@@ -41,7 +49,7 @@ export async function startSim(opts: StartSimOptions): Promise<RunningSim> {
     await closeServer(resultServer);
     throw err;
   }
-  const apiServer = http.createServer(handlerFor((req) => model!.handleApi(req)));
+  const apiServer = http.createServer(handlerFor((req) => model!.handleApi(req), shutdown.signal));
   let apiAddr: AddressInfo;
   try {
     apiAddr = await listen(apiServer, host, port);
@@ -55,13 +63,14 @@ export async function startSim(opts: StartSimOptions): Promise<RunningSim> {
     resultUrl,
     model,
     close() {
+      shutdown.abort(new Error('simulator closed'));
       closing ??= Promise.all([closeServer(apiServer), closeServer(resultServer)]).then(() => undefined);
       return closing;
     },
   };
 }
 
-function handlerFor(handle: (req: SimRequest) => Promise<SimResponse>): http.RequestListener {
+function handlerFor(handle: (req: SimRequest) => Promise<SimResponse>, shutdown: AbortSignal): http.RequestListener {
   return (req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -89,18 +98,38 @@ function handlerFor(handle: (req: SimRequest) => Promise<SimResponse>): http.Req
         headers,
         body: Buffer.concat(chunks),
       };
-      handle(simReq).then(
-        (out) => {
-          // A HEAD answer carries the length of the body it does not send.
+      handle(simReq)
+        .then(async (out) => {
+          if (out.drop) {
+            res.destroy();
+            return;
+          }
+          if (out.delayMs !== undefined && out.delayMs > 0) {
+            try {
+              await clock.sleep(out.delayMs, shutdown);
+            } catch {
+              res.destroy();
+              return;
+            }
+            if (res.destroyed) return; // the client gave up waiting
+          }
+          // A HEAD answer, or a truncated one, carries the length of a body it does not send whole.
           const length = out.headers['content-length'] ?? String(out.body.length);
           res.writeHead(out.status, { ...out.headers, 'content-length': length });
+          if (out.truncated) {
+            res.write(out.body, () => res.destroy());
+            return;
+          }
           res.end(out.body);
-        },
-        () => {
+        })
+        .catch(() => {
+          if (res.headersSent) {
+            res.destroy();
+            return;
+          }
           res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
           res.end('internal error\n');
-        },
-      );
+        });
     });
   };
 }
