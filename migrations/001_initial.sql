@@ -34,6 +34,8 @@ CREATE TABLE items (
   updated_ms     INTEGER NOT NULL
 );
 CREATE INDEX items_state_key_due ON items (state, key_fp, due_ms);
+CREATE INDEX items_state_due ON items (state, due_ms);
+CREATE INDEX items_output_path ON items (output_path);
 
 -- L1: a create submission is written as 'sending' with the X-Request-Id before the
 -- request leaves, and resolved to accepted / rejected / ambiguous after.

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSim } from '../sim/server.js';
 import { describeError } from './errors.js';
+import { progressFor } from './progress.js';
 import { runCommand } from './run.js';
 
 /**
@@ -19,7 +20,11 @@ async function demo(): Promise<number> {
   try {
     const r = await runCommand(
       { jobs, baseUrl: sim.apiUrl },
-      { env: { ...process.env, DARKROOM_API_KEY: key }, stderr: (l) => process.stderr.write(`${l}\n`) },
+      {
+        env: { ...process.env, DARKROOM_API_KEY: key },
+        stderr: (l) => process.stderr.write(`${l}\n`),
+        progress: progressFor(process.stderr, process.env, false),
+      },
     );
     process.stdout.write(`${r.report}\n`);
     const audit = sim.model.audit();

@@ -1,4 +1,6 @@
 import type { LedgerStatus } from '../ledger/index.js';
+import { formatDuration } from '../progress/model.js';
+import type { Progress } from '../progress/snapshot.js';
 
 /** The human form of a status: counts first, then every item that needs a person's attention. */
 export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { callsPerMinute: number; callsPerHour: number }): string {
@@ -18,7 +20,9 @@ export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { cal
     if (list.length === 0) continue;
     lines.push('', `${kind}:`);
     for (const p of list) {
-      const ids = [p.sentRequestId ? `X-Request-Id ${p.sentRequestId}` : '', p.requestId ? `requestId ${p.requestId}` : '']
+      // An id the reason already quotes is not repeated.
+      const has = (id: string | null) => id !== null && id !== '' && !(p.reason ?? '').includes(id);
+      const ids = [has(p.sentRequestId) ? `X-Request-Id ${p.sentRequestId}` : '', has(p.requestId) ? `requestId ${p.requestId}` : '']
         .filter(Boolean)
         .join(', ');
       lines.push(`  ${p.path}  step ${p.step + 1}: ${p.reason ?? 'no reason recorded'}${ids ? ` [${ids}]` : ''}`);
@@ -27,7 +31,62 @@ export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { cal
   return lines.join('\n');
 }
 
-export function statusJson(s: LedgerStatus): string {
+/**
+ * `darkroom status` with the live display's figures: the lines of formatStatus, then per
+ * step, per key (task slots and call windows), rates and the ETA from the budget model.
+ */
+export function formatProgress(p: Progress, s: LedgerStatus, ledgerFile: string, limitsFrom: 'jobs' | 'default'): string {
+  const lines = formatStatus(s, ledgerFile, p.limits ?? undefined).split('\n');
+  const extra: string[] = [];
+  for (const st of p.steps) {
+    const pct = st.total > 0 ? ` (${Math.floor((100 * st.done) / st.total)}%)` : '';
+    const more = s.steps?.find((x) => x.step === st.index);
+    const parts = [
+      st.running ? `${st.running} running` : '',
+      more?.waiting ? `${more.waiting} waiting for it` : '',
+      more?.failed ? `${more.failed} failed at it` : '',
+      more?.held ? `${more.held} held at it` : '',
+    ].filter(Boolean);
+    extra.push(`step ${st.index + 1}   ${st.capability ?? '?'}: ${st.done}/${st.total} past it${pct}${parts.length ? ` · ${parts.join(' · ')}` : ''}`);
+  }
+  for (const k of p.keys) {
+    const lim = p.limits;
+    extra.push(
+      `key      ${k.key}: ${k.tasks}${lim ? `/${lim.activeTasks}` : ''} task slots in use · ${k.lastMinute}${lim ? `/${lim.callsPerMinute}` : ''} calls in the last minute · ${k.lastHour}${lim ? `/${lim.callsPerHour}` : ''} in the last hour`,
+    );
+  }
+  const t = p.throughput;
+  const perStep = p.callsPerStep === null ? '' : ` · ${p.callsPerStep.toFixed(2)} calls per photo-step so far`;
+  extra.push(
+    t.windowMs > 0
+      ? `rate     ${t.photosDone} photos done in the last ${formatDuration(t.windowMs)} (${t.photosPerMinute.toFixed(1)}/min) · ${t.callsPerMinute.toFixed(1)} calls/min${perStep}`
+      : `rate     no calls in the last 15 minutes${perStep}`,
+  );
+  if (p.pending === 0) extra.push('eta      nothing left to do');
+  else if (p.eta) {
+    const e = p.eta;
+    const why = `${e.binds} bound: hour ${formatDuration(e.hourMs)}, minute ${formatDuration(e.minuteMs)}, slots ${formatDuration(e.slotsMs)}`;
+    const lim = limitsFrom === 'default' ? '; spec limits assumed, name the jobs file for its own' : '';
+    extra.push(
+      e.remainingCalls === 0 && e.downloadsLeft > 0
+        ? `eta      ${e.downloadsLeft} result(s) to download, no calls left`
+        : `eta      at best ${formatDuration(e.ms)} more under the limits (${why}); ~${e.remainingCalls} calls left${e.basis === 'assumed' ? ', early estimate' : ''}${lim}`,
+    );
+  }
+  // After the counts (and the "in work" line), before the per-key call lines and the problem lists.
+  const at = lines.findIndex((l) => l.startsWith('calls '));
+  lines.splice(at < 0 ? lines.length : at, 0, ...extra);
+  return lines.join('\n');
+}
+
+/**
+ * `darkroom status --json`: the contract's fields (total, done, failed, held, pending) and
+ * the original ones unchanged; the progress figures added beside them (README documents
+ * every field). Fields are only ever added, never renamed.
+ */
+export function progressJson(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'default'): string {
+  const perKeyTasks: Record<string, number> = {};
+  for (const k of p.keys) perKeyTasks[k.key] = k.tasks;
   return JSON.stringify({
     total: s.total,
     done: s.done,
@@ -36,7 +95,15 @@ export function statusJson(s: LedgerStatus): string {
     pending: s.pending,
     skipped: s.skipped,
     states: s.states,
-    calls: s.calls,
+    calls: { ...s.calls, uploads: p.calls.uploads, tasks: p.calls.tasks, account: p.calls.account },
     problems: s.problems,
+    atMs: p.atMs,
+    // status.steps (done, working, waiting, failed, held per step) with the display's own figures beside them
+    steps: p.steps.map((st) => ({ ...s.steps?.find((x) => x.step === st.index), step: st.index, ...st })),
+    tasks: { active: p.keys.reduce((a, k) => a + k.tasks, 0), perKey: perKeyTasks },
+    limits: p.limits ? { ...p.limits, from: limitsFrom } : null,
+    throughput: p.throughput,
+    callsPerStep: p.callsPerStep,
+    eta: p.pending === 0 ? null : p.eta,
   });
 }

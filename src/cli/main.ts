@@ -1,10 +1,15 @@
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
+import { clock } from '../clock.js';
+import { creditsCommand, usageCommand } from './credits.js';
 import { describeError, EXIT } from './errors.js';
+import { parseCosts, planCommand } from './plan.js';
+import { progressFor } from './progress.js';
 import { reportCommand } from './report.js';
+import { askOnTerminal, retryCommand } from './retry.js';
 import { runCommand } from './run.js';
 import { simCommand } from './sim.js';
-import { statusCommand } from './status.js';
+import { statusCommand, watchStatus } from './status.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -29,30 +34,42 @@ export async function main(argv: string[]): Promise<number> {
           .positional('jobs', { type: 'string', demandOption: true, describe: 'the jobs YAML file' })
           .option('ledger', { type: 'string', describe: 'ledger file (default: the YAML\'s `ledger`)' })
           .option('base-url', { type: 'string', describe: 'service base URL (wins over DARKROOM_BASE_URL and service.baseUrl)' })
-          .option('quiet', { type: 'boolean', default: false, describe: 'no progress lines' })
-          .example('DARKROOM_API_KEY=… darkroom run jobs.yaml', 'run a job; run it again to resume'),
+          .option('quiet', { type: 'boolean', default: false, describe: 'no live display: one summary line a minute on stderr (as without a terminal)' })
+          .example('DARKROOM_API_KEY=… darkroom run jobs.yaml', 'run a job; run it again to resume')
+          .epilog(EPILOG),
       async (a) => {
+        // First SIGINT/SIGTERM: no new calls; calls in flight get the runner's grace period
+        // (2 s) and are then aborted, each outcome recorded. A backstop exits at 4.5 s
+        // whatever is still pending, so an interrupt always ends the process within 5 s.
+        // Second signal: exit at once. Either way the ledger is consistent — SQLite commits
+        // are atomic and a signal handler never runs inside one — and the next run recovers.
         const ac = new AbortController();
         let interrupts = 0;
+        let backstop: ReturnType<typeof clock.setTimer> | undefined;
         const onSignal = (sig: NodeJS.Signals) => {
           interrupts++;
           if (interrupts > 1) {
             err('darkroom: second interrupt, exiting now; the ledger stays consistent, run again to continue');
             process.exit(EXIT.interrupted);
           }
-          err(`darkroom: ${sig}: finishing calls in flight, no new ones (interrupt again to quit at once)`);
+          err(`darkroom: ${sig}: no new calls; calls in flight get 2 s to finish, then are aborted (interrupt again to quit at once)`);
           ac.abort(new Error(sig));
+          backstop = clock.setTimer(() => {
+            err('darkroom: still busy 4.5 s after the interrupt, exiting now; run again to continue');
+            process.exit(EXIT.interrupted);
+          }, 4500);
         };
         process.on('SIGINT', onSignal);
         process.on('SIGTERM', onSignal);
         try {
           const r = await runCommand(
             { jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], quiet: a.quiet },
-            { env: process.env, stderr: err, signal: ac.signal },
+            { env: process.env, stderr: err, signal: ac.signal, progress: progressFor(process.stderr, process.env, a.quiet) },
           );
           out(r.report);
           exitCode = r.exitCode;
         } finally {
+          if (backstop) clock.clearTimer(backstop);
           process.off('SIGINT', onSignal);
           process.off('SIGTERM', onSignal);
         }
@@ -65,10 +82,106 @@ export async function main(argv: string[]): Promise<number> {
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger path)' })
           .option('ledger', { type: 'string', describe: 'ledger file (default: ./darkroom.db)' })
-          .option('json', { type: 'boolean', default: false, describe: 'one JSON object: total, done, failed, held, pending, …' })
-          .example('darkroom status jobs.yaml --json', 'machine-readable status'),
-      (a) => {
-        out(statusCommand({ jobs: a.jobs, ledger: a.ledger, json: a.json }, process.env));
+          .option('json', { type: 'boolean', default: false, describe: 'one JSON object: total, done, failed, held, pending, … (see README)' })
+          .option('watch', { type: 'boolean', default: false, describe: 'redraw every 2 s until Ctrl-C (with --json: one object per line)' })
+          .example('darkroom status jobs.yaml --json', 'machine-readable status')
+          .example('darkroom status jobs.yaml --watch', 'watch a run from another terminal'),
+      async (a) => {
+        const args = { jobs: a.jobs, ledger: a.ledger, json: a.json };
+        if (!a.watch) {
+          out(statusCommand(args, process.env));
+          return;
+        }
+        const ac = new AbortController();
+        const stop = () => ac.abort();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        // On a terminal each frame replaces the last; elsewhere frames follow one another.
+        const clear = process.stdout.isTTY && !a.json ? '\x1b[H\x1b[2J' : '';
+        let first = true;
+        try {
+          for await (const frame of watchStatus(args, process.env, ac.signal)) {
+            out(clear ? `${clear}${frame}\n\nredrawn every 2 s · Ctrl-C to stop` : first || a.json ? frame : `\n${frame}`);
+            first = false;
+          }
+        } finally {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+        }
+      },
+    )
+    .command(
+      'retry [jobs]',
+      'put held photos back to work (asks first: a create whose answer was lost may already be charged)',
+      (y) =>
+        y
+          .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger path)' })
+          .option('held', { type: 'boolean', default: false, describe: 'retry the held photos (ambiguous creates, timed-out tasks)' })
+          .option('ledger', { type: 'string', describe: 'ledger file (default: ./darkroom.db)' })
+          .option('yes', { type: 'boolean', default: false, describe: 'do not ask; accept that a second charge is possible' })
+          .example('darkroom retry --held jobs.yaml', 'list the held photos and ask before re-queueing them'),
+      async (a) => {
+        const r = await retryCommand(
+          { jobs: a.jobs, ledger: a.ledger, held: a.held, yes: a.yes },
+          { env: process.env, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY), ask: askOnTerminal },
+        );
+        if (r.stderr) err(r.stderr);
+        if (r.stdout) out(r.stdout);
+        exitCode = r.exitCode;
+      },
+    )
+    .command(
+      'plan <jobs>',
+      'dry run: inputs found, skipped and done; calls, credits and the shortest time under the limits; creates nothing',
+      (y) =>
+        y
+          .positional('jobs', { type: 'string', demandOption: true, describe: 'the jobs YAML file' })
+          .option('ledger', { type: 'string', describe: 'ledger file (default: the YAML\'s `ledger`); read only, never created' })
+          .option('base-url', { type: 'string', describe: 'service base URL for the credits check' })
+          .option('cost', { type: 'string', array: true, describe: 'credits per image of a capability the spec gives no cost for, e.g. --cost restore=1' })
+          .option('latency', { type: 'number', describe: 'mean task latency to assume, seconds (default: the ledger\'s, else 20)' })
+          .option('fail-rate', { type: 'number', default: 0, describe: 'share of tasks expected to end FAIL (each is created again)' })
+          .option('json', { type: 'boolean', default: false, describe: 'one JSON object (see README)' })
+          .example('darkroom plan jobs.yaml', 'what the job needs; with DARKROOM_API_KEY set, against the account\'s credits (1 call)')
+          .example('darkroom plan jobs.yaml --cost restore=1 --cost upscale=2', 'price the capabilities the spec gives no cost for')
+          .epilog('Exit codes: 0 the plan is made · 2 usage or config error · 3 the account check found a problem a run would stop on (invalid key, not subscribed, fewer credits than needed).'),
+      async (a) => {
+        const r = await planCommand(
+          { jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], costs: parseCosts(a.cost), latencyS: a.latency, failRate: a['fail-rate'], json: a.json },
+          { env: process.env },
+        );
+        out(r.text);
+        exitCode = r.exitCode;
+      },
+    )
+    .command(
+      'credits [jobs]',
+      'the account\'s credits (GET /api/v1/credits: one call per key, counted in its windows)',
+      (y) =>
+        y
+          .positional('jobs', { type: 'string', describe: 'the jobs YAML (its keys and base URL); else DARKROOM_API_KEY and DARKROOM_BASE_URL' })
+          .option('ledger', { type: 'string', describe: 'ledger where the call is recorded, when it exists' })
+          .option('base-url', { type: 'string', describe: 'service base URL' })
+          .option('json', { type: 'boolean', default: false, describe: '{"keys":[{"key","env","totalCredit","usedCredit","remainingCredit"}],"calls":N}' })
+          .example('darkroom credits jobs.yaml', 'remaining credits of the job\'s key(s)')
+          .epilog(EPILOG),
+      async (a) => {
+        out(await creditsCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env }));
+      },
+    )
+    .command(
+      'usage [jobs]',
+      'calls left in the key\'s minute and hour windows (GET /api/v1/usage: this itself is a call, and counts)',
+      (y) =>
+        y
+          .positional('jobs', { type: 'string', describe: 'the jobs YAML (its keys, base URL and ledger); else DARKROOM_API_KEY and DARKROOM_BASE_URL' })
+          .option('ledger', { type: 'string', describe: 'ledger to compare with and record the call in, when it exists' })
+          .option('base-url', { type: 'string', describe: 'service base URL' })
+          .option('json', { type: 'boolean', default: false, describe: '{"keys":[{"key","env","apiKey","userId","minuteRemaining",…,"ledger"}],"calls":N}' })
+          .example('darkroom usage jobs.yaml', 'the service\'s view of the windows beside the ledger\'s')
+          .epilog(EPILOG),
+      async (a) => {
+        out(await usageCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env }));
       },
     )
     .command(
@@ -117,7 +230,7 @@ export async function main(argv: string[]): Promise<number> {
         });
       },
     )
-    .demandCommand(1, 'name a command: run, status, report or sim (see --help)')
+    .demandCommand(1, 'name a command: run, status, plan, retry, report, credits, usage or sim (see --help)')
     .strict()
     .epilog(EPILOG)
     .version(VERSION)

@@ -1,10 +1,14 @@
+import path from 'node:path';
 import type { Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import { loadConfig, requireBaseUrl, requireInputDir, resolveKeys } from '../config/index.js';
-import { acquireRunLock, Ledger } from '../ledger/index.js';
-import { fileLogger } from '../log.js';
+import { acquireRunLock, Ledger, ProgressReader } from '../ledger/index.js';
+import { fileLogger, type Logger } from '../log.js';
 import { runJob, type RunResult } from '../pipeline/runner.js';
+import { LiveProgress, type TtyStream } from '../progress/live.js';
+import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
+import { accountStopLines } from './stops.js';
 
 export interface RunArgs {
   readonly jobs: string;
@@ -18,6 +22,11 @@ export interface RunIo {
   readonly stderr: (line: string) => void;
   readonly signal?: AbortSignal;
   readonly transport?: Transport;
+  /**
+   * How progress is shown: 'tty' redraws rows on `stream` (a terminal), 'lines' prints one
+   * summary line a minute through `stderr` (no terminal, or --quiet). Default 'lines'.
+   */
+  readonly progress?: { readonly mode: 'tty' | 'lines'; readonly stream?: TtyStream; readonly color?: boolean };
 }
 
 export interface RunOutcome {
@@ -34,38 +43,58 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
   const baseUrl = requireBaseUrl(config);
   const keys = resolveKeys(config, io.env);
   const release = acquireRunLock(config.ledger);
-  const ledger = Ledger.open(config.ledger);
-  const log = fileLogger(config.log.file, config.log.level);
-  let lastLine = 0;
-  const progress = () => {
-    const now = clock.now();
-    if (args.quiet || now - lastLine < 10_000) return;
-    lastLine = now;
-    const s = ledger.status(now);
-    io.stderr(`darkroom: ${s.done}/${s.total} done · ${s.pending} pending · ${s.failed} failed · ${s.held} held`);
-  };
+  // A second interrupt exits at once (process.exit): the lock goes with the process.
+  process.once('exit', release);
+  const open: { ledger?: Ledger; reader?: ProgressReader; log?: Logger } = {};
   try {
-    if (!args.quiet) io.stderr(`darkroom: running ${config.file} against ${new URL(baseUrl).origin} with ${keys.length} key(s); ledger ${config.ledger}`);
-    const result = await runJob({
-      config,
-      baseUrl,
-      keys,
-      ledger,
-      log,
-      onActivity: progress,
-      ...(io.signal ? { signal: io.signal } : {}),
-      ...(io.transport ? { transport: io.transport } : {}),
+    const ledger = (open.ledger = Ledger.open(config.ledger));
+    // The display reads through a connection of its own, as `status` would (WAL).
+    const reader = (open.reader = ProgressReader.open(config.ledger));
+    const live = new LiveProgress({
+      mode: io.progress?.mode ?? 'lines',
+      ...(io.progress?.stream ? { stream: io.progress.stream } : {}),
+      line: io.stderr,
+      color: io.progress?.color ?? false,
+      title: path.basename(config.file),
+      read: () => {
+        const now = clock.now();
+        return buildProgress(reader.read(now), { now, steps: config.steps, limits: config.limits, keys: keys.map((k) => k.fingerprint) });
+      },
     });
+    const log = (open.log = fileLogger(config.log.file, config.log.level, {
+      secrets: keys.map((k) => k.key),
+      human: (line) => live.log(line),
+      humanHint: config.log.file,
+    }));
+    if (!args.quiet) io.stderr(`darkroom: running ${config.file} against ${new URL(baseUrl).origin} with ${keys.length} key(s); ledger ${config.ledger}`);
+    live.start();
+    let result: RunResult;
+    try {
+      result = await runJob({
+        config,
+        baseUrl,
+        keys,
+        ledger,
+        log,
+        onActivity: () => live.poke(),
+        ...(io.signal ? { signal: io.signal } : {}),
+        ...(io.transport ? { transport: io.transport } : {}),
+      });
+    } finally {
+      live.stop();
+    }
     const lines = [formatStatus(result.status, config.ledger, config.limits)];
     if (result.recovered.ambiguous > 0) {
       lines.push(`note: ${result.recovered.ambiguous} create(s) were in flight when an earlier run stopped; their photos are held (see above)`);
     }
-    if (result.accountStop) lines.push(`stopped: ${result.accountStop.error.message}`);
+    lines.push(...accountStopLines(result, config.keyEnvs));
     if (result.interrupted) lines.push('interrupted: run `darkroom run` again to continue where this one stopped');
     return { exitCode: result.exitCode, report: lines.join('\n'), result, outputDir: config.output.dir };
   } finally {
-    log.flush();
-    ledger.close();
+    open.log?.flush();
+    open.reader?.close();
+    open.ledger?.close();
+    process.off('exit', release);
     release();
   }
 }

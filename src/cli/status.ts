@@ -1,7 +1,11 @@
 import path from 'node:path';
-import { loadConfig } from '../config/index.js';
-import { Ledger } from '../ledger/index.js';
-import { formatStatus, statusJson } from './format.js';
+import { fingerprintKey } from '../api/key.js';
+import { clock } from '../clock.js';
+import { loadConfig, type Config } from '../config/index.js';
+import { ProgressReader } from '../ledger/index.js';
+import type { ModelLimits } from '../progress/model.js';
+import { buildProgress } from '../progress/snapshot.js';
+import { formatProgress, progressJson } from './format.js';
 
 export interface StatusArgs {
   readonly jobs?: string | undefined;
@@ -9,22 +13,68 @@ export interface StatusArgs {
   readonly json?: boolean | undefined;
 }
 
-/** `darkroom status`: read from the ledger alone, safe while a run writes (WAL). */
+/** The service's published per-key limits, used for the ETA when no jobs file names its own. */
+export const SPEC_LIMITS: ModelLimits = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
+
+/** Redraw period of `status --watch`. */
+export const WATCH_EVERY_MS = 2000;
+
+interface Target {
+  readonly file: string;
+  readonly config: Config | null;
+  readonly keys: readonly string[] | undefined;
+}
+
+function target(args: StatusArgs, env: NodeJS.ProcessEnv): Target {
+  if (!args.jobs) return { file: path.resolve(args.ledger ?? 'darkroom.db'), config: null, keys: undefined };
+  const config = loadConfig(args.jobs, { ledger: args.ledger, env });
+  // The job's keys are listed even before they made a call, by fingerprint only, when set.
+  const keys = config.keyEnvs.map((n) => env[n]?.trim()).filter((k): k is string => Boolean(k)).map(fingerprintKey);
+  return { file: config.ledger, config, keys: keys.length > 0 ? keys : undefined };
+}
+
+function render(reader: ProgressReader, t: Target, json: boolean): string {
+  const now = clock.now();
+  const facts = reader.read(now);
+  const limitsFrom = t.config ? 'jobs' : 'default';
+  const p = buildProgress(facts, {
+    now,
+    steps: t.config?.steps,
+    limits: t.config?.limits ?? SPEC_LIMITS,
+    keys: t.keys,
+  });
+  return json ? progressJson(p, facts.status, limitsFrom) : formatProgress(p, facts.status, t.file, limitsFrom);
+}
+
+/** `darkroom status`: read from the ledger alone, safe while a run writes (WAL); never creates a ledger. */
 export function statusCommand(args: StatusArgs, env: NodeJS.ProcessEnv): string {
-  let file: string;
-  let limits: { callsPerMinute: number; callsPerHour: number } | undefined;
-  if (args.jobs) {
-    const config = loadConfig(args.jobs, { ledger: args.ledger, env });
-    file = config.ledger;
-    limits = config.limits;
-  } else {
-    file = path.resolve(args.ledger ?? 'darkroom.db');
-  }
-  const ledger = Ledger.open(file, { readonly: true });
+  const t = target(args, env);
+  const reader = ProgressReader.open(t.file);
   try {
-    const s = ledger.status();
-    return args.json ? statusJson(s) : formatStatus(s, file, limits);
+    return render(reader, t, args.json ?? false);
   } finally {
-    ledger.close();
+    reader.close();
+  }
+}
+
+/**
+ * `darkroom status --watch`: a fresh picture every 2 s until the signal aborts (Ctrl-C).
+ * Yields frames; the entry point prints them (clearing the screen between frames on a
+ * terminal; with --json, one object per line).
+ */
+export async function* watchStatus(args: StatusArgs, env: NodeJS.ProcessEnv, signal: AbortSignal, everyMs = WATCH_EVERY_MS): AsyncGenerator<string> {
+  const t = target(args, env);
+  const reader = ProgressReader.open(t.file);
+  try {
+    while (!signal.aborted) {
+      yield render(reader, t, args.json ?? false);
+      try {
+        await clock.sleep(everyMs, signal);
+      } catch {
+        return;
+      }
+    }
+  } finally {
+    reader.close();
   }
 }

@@ -1,3 +1,5 @@
 export { ConfigError } from './errors.js';
-export { loadConfig, resolveKeys, requireBaseUrl, requireInputDir, type Config, type LoadOptions, type ResolvedKey } from './load.js';
+export { loadConfig, resolveKeys, requireBaseUrl, requireInputDir, type Config, type InputConfig, type OutputConfig, type LoadOptions, type ResolvedKey } from './load.js';
 export type { StepConfig } from './schema.js';
+export { checkPattern, fillPattern, type Placeholder } from './pattern.js';
+export { DEFAULT_INCLUDE, DEFAULT_INCLUDE_TRANSCODE } from './schema.js';

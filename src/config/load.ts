@@ -2,9 +2,10 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { CAPABILITIES, CAPABILITY_NAMES, type Capability } from '../api/capabilities.js';
 import { fingerprintKey } from '../api/key.js';
 import { ConfigError } from './errors.js';
-import { jobSchema, type JobFile, type StepConfig } from './schema.js';
+import { DEFAULT_INCLUDE, DEFAULT_INCLUDE_TRANSCODE, jobSchema, type JobFile, type StepConfig } from './schema.js';
 
 export interface Config {
   /** Absolute path of the YAML file. */
@@ -14,13 +15,34 @@ export interface Config {
   readonly keyEnvs: readonly string[];
   readonly timeoutMs: number;
   readonly limits: JobFile['limits'];
-  readonly input: { readonly dir: string; readonly include: readonly string[]; readonly exclude: readonly string[] };
-  readonly output: { readonly dir: string };
+  readonly input: InputConfig;
+  readonly output: OutputConfig;
   readonly steps: readonly StepConfig[];
+  /** businessType used to poll each capability's tasks when the create response names none. */
+  readonly businessTypes: Readonly<Record<Capability, string>>;
   readonly ledger: string;
   readonly onAmbiguous: JobFile['onAmbiguous'];
   readonly maxAttempts: number;
   readonly log: { readonly level: JobFile['log']['level']; readonly file: string };
+}
+
+export interface InputConfig {
+  /** Absolute folder of photos; null for a job of URL inputs only. */
+  readonly dir: string | null;
+  /** Absolute path of the URL list (input.urls), or null. */
+  readonly urls: string | null;
+  readonly include: readonly string[];
+  readonly exclude: readonly string[];
+  readonly transcode: 'auto' | 'off';
+  readonly maxPixels: number | null;
+}
+
+export interface OutputConfig {
+  readonly dir: string;
+  readonly layout: 'mirror' | 'flat';
+  readonly pattern: string;
+  readonly keepIntermediates: boolean;
+  readonly sidecar: boolean;
 }
 
 export interface LoadOptions {
@@ -68,9 +90,23 @@ export function loadConfig(file: string, opts: LoadOptions = {}): Config {
     keyEnvs,
     timeoutMs: job.service.timeoutMs,
     limits: job.limits,
-    input: { dir: path.resolve(dir, job.input.dir), include: job.input.include, exclude: job.input.exclude },
-    output: { dir: path.resolve(dir, job.output.dir) },
+    input: {
+      dir: job.input.dir === undefined ? null : path.resolve(dir, job.input.dir),
+      urls: job.input.urls === undefined ? null : path.resolve(dir, job.input.urls),
+      include: job.input.include ?? (job.input.transcode === 'auto' ? DEFAULT_INCLUDE_TRANSCODE : DEFAULT_INCLUDE),
+      exclude: job.input.exclude,
+      transcode: job.input.transcode,
+      maxPixels: job.input.maxPixels ?? null,
+    },
+    output: {
+      dir: path.resolve(dir, job.output.dir),
+      layout: job.output.layout,
+      pattern: job.output.pattern,
+      keepIntermediates: job.output.keepIntermediates,
+      sidecar: job.output.sidecar,
+    },
     steps: job.steps,
+    businessTypes: resolveBusinessTypes(job.service.businessTypes ?? {}),
     ledger,
     onAmbiguous: job.onAmbiguous,
     maxAttempts: job.maxAttempts,
@@ -106,17 +142,36 @@ export function requireBaseUrl(config: Config): string {
   return config.baseUrl;
 }
 
-/** A run needs its input folder; `status` and `report` do not. */
+/**
+ * A run needs its input folder and URL list; `status` and `report` do not. The list's
+ * lines are checked when the run reads them (src/pipeline/urls.ts), still before any call.
+ */
 export function requireInputDir(config: Config): void {
-  let isDir = false;
-  try {
-    isDir = statSync(config.input.dir).isDirectory();
-  } catch {
-    isDir = false;
+  const shown = path.basename(config.file);
+  if (config.input.dir !== null) {
+    let isDir = false;
+    try {
+      isDir = statSync(config.input.dir).isDirectory();
+    } catch {
+      isDir = false;
+    }
+    if (!isDir) throw new ConfigError(shown, 'input.dir', `expected an existing folder, got ${config.input.dir}`);
   }
-  if (!isDir) {
-    throw new ConfigError(path.basename(config.file), 'input.dir', `expected an existing folder, got ${config.input.dir}`);
+  if (config.input.urls !== null) {
+    let isFile = false;
+    try {
+      isFile = statSync(config.input.urls).isFile();
+    } catch {
+      isFile = false;
+    }
+    if (!isFile) throw new ConfigError(shown, 'input.urls', `expected an existing file of image URLs, got ${config.input.urls}`);
   }
+}
+
+function resolveBusinessTypes(overrides: Partial<Record<Capability, string | undefined>>): Record<Capability, string> {
+  const out = {} as Record<Capability, string>;
+  for (const c of CAPABILITY_NAMES) out[c] = overrides[c] ?? CAPABILITIES[c].businessType;
+  return out;
 }
 
 function fromZod(file: string, raw: unknown, error: z.ZodError): ConfigError {

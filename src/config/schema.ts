@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CAPABILITY_NAMES, MODES, RESOLUTIONS } from '../api/capabilities.js';
+import { checkPattern } from './pattern.js';
 
 /**
  * The jobs YAML (DESIGN.md § Command-line contract). Every default is written here, once.
@@ -8,6 +9,9 @@ import { CAPABILITY_NAMES, MODES, RESOLUTIONS } from '../api/capabilities.js';
  */
 
 const positiveInt = z.number().int().positive();
+
+/** A businessType goes into the poll path: letters, digits, `_` and `-` only. */
+const businessTypeValue = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a businessType name (letters, digits, _ and -)');
 
 const keyRef = z.strictObject({
   apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'),
@@ -20,6 +24,15 @@ export const serviceSchema = z
     keys: z.array(keyRef).min(1).optional(),
     /** Per-call timeout of API calls, ms. */
     timeoutMs: positiveInt.default(30_000),
+    /**
+     * Spec gap: colorize and background removal have no businessType in the spec's
+     * enumeration. Used for polling when the create response names none; default
+     * COLORIZE and REMOVE_BACKGROUND (src/api/capabilities.ts). The other capabilities'
+     * values are fixed by the spec.
+     */
+    businessTypes: z
+      .strictObject({ colorize: businessTypeValue.optional(), 'remove-background': businessTypeValue.optional() })
+      .optional(),
   })
   .refine((s) => !(s.apiKeyEnv && s.keys), { message: 'either apiKeyEnv or keys, not both' });
 
@@ -62,17 +75,57 @@ export const stepSchema = z
     }
   });
 
+/** What the service accepts as it is, and (input.transcode: auto) what darkroom converts first. */
+export const DEFAULT_INCLUDE = ['**/*.{jpg,jpeg,png,webp,JPG,JPEG,PNG,WEBP}'] as const;
+export const DEFAULT_INCLUDE_TRANSCODE = ['**/*.{jpg,jpeg,png,webp,tif,tiff,bmp,JPG,JPEG,PNG,WEBP,TIF,TIFF,BMP}'] as const;
+
+export const inputSchema = z
+  .strictObject({
+    /** The folder of photos; optional when `urls` lists every input. */
+    dir: z.string().min(1).optional(),
+    /** A file of public image URLs (one a line, or CSV with a `url` column and an optional `name` column): no upload. */
+    urls: z.string().min(1).optional(),
+    /** Default: JPG, PNG, WEBP, plus TIFF and BMP when transcode is auto. */
+    include: z.array(z.string().min(1)).min(1).optional(),
+    exclude: z.array(z.string().min(1)).default([]),
+    /**
+     * auto: TIFF, BMP and 16-bit PNG are converted locally (sharp) to JPEG, or PNG when
+     * they have alpha, EXIF orientation is applied, and images over maxPixels are scaled
+     * down, before upload; the source file is never modified. off: bytes go as they are,
+     * and what the service would refuse is skipped.
+     */
+    transcode: z.enum(['auto', 'off']).default('auto'),
+    /** Images with more pixels are scaled down to fit (transcode: auto) or skipped (off). No limit by default. */
+    maxPixels: positiveInt.optional(),
+  })
+  .superRefine((input, ctx) => {
+    if (input.dir === undefined && input.urls === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['dir'], message: 'missing; expected a folder of photos (input.dir), a URL list (input.urls), or both' });
+    }
+  });
+
+export const outputSchema = z
+  .strictObject({
+    dir: z.string().min(1),
+    /** mirror: the input tree is repeated under dir; flat: every output directly in dir. */
+    layout: z.enum(['mirror', 'flat']).default('mirror'),
+    /** File name of each output: {name} the input's name without extension, {step} the last step, {ext} from the result's real type. */
+    pattern: z.string().min(1).default('{name}.{ext}'),
+    /** Also download each earlier step's result (normally only its URL is passed on). */
+    keepIntermediates: z.boolean().default(false),
+    /** A JSON file beside each output (<output>.json): source hash, steps, task ids, timings. */
+    sidecar: z.boolean().default(false),
+  })
+  .superRefine((output, ctx) => {
+    const problem = checkPattern(output.pattern);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['pattern'], message: problem });
+  });
+
 export const jobSchema = z.strictObject({
   service: serviceSchema.default({ timeoutMs: 30_000 }),
   limits: limitsSchema.default(limitsSchema.parse({})),
-  input: z.strictObject({
-    dir: z.string().min(1),
-    include: z.array(z.string().min(1)).min(1).default(['**/*.{jpg,jpeg,png,webp,JPG,JPEG,PNG,WEBP}']),
-    exclude: z.array(z.string().min(1)).default([]),
-  }),
-  output: z.strictObject({
-    dir: z.string().min(1),
-  }),
+  input: inputSchema,
+  output: outputSchema,
   steps: z.array(stepSchema).min(1),
   ledger: z.string().min(1).default('./darkroom.db'),
   /** L2: what to do with a create whose outcome is unknown. */

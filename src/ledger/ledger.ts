@@ -1,7 +1,10 @@
 import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import { Calls } from './calls.js';
+import { Identity } from './identity.js';
+import { Held } from './held.js';
 import { Items } from './items.js';
+import { createsNeeded } from './needs.js';
 import { openDatabase, type OpenOptions } from './open.js';
 import { Outputs } from './outputs.js';
 import { recoverStale, type RecoveryReport } from './recover.js';
@@ -17,6 +20,9 @@ export class Ledger {
   readonly tasks: Tasks;
   readonly outputs: Outputs;
   readonly calls: Calls;
+  /** Inputs by content: names, duplicates, output files (issue 5). */
+  readonly identity: Identity;
+  readonly held: Held;
 
   private constructor(
     readonly file: string,
@@ -27,6 +33,8 @@ export class Ledger {
     this.tasks = new Tasks(db, this.items);
     this.outputs = new Outputs(db, this.items);
     this.calls = new Calls(db);
+    this.identity = new Identity(db, this.items);
+    this.held = new Held(db, this.items);
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {
@@ -44,6 +52,11 @@ export class Ledger {
   /** What `darkroom report` shows, read in one transaction (a consistent picture beside a running `run`). */
   report(opts: ReportOptions = {}, now = clock.now()): ReportData {
     return readReport(this.db, now, opts);
+  }
+
+  /** Creates the unfinished photos still need (for "credits needed" when 20601 stops a run). */
+  createsNeeded(stepCount: number): number {
+    return createsNeeded(this.db, stepCount);
   }
 
   getMeta(key: string): string | undefined {

@@ -37,12 +37,70 @@ export class Outputs {
     return this.items.move(item.id, 'downloading', 'succeeded', { due_ms: dueMs, retries: item.retries + 1, reason }, reason);
   }
 
+  /** An interrupt aborted the download: back to wait, due at once, no retry spent. */
+  interrupted(item: ItemRow): ItemRow {
+    return this.items.move(item.id, 'downloading', 'succeeded', { due_ms: 0 }, 'download interrupted');
+  }
+
   failed(item: ItemRow, reason: string): ItemRow {
     return this.items.move(item.id, 'downloading', 'failed', { reason }, reason);
+  }
+
+  /**
+   * Write the output path down before the file is renamed there (L4): a run killed between
+   * the rename and `done` then finds the file claimed by this item, so its own file is not
+   * mistaken for a stranger's on the next run. One guarded statement: of two items racing
+   * for one path only one wins; the loser gets the winner back.
+   */
+  claim(item: ItemRow, outputPath: string): { id: number; rel_path: string } | undefined {
+    const r = stmt(
+      this.db,
+      `UPDATE items SET output_path = @path WHERE id = @id AND state = 'downloading'
+         AND NOT EXISTS (SELECT 1 FROM items WHERE output_path = @path AND id != @id)`,
+    ).run({ id: item.id, path: outputPath });
+    if (r.changes === 1) return undefined;
+    const owner = this.ownerOf(outputPath);
+    if (owner === undefined || owner.id === item.id) throw new Error(`item ${item.id} could not claim ${outputPath}: not downloading`);
+    return owner;
+  }
+
+  /**
+   * The item whose output is (or is about to be) at this path, if any: a file there that no
+   * item claims was not written by this ledger and is never overwritten.
+   */
+  ownerOf(outputPath: string): { id: number; rel_path: string } | undefined {
+    return stmt<[string], { id: number; rel_path: string }>(
+      this.db,
+      'SELECT id, rel_path FROM items WHERE output_path = ? ORDER BY id LIMIT 1',
+    ).get(outputPath);
   }
 
   /** Output paths the ledger itself wrote, so a rerun can tell its own files from a stranger's. */
   isOwnOutput(outputPath: string): boolean {
     return stmt(this.db, "SELECT 1 FROM items WHERE output_path = ? AND state = 'done'").get(outputPath) !== undefined;
+  }
+
+  /** Result URLs of the item's current task that expired before they were downloaded. */
+  urlRefreshes(item: ItemRow): number {
+    const r = stmt<[number, string | null], { n: number }>(
+      this.db,
+      'SELECT url_refreshes AS n FROM attempts WHERE item_id = ? AND task_id = ? ORDER BY id DESC LIMIT 1',
+    ).get(item.id, item.task_id);
+    return r?.n ?? 0;
+  }
+
+  /**
+   * The result URL expired (403/404/410 from the result host): the task goes back to be
+   * polled once, at once, for a fresh URL; if the task itself is gone, the poll's 404 has
+   * it created again. Counted on the attempt, so the refreshes of one task are bounded.
+   */
+  refreshUrl(item: ItemRow, reason: string, dueMs: number): ItemRow {
+    return this.db.transaction(() => {
+      stmt(
+        this.db,
+        'UPDATE attempts SET url_refreshes = url_refreshes + 1 WHERE id = (SELECT id FROM attempts WHERE item_id = ? AND task_id = ? ORDER BY id DESC LIMIT 1)',
+      ).run(item.id, item.task_id);
+      return this.items.move(item.id, 'downloading', 'active', { result_url: null, due_ms: dueMs, reason: null, retries: 0 }, reason);
+    })();
   }
 }

@@ -33,6 +33,7 @@ export function recoverStale(db: Database.Database, items: Items): RecoveryRepor
       if (item?.state === 'submitting') {
         items.move(item.id, 'submitting', 'held', {
           reason: `create outcome unknown: the run stopped while it was in flight (X-Request-Id ${s.request_id})`,
+          hold_kind: 'ambiguous',
         });
       }
     }

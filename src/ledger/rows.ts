@@ -21,6 +21,8 @@ export interface ItemRow {
   request_id: string | null;
   due_ms: number;
   retries: number;
+  /** Why a held item is held (migration 002); null unless held. */
+  hold_kind: 'ambiguous' | 'timeout' | null;
   created_ms: number;
   updated_ms: number;
 }

@@ -15,6 +15,23 @@ export interface ProblemItem {
   readonly taskId: string | null;
 }
 
+/**
+ * One step of the pipeline: where the photos stand with it. done = past it (its result
+ * passed on, or the photo finished); working = at it (for step 1, also still to upload);
+ * waiting = not there yet; failed (with skipped) and held = stopped at it.
+ */
+export interface StepStatus {
+  /** 0-based, as `step` of a problem. */
+  readonly step: number;
+  /** The capability, from the pipeline the last run recorded (or the creates made); null if unknown. */
+  readonly capability: string | null;
+  readonly done: number;
+  readonly working: number;
+  readonly waiting: number;
+  readonly failed: number;
+  readonly held: number;
+}
+
 export interface LedgerStatus {
   readonly total: number;
   readonly done: number;
@@ -27,6 +44,8 @@ export interface LedgerStatus {
   readonly states: Record<ItemState, number>;
   readonly calls: { readonly total: number; readonly perKey: Record<string, { lastMinute: number; lastHour: number }> };
   readonly problems: readonly ProblemItem[];
+  /** Per step of a multi-step pipeline (issue 5); one entry for a single step. */
+  readonly steps: readonly StepStatus[];
 }
 
 /** Everything `darkroom status` shows, read from the ledger alone. */
@@ -54,6 +73,7 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
   ).all(problemLimit);
 
   return {
+    steps: readSteps(db),
     total,
     done: states.done,
     failed: states.failed + states.skipped,
@@ -64,4 +84,38 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
     calls: { total: totalCalls, perKey },
     problems,
   };
+}
+
+/** Items per step and state, folded into StepStatus (a grouped query: cheap at any size). */
+function readSteps(db: Database.Database): StepStatus[] {
+  const groups = stmt<[], { step: number; state: ItemState; n: number }>(
+    db,
+    'SELECT step_index AS step, state, COUNT(*) AS n FROM items GROUP BY step_index, state',
+  ).all();
+  const meta = stmt<[], { value: string }>(db, "SELECT value FROM meta WHERE key = 'pipeline'").get();
+  let pipeline: string[] = [];
+  try {
+    const parsed: unknown = meta ? JSON.parse(meta.value) : [];
+    if (Array.isArray(parsed)) pipeline = parsed.map(String);
+  } catch {
+    pipeline = [];
+  }
+  const made = stmt<[], { step: number; capability: string }>(
+    db,
+    'SELECT step_index AS step, MIN(capability) AS capability FROM submissions GROUP BY step_index',
+  ).all();
+  const count = Math.max(1, pipeline.length, ...groups.map((g) => g.step + 1), ...made.map((m) => m.step + 1));
+  return Array.from({ length: count }, (_, s) => {
+    const out = { step: s, capability: pipeline[s] ?? made.find((m) => m.step === s)?.capability ?? null, done: 0, working: 0, waiting: 0, failed: 0, held: 0 };
+    for (const g of groups) {
+      if (g.state === 'done' || g.step > s) out.done += g.n;
+      else if (g.step < s) {
+        if (!TERMINAL.has(g.state)) out.waiting += g.n;
+      } else if (g.state === 'succeeded' || g.state === 'downloading') out.done += g.n;
+      else if (g.state === 'failed' || g.state === 'skipped') out.failed += g.n;
+      else if (g.state === 'held') out.held += g.n;
+      else out.working += g.n;
+    }
+    return out;
+  });
 }

@@ -67,6 +67,7 @@ export class Submissions {
         due_ms: a.pollAtMs,
         reason: null,
         request_id: a.responseRequestId,
+        retries: 0,
       });
     })();
   }
@@ -91,8 +92,18 @@ export class Submissions {
   ambiguous(submissionId: number, item: ItemRow, o: SubmissionOutcome, reason: string): ItemRow {
     return this.db.transaction(() => {
       this.resolve(submissionId, 'ambiguous', o, null, null);
-      return this.items.move(item.id, 'submitting', 'held', { reason, request_id: o.responseRequestId }, reason);
+      return this.items.move(item.id, 'submitting', 'held', { reason, request_id: o.responseRequestId, hold_kind: 'ambiguous' }, reason);
     })();
+  }
+
+  /** Creates of this item's step whose outcome stayed unknown (bounds `onAmbiguous: resubmit`). */
+  ambiguousCount(itemId: number, stepIndex: number): number {
+    return (
+      stmt<[number, number], { n: number }>(
+        this.db,
+        "SELECT COUNT(*) AS n FROM submissions WHERE item_id = ? AND step_index = ? AND state = 'ambiguous'",
+      ).get(itemId, stepIndex)?.n ?? 0
+    );
   }
 
   get(id: number): SubmissionRow | undefined {

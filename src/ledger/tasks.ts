@@ -26,7 +26,8 @@ export class Tasks {
   succeeded(item: ItemRow, resultUrl: string, isLastStep: boolean): ItemRow {
     return this.db.transaction(() => {
       this.bumpAttempt(item, 'SUCCESS', resultUrl, null, true);
-      const row = this.items.move(item.id, 'active', 'succeeded', { result_url: resultUrl, due_ms: 0, reason: null });
+      // retries counts this stage's failures: the download starts with a clean count.
+      const row = this.items.move(item.id, 'active', 'succeeded', { result_url: resultUrl, due_ms: 0, reason: null, retries: 0 });
       if (isLastStep) return row;
       return this.items.move(row.id, 'succeeded', 'uploaded', {
         step_index: row.step_index + 1,
@@ -59,7 +60,7 @@ export class Tasks {
   timedOut(item: ItemRow, reason: string): ItemRow {
     return this.db.transaction(() => {
       this.bumpAttempt(item, 'TIMEOUT', null, reason, true);
-      return this.items.move(item.id, 'active', 'held', { reason }, reason);
+      return this.items.move(item.id, 'active', 'held', { reason, hold_kind: 'timeout' }, reason);
     })();
   }
 
@@ -70,6 +71,15 @@ export class Tasks {
       'SELECT last_running_ms AS t, started_ms AS s FROM attempts WHERE item_id = ? AND task_id = ? ORDER BY id DESC LIMIT 1',
     ).get(item.id, item.task_id);
     return r ? (r.t ?? r.s) : null;
+  }
+
+  /** The create's waitTime hint for the item's current task, if the service gave one. */
+  waitHintOfCurrent(item: ItemRow): number | null {
+    const r = stmt<[number, string | null], { h: number | null }>(
+      this.db,
+      'SELECT wait_hint_ms AS h FROM attempts WHERE item_id = ? AND task_id = ? ORDER BY id DESC LIMIT 1',
+    ).get(item.id, item.task_id);
+    return r?.h ?? null;
   }
 
   /** Polls already answered for the item's current task (0 before its first). */
@@ -88,6 +98,35 @@ export class Tasks {
         item.id,
         item.step_index,
       ) !== undefined
+    );
+  }
+
+  /**
+   * Whether a poll with this businessType was ever answered with a task status: the path
+   * is right, so a 404 means the task itself is gone, not that we asked in the wrong place.
+   */
+  businessTypeAnswered(businessType: string): boolean {
+    return (
+      stmt(
+        this.db,
+        `SELECT 1 FROM attempts WHERE business_type = ?
+           AND (last_running_ms IS NOT NULL OR status IN ('SUCCESS', 'FAIL', 'ERROR', 'OTHER')) LIMIT 1`,
+      ).get(businessType) !== undefined
+    );
+  }
+
+  /**
+   * Whether some photo had two tasks of one step both answer 404 on their very first poll
+   * (never seen running) with this businessType: what a wrong businessType in the poll's
+   * path looks like, as a vanished task is created again once and that one stays.
+   */
+  notFoundTwiceOnFirstPoll(businessType: string): boolean {
+    return (
+      stmt(
+        this.db,
+        `SELECT 1 FROM attempts WHERE business_type = ? AND status = 'EXPIRED' AND last_running_ms IS NULL
+         GROUP BY item_id, step_index HAVING COUNT(*) >= 2 LIMIT 1`,
+      ).get(businessType) !== undefined
     );
   }
 

@@ -39,8 +39,10 @@ const ALLOWED: Readonly<Record<ItemState, readonly ItemState[]>> = {
   active: ['succeeded', 'uploaded', 'failed', 'held'],
   // to uploaded: the next step of a pipeline
   succeeded: ['downloading', 'uploaded', 'failed'],
-  downloading: ['done', 'succeeded', 'failed', 'uploaded'],
-  done: [],
+  // to active: the result URL expired, so the task is polled once more for a fresh one
+  downloading: ['done', 'succeeded', 'failed', 'uploaded', 'active'],
+  // to queued: its file changed, so the new content is processed again (src/ledger/identity.ts)
+  done: ['queued'],
   // an operator's `darkroom retry --held`
   held: ['uploaded', 'active'],
   failed: ['queued', 'uploaded'],

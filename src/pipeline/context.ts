@@ -5,7 +5,7 @@ import type { Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import { fullJitter } from '../scheduler/backoff.js';
 import type { RunControl } from '../scheduler/lane.js';
-import type { LatencyModel } from '../scheduler/polling.js';
+import type { PollPlanner } from '../scheduler/polling.js';
 
 /** Why a run stopped early because of the account (exit code 3). */
 export interface AccountStop {
@@ -25,9 +25,16 @@ export interface StageContext {
   readonly keyFp: string;
   readonly config: Config;
   readonly run: RunState;
-  readonly latency: LatencyModel;
+  /** This lane's poll timing (and the latency model shared by all lanes). */
+  readonly polling: PollPlanner;
   readonly random: () => number;
   readonly log: Logger;
+  /**
+   * Aborts calls in flight: after an interrupt's grace period, or at once on a second
+   * interrupt. Each stage records what the abort left behind (a create sent and aborted
+   * is ambiguous, its item held).
+   */
+  readonly abort: AbortSignal;
 }
 
 /**

@@ -1,9 +1,8 @@
 import { CAPABILITIES, isApiError, newRequestId, type ApiError, type CreateBody } from '../api/index.js';
 import { clock } from '../clock.js';
 import type { StepConfig } from '../config/index.js';
-import type { ItemRow } from '../ledger/index.js';
+import { crashPoint, type ItemRow } from '../ledger/index.js';
 import type { Feedback } from '../scheduler/lane.js';
-import { firstPollDelay } from '../scheduler/polling.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
 
 export function createBody(step: StepConfig, image: string): CreateBody {
@@ -33,9 +32,11 @@ export async function createStage(ctx: StageContext, item: ItemRow): Promise<Fee
   const requestId = newRequestId();
   const submissionId = ledger.submissions.begin(item, step.capability, ctx.keyFp, requestId);
   try {
-    const r = await ctx.client.create(step.capability, createBody(step, item.input_url), { requestId });
-    const businessType = r.businessType ?? CAPABILITIES[step.capability].businessType;
-    const delay = firstPollDelay(r.waitTimeMs, ctx.latency.estimate(step.capability));
+    const r = await ctx.client.create(step.capability, createBody(step, item.input_url), { requestId, signal: ctx.abort });
+    crashPoint('create');
+    // The create response's own, else the table plus service.businessTypes (issue 5).
+    const businessType = r.businessType ?? ctx.config.businessTypes?.[step.capability] ?? CAPABILITIES[step.capability].businessType;
+    const delay = ctx.polling.firstDelay(step.capability, r.waitTimeMs);
     ledger.submissions.accept(submissionId, item, {
       taskId: r.taskId,
       businessType,
@@ -46,6 +47,7 @@ export async function createStage(ctx: StageContext, item: ItemRow): Promise<Fee
     return {};
   } catch (err) {
     if (!isApiError(err)) throw err;
+    crashPoint('create');
     return onCreateError(ctx, item, submissionId, err);
   }
 }
@@ -57,7 +59,9 @@ function onCreateError(ctx: StageContext, item: ItemRow, submissionId: number, e
     case 'ambiguous': {
       const reason = `create outcome unknown (${err.code}); a task may exist and be charged. X-Request-Id ${err.sentRequestId}`;
       ledger.submissions.ambiguous(submissionId, item, outcome, reason);
-      if (ctx.config.onAmbiguous === 'resubmit') {
+      // The operator's standing choice, bounded like FAIL retries: a service that drops
+      // every answer must not be paid for without end.
+      if (ctx.config.onAmbiguous === 'resubmit' && ledger.submissions.ambiguousCount(item.id, item.step_index) < ctx.config.maxAttempts) {
         ledger.items.move(item.id, 'held', 'uploaded', { due_ms: clock.now() }, 'onAmbiguous: resubmit');
       }
       ctx.log.warn({ item: item.id, code: err.code, sentRequestId: err.sentRequestId }, 'create held: outcome unknown');

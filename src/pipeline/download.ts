@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { constants, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { constants, existsSync, mkdirSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { request } from 'undici';
 import { clock } from '../clock.js';
-import type { ItemRow, Ledger } from '../ledger/index.js';
+import { crashPoint, type ItemRow, type Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import { fullJitter } from '../scheduler/backoff.js';
 import { EXTENSIONS, sniffImage } from './inspect.js';
+import { checkTargets, outputTargets, writeOtherOutputs, type NamingOptions } from './naming.js';
 
 export const TEMP_SUFFIX = '.darkroom-tmp';
 
@@ -22,7 +23,21 @@ export interface DownloadOptions {
   readonly log: Logger;
   /** How result URLs are fetched; the in-process simulator supplies its own. */
   readonly fetch?: ResultFetch;
+  /** Aborts downloads in flight (an interrupt's grace period is over); they are retried next run. */
+  readonly abort?: AbortSignal;
+  /** output.layout, output.pattern, sidecars, intermediates (naming.ts); mirror `{name}.{ext}` when absent. */
+  readonly naming?: NamingOptions;
 }
+
+/**
+ * Result URLs of one task that may expire before darkroom gets the file. Each expiry is
+ * answered by a fresh poll for a new URL; past this the photo fails, as the service keeps
+ * handing out URLs that do not work.
+ */
+export const MAX_URL_REFRESHES = 3;
+
+/** What a result host answers for a link that has expired (the spec names none; these are what CDNs use). */
+const EXPIRED_STATUSES = new Set([403, 404, 410]);
 
 export interface FetchedResult {
   readonly status: number;
@@ -59,28 +74,72 @@ export class DownloadError extends Error {
  * and the folder fsynced, before the ledger says done. Result URLs are fetched with no
  * key header (L5): they are public and on another host.
  */
-export async function downloadStage(ledger: Ledger, item: ItemRow, opts: DownloadOptions): Promise<void> {
-  const claimed = ledger.outputs.start(item);
+export async function downloadStage(ledger: Ledger, item: ItemRow, opts: DownloadOptions): Promise<'done' | 'retry' | 'refresh' | 'failed'> {
+  let claimed = ledger.outputs.start(item);
   try {
     const { bytes, ext } = await fetchResult(claimed.result_url!, opts);
-    const target = outputPathFor(opts.outputDir, claimed.rel_path, ext);
-    if (existsSync(target) && !ledger.outputs.isOwnOutput(target)) {
+    // Every name of the photo gets an output (naming.ts); the first is the item's own.
+    const targets = outputTargets(ledger, claimed, ext, opts.outputDir, opts.naming);
+    const target = targets[0]!.path;
+    checkTargets(ledger, claimed, targets.slice(1));
+    claimed = ledger.identity.adoptOutput(claimed, target);
+    const owner = ledger.outputs.ownerOf(target);
+    if (owner !== undefined && owner.id !== claimed.id) {
+      throw new DownloadError(
+        'DARKROOM_OUTPUT_TAKEN',
+        `${target} is the output of ${owner.rel_path} already (two inputs differ only in their extension); rename one of them and run again`,
+        true,
+      );
+    }
+    if (owner === undefined && existsSync(target)) {
       throw new DownloadError(
         'DARKROOM_OUTPUT_EXISTS',
         `${target} already exists and was not written by this ledger; move it away and run again`,
         true,
       );
     }
-    await clock.io(writeAtomically(target, bytes));
+    // Claimed before the rename: a crash between the rename and `done` leaves a file this
+    // item owns, which the next run overwrites with the same bytes instead of refusing.
+    // The claim is one guarded statement, so two downloads racing for a path cannot both win.
+    const rival = ledger.outputs.claim(claimed, target);
+    if (rival !== undefined) {
+      throw new DownloadError('DARKROOM_OUTPUT_TAKEN', `${target} is the output of ${rival.rel_path} already (two inputs differ only in their extension); rename one of them and run again`, true);
+    }
+    claimed = { ...claimed, output_path: target };
+    await clock.io(writeAtomically(target, bytes, opts.outputDir));
+    crashPoint('output');
+    await writeOtherOutputs(ledger, claimed, { bytes, ext }, targets, {
+      outputDir: opts.outputDir,
+      naming: opts.naming,
+      log: opts.log,
+      write: (t, b) => writeAtomically(t, b, opts.outputDir),
+      fetch: (u) => fetchResult(u, opts),
+    });
     ledger.outputs.done(claimed, target);
+    return 'done';
   } catch (err) {
     const e = err instanceof DownloadError ? err : new DownloadError('DARKROOM_DOWNLOAD_FAILED', String((err as Error).message ?? err), false);
-    if (e.permanent || claimed.retries >= opts.maxRetries) {
-      ledger.outputs.failed(claimed, `download of ${claimed.rel_path} failed: ${e.message}`);
-    } else {
-      ledger.outputs.retryLater(claimed, e.message, clock.now() + 1000 + fullJitter(claimed.retries, opts.random));
+    if (opts.abort?.aborted) {
+      // Interrupted, not failed: the next run downloads it again, with no retry spent.
+      ledger.outputs.interrupted(claimed);
+      return 'retry';
     }
     opts.log.warn({ item: item.id, code: e.code }, e.message);
+    if (e.code === 'DARKROOM_RESULT_EXPIRED') {
+      const refreshes = ledger.outputs.urlRefreshes(claimed);
+      if (refreshes < MAX_URL_REFRESHES && claimed.task_id !== null) {
+        ledger.outputs.refreshUrl(claimed, `${e.message}; polling task ${claimed.task_id} for a fresh URL`, clock.now());
+        return 'refresh';
+      }
+      ledger.outputs.failed(claimed, `download of ${claimed.rel_path} failed: ${e.message}, after ${refreshes} fresh URL(s) from the service`);
+      return 'failed';
+    }
+    if (e.permanent || claimed.retries >= opts.maxRetries) {
+      ledger.outputs.failed(claimed, `download of ${claimed.rel_path} failed: ${e.message}`);
+      return 'failed';
+    }
+    ledger.outputs.retryLater(claimed, e.message, clock.now() + 1000 + fullJitter(claimed.retries, opts.random));
+    return 'retry';
   }
 }
 
@@ -99,15 +158,27 @@ export function outputPathFor(outputDir: string, relPath: string, ext: string): 
 async function fetchResult(url: string, opts: DownloadOptions): Promise<{ bytes: Buffer; ext: string }> {
   let current = new URL(url);
   const deadline = clock.deadline(opts.deadlineMs);
+  const signal = opts.abort ? AbortSignal.any([deadline.signal, opts.abort]) : deadline.signal;
   try {
     for (let hop = 0; hop < 5; hop++) {
       if (current.protocol !== 'https:' && !(opts.allowHttp && current.protocol === 'http:')) {
         throw new DownloadError('DARKROOM_INSECURE_RESULT_URL', `result URL is not https: ${current.origin}`, true);
       }
-      const res = await clock.io((opts.fetch ?? undiciFetch)(current, deadline.signal, opts.deadlineMs));
+      let res: FetchedResult;
+      try {
+        res = await clock.io((opts.fetch ?? undiciFetch)(current, signal, opts.deadlineMs));
+      } catch (err) {
+        if (deadline.signal.aborted && !opts.abort?.aborted) {
+          throw new DownloadError('DARKROOM_DOWNLOAD_DEADLINE', `download did not finish within its deadline of ${opts.deadlineMs} ms`, false);
+        }
+        throw err;
+      }
       if (res.status >= 300 && res.status < 400 && res.headers.location) {
         current = new URL(String(res.headers.location), current);
         continue;
+      }
+      if (EXPIRED_STATUSES.has(res.status)) {
+        throw new DownloadError('DARKROOM_RESULT_EXPIRED', `result URL expired (HTTP ${res.status} from ${current.origin})`, false);
       }
       if (res.status !== 200) {
         throw new DownloadError('DARKROOM_RESULT_HTTP', `result host answered HTTP ${res.status}`, false);
@@ -127,9 +198,17 @@ async function fetchResult(url: string, opts: DownloadOptions): Promise<{ bytes:
   }
 }
 
-async function writeAtomically(target: string, bytes: Buffer): Promise<void> {
+export async function writeAtomically(target: string, bytes: Buffer, outputDir: string): Promise<void> {
   const dir = path.dirname(target);
+  // outputPathFor checked the names; a symlink inside the output folder could still lead
+  // the write (or the creation of folders) elsewhere, so the real path of the deepest
+  // folder that exists is checked before anything is created, and the folder after.
+  mkdirSync(outputDir, { recursive: true });
+  let existing = dir;
+  while (!existsSync(existing) && existing !== path.dirname(existing)) existing = path.dirname(existing);
+  assertInside(existing, outputDir, dir);
   mkdirSync(dir, { recursive: true });
+  assertInside(dir, outputDir, dir);
   const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`);
   const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
   try {
@@ -141,12 +220,21 @@ async function writeAtomically(target: string, bytes: Buffer): Promise<void> {
     throw err;
   }
   await fh.close();
+  crashPoint('download');
   await rename(temp, target);
   const dh = await open(dir, 'r');
   try {
     await dh.sync();
   } finally {
     await dh.close();
+  }
+}
+
+function assertInside(folder: string, outputDir: string, shown: string): void {
+  const real = realpathSync(folder);
+  const back = path.relative(realpathSync(outputDir), real);
+  if (back.startsWith('..') || path.isAbsolute(back)) {
+    throw new DownloadError('DARKROOM_OUTPUT_ESCAPE', `${shown} leads outside the output folder (to ${real}) through a symbolic link`, true);
   }
 }
 

@@ -1,8 +1,7 @@
 import { isApiError, type ApiError } from '../api/index.js';
 import { clock } from '../clock.js';
-import type { ItemRow } from '../ledger/index.js';
+import { crashPoint, type ItemRow } from '../ledger/index.js';
 import type { Feedback } from '../scheduler/lane.js';
-import { nextPollDelay } from '../scheduler/polling.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
 
 /**
@@ -15,22 +14,29 @@ export async function pollStage(ctx: StageContext, item: ItemRow): Promise<Feedb
   const step = config.steps[item.step_index]!;
   const started = item.task_started_ms ?? clock.now();
   try {
-    const t = await ctx.client.task(item.business_type!, item.task_id!);
+    const t = await ctx.client.task(item.business_type!, item.task_id!, { signal: ctx.abort });
+    crashPoint('poll');
     const now = clock.now();
     const elapsed = now - started;
     // The task ended somewhere between the last poll that saw it running and this one:
     // learning from `elapsed` alone would teach the poller its own delays.
     const lastRunning = ledger.tasks.lastSeenRunning(item) ?? started;
-    const latencyGuess = (lastRunning - started + elapsed) / 2;
+    const hint = ledger.tasks.waitHintOfCurrent(item);
+    // A poll for a fresh result URL (the last one expired) finds a task long finished: its
+    // elapsed time says nothing about latency.
+    const refreshing = ledger.outputs.urlRefreshes(item) > 0;
+    const learn = () => {
+      if (!refreshing) ctx.polling.latency.observe(step.capability, hint, lastRunning - started, elapsed);
+    };
     switch (t.status) {
       case 'SUCCESS': {
         if (!t.generateUrl) return keepPolling(ctx, item, 'SUCCESS', elapsed);
-        ctx.latency.observe(step.capability, latencyGuess);
+        learn();
         ledger.tasks.succeeded(item, t.generateUrl, item.step_index === config.steps.length - 1);
         return { taskEnded: true };
       }
       case 'FAIL': {
-        ctx.latency.observe(step.capability, latencyGuess);
+        learn();
         if (item.attempt < config.maxAttempts) {
           ledger.tasks.recreate(item, 'FAIL', `task ${item.task_id} ended FAIL (attempt ${item.attempt} of ${config.maxAttempts}); creating it again`, now);
         } else {
@@ -40,7 +46,7 @@ export async function pollStage(ctx: StageContext, item: ItemRow): Promise<Feedb
       }
       case 'ERROR':
       case 'OTHER':
-        ctx.latency.observe(step.capability, latencyGuess);
+        learn();
         ledger.tasks.failed(item, t.status, `${step.capability} task ${item.task_id} ended ${t.status}${t.status === 'ERROR' ? ' (not retryable)' : ' (discarded or unknown to the public API)'}`);
         return { taskEnded: true };
       default:
@@ -48,6 +54,7 @@ export async function pollStage(ctx: StageContext, item: ItemRow): Promise<Feedb
     }
   } catch (err) {
     if (!isApiError(err)) throw err;
+    crashPoint('poll');
     return onPollError(ctx, item, err);
   }
 }
@@ -58,7 +65,9 @@ function keepPolling(ctx: StageContext, item: ItemRow, status: string, elapsedMs
     ctx.ledger.tasks.timedOut(item, `task ${item.task_id} still ${status} after the polling cap of ${ctx.config.limits.pollCapMinutes} min; held`);
     return { taskEnded: true };
   }
-  ctx.ledger.tasks.polled(item, status, clock.now() + nextPollDelay(elapsedMs));
+  const step = ctx.config.steps[item.step_index]!;
+  const hint = ctx.ledger.tasks.waitHintOfCurrent(item);
+  ctx.ledger.tasks.polled(item, status, clock.now() + ctx.polling.nextDelay(step.capability, hint, elapsedMs));
   return {};
 }
 
@@ -67,16 +76,32 @@ function onPollError(ctx: StageContext, item: ItemRow, err: ApiError): Feedback 
   const step = config.steps[item.step_index]!;
   switch (err.kind) {
     case 'not-found': {
-      const polls = ledger.tasks.pollsOfCurrent(item);
-      if (polls === 0) {
-        // A task we were just given cannot have expired yet: the path's businessType is wrong.
+      // 404/-60404 for a task we created: it expired or vanished. It is created again once
+      // (recorded as EXPIRED); a second vanishing of the same step fails the photo.
+      //
+      // A 404 on a task's very first poll could also mean the businessType in the path is
+      // wrong (the spec leaves colorize's and background removal's unnamed): then every
+      // create is charged and lost. Until that businessType has answered a poll, first-poll
+      // 404s are still taken for vanished tasks, until one photo's re-created task 404s on
+      // its first poll too; from then on they fail the photo, naming the businessType. A
+      // wrong mapping so costs the first wave of photos a second create (about twice the
+      // task slots), while tasks that vanish early in a run never cost a photo.
+      const firstPoll = ledger.tasks.pollsOfCurrent(item) === 0;
+      const bt = item.business_type!;
+      const suspectPath = firstPoll && !ledger.tasks.businessTypeAnswered(bt) && ledger.tasks.notFoundTwiceOnFirstPoll(bt);
+      if (suspectPath) {
         ledger.tasks.failed(
           item,
           'NOT_FOUND',
-          `task ${item.task_id} not found on its first poll: the businessType ${item.business_type} used for ${step.capability} is probably wrong (requestId ${err.requestId ?? 'none'})`,
+          `task ${item.task_id} not found on its first poll, like every ${bt} task so far: the businessType ${bt} used for ${step.capability} is probably wrong (requestId ${err.requestId ?? 'none'})`,
         );
       } else if (!ledger.tasks.hasExpiredBefore(item)) {
-        ledger.tasks.recreate(item, 'EXPIRED', `task ${item.task_id} vanished (404); creating it again once`, clock.now());
+        ledger.tasks.recreate(
+          item,
+          'EXPIRED',
+          `task ${item.task_id} vanished (404/-60404, requestId ${err.requestId ?? 'none'}); creating it again once`,
+          clock.now(),
+        );
       } else {
         ledger.tasks.failed(item, 'EXPIRED', `task ${item.task_id} vanished (404) again after being created anew`);
       }

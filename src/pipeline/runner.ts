@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { ApiClient, type CallRecord, type Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import type { Config, ResolvedKey } from '../config/index.js';
@@ -6,11 +7,12 @@ import type { Logger } from '../log.js';
 import { ARRIVAL_MARGIN_MS, CallBudget } from '../scheduler/budget.js';
 import { Lane, type LaneStages } from '../scheduler/lane.js';
 import { Notifier } from '../scheduler/notifier.js';
-import { LatencyModel } from '../scheduler/polling.js';
+import { LatencyModel, PollPlanner } from '../scheduler/polling.js';
 import type { AccountStop, RunState, StageContext } from './context.js';
 import { createStage } from './create.js';
-import { discover } from './discover.js';
+import { discoverInto } from './discover.js';
 import { downloadStage, sweepTempFiles, type ResultFetch } from './download.js';
+import { namingOptions } from './naming.js';
 import { pollStage } from './poll.js';
 import { uploadStage } from './upload.js';
 
@@ -29,6 +31,20 @@ export interface RunOptions {
   readonly onActivity?: () => void;
   /** How result URLs are fetched (the in-process simulator's, in simulations). */
   readonly resultFetch?: ResultFetch;
+  /**
+   * After `signal` aborts, how long calls and downloads in flight may take to finish
+   * before they are aborted too (their outcome is recorded either way). Default 2000 ms,
+   * so an interrupted run exits well within 5 s.
+   */
+  readonly graceMs?: number;
+}
+
+/** 20601: what the account has against what the work left needs. */
+export interface CreditsShortfall {
+  /** Creates still needed to finish every pending photo (one per remaining step). */
+  readonly needed: number;
+  /** remainingCredit from GET /api/v1/credits, or null when that call failed. */
+  readonly remaining: number | null;
 }
 
 export interface RunResult {
@@ -37,6 +53,8 @@ export interface RunResult {
   readonly recovered: RecoveryReport;
   readonly tempFilesSwept: number;
   readonly accountStop: AccountStop | undefined;
+  /** Set when the run stopped for insufficient credits (20601). */
+  readonly credits?: CreditsShortfall;
   readonly interrupted: boolean;
   /** DESIGN.md: 0 all done · 1 some failed or held · 3 account problem · 130 interrupted. */
   readonly exitCode: 0 | 1 | 3 | 130;
@@ -48,21 +66,28 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   const random = opts.random ?? Math.random;
   const tempFilesSwept = sweepTempFiles(config.output.dir);
   const recovered = ledger.recover();
-  const found = await clock.io(discover(config));
-  const added = ledger.items.addDiscovered(found);
+  ledger.items.releaseQueuedClaims();
+  // L2: ambiguous creates are resent only when an operator says so, here by the config.
+  if (config.onAmbiguous === 'resubmit') {
+    const ids = ledger.held.resubmittable(config.maxAttempts);
+    const r = ledger.held.requeue(['ambiguous'], 'onAmbiguous: resubmit (a second charge is possible)', ids);
+    if (r.recreated > 0) log.warn({ items: r.recreated }, 'onAmbiguous: resubmit: held creates sent to be created again');
+  }
+  // Files and URL list, identified by content and reconciled with the ledger (issue 5).
+  const { found, added } = await clock.io(
+    discoverInto(config, ledger, { keyFps: opts.keys.map((k) => k.fingerprint), log, adjust: skipSameFile }),
+  );
   log.info({ found: found.length, ...added, recovered, tempFilesSwept }, 'run started');
 
   const run: RunState = { stopped: false, noCreates: false, accountStop: undefined };
-  const onAbort = () => {
-    run.stopped = true;
-    for (const lane of lanes) lane.wake();
-    activity.notify();
-  };
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  // Aborts what is in flight once an interrupt's grace period is over.
+  const hard = new AbortController();
+  let graceTimer: ReturnType<typeof clock.setTimer> | undefined;
 
   const latency = new LatencyModel();
   const activity = new Notifier();
   const clients: ApiClient[] = [];
+  const budgets: CallBudget[] = [];
   const lanes: Lane[] = opts.keys.map((k) => {
     const client = new ApiClient({
       baseUrl: opts.baseUrl,
@@ -73,7 +98,8 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
       onCall: (rec: CallRecord) => logCall(ledger, log, k.fingerprint, rec),
     });
     clients.push(client);
-    const ctx: StageContext = { ledger, client, keyFp: k.fingerprint, config, run, latency, random, log };
+    const polling = new PollPlanner(latency);
+    const ctx: StageContext = { ledger, client, keyFp: k.fingerprint, config, run, polling, random, log, abort: hard.signal };
     const stages: LaneStages = {
       upload: (item) => uploadStage(ctx, item),
       create: (item) => createStage(ctx, item),
@@ -81,8 +107,13 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     };
     const now = clock.now();
     const budget = new CallBudget(config.limits, ledger.calls.timesSince(k.fingerprint, now - 3_600_000 - ARRIVAL_MARGIN_MS));
+    budgets.push(budget);
     return new Lane(ledger, budget, stages, run, {
       keyFp: k.fingerprint,
+      polling,
+      stepCount: config.steps.length,
+      laneCount: opts.keys.length,
+      latencyScaleMs: () => Math.min(...config.steps.map((s) => latency.meanMs(s.capability))),
       activeTasks: config.limits.activeTasks,
       onActivity: () => {
         activity.notify();
@@ -91,14 +122,42 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     });
   });
 
-  let lanesDone = false;
-  const downloads = downloadLoop(opts, random, activity, () => lanesDone || run.stopped);
-  try {
-    await Promise.all(lanes.map((l) => l.run()));
-  } finally {
-    lanesDone = true;
+  // An interrupt: no new calls or downloads at once; what is in flight gets the grace
+  // period to finish, then is aborted (each stage records what the abort left behind).
+  const onAbort = () => {
+    run.stopped = true;
+    for (const lane of lanes) lane.wake();
     activity.notify();
-    await downloads;
+    graceTimer ??= clock.setTimer(() => hard.abort(new Error('interrupted')), opts.graceMs ?? 2000);
+  };
+  if (opts.signal?.aborted) onAbort();
+  else opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+  // Downloads whose result URL expired hand their item back to be polled for a fresh one.
+  // Lanes end when only downloads are left, so a hand-back after that runs them again.
+  let handedBack = 0;
+  const wakeLanes = () => {
+    handedBack++;
+    for (const lane of lanes) lane.wake();
+  };
+  let credits: CreditsShortfall | undefined;
+  try {
+    for (;;) {
+      const before = handedBack;
+      let lanesDone = false;
+      const downloads = downloadLoop(opts, run, hard.signal, random, activity, wakeLanes, () => lanesDone);
+      try {
+        await Promise.all(lanes.map((l) => l.run()));
+      } finally {
+        lanesDone = true;
+        activity.notify();
+        await downloads;
+      }
+      if (run.stopped || lanes.some((l) => l.crash !== undefined) || handedBack === before) break;
+    }
+    if (run.accountStop?.creditsOnly && !run.stopped) credits = await creditsShortfall(ledger, config, clients[0], budgets[0], hard.signal, log);
+  } finally {
+    if (graceTimer) clock.clearTimer(graceTimer);
     opts.signal?.removeEventListener('abort', onAbort);
     await Promise.all(clients.map((c) => c.close()));
   }
@@ -115,9 +174,60 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     recovered,
     tempFilesSwept,
     accountStop: run.accountStop,
+    ...(credits ? { credits } : {}),
     interrupted,
     exitCode,
   };
+}
+
+/**
+ * One real file reached by two names (two links to one folder, a link to a photo beside
+ * the photo) would be paid for twice: every name after the first, in discovery's sorted
+ * order, is recorded as skipped, naming the first.
+ */
+function skipSameFile<T extends { relPath: string; srcPath: string; skipReason?: string | null }>(found: readonly T[]): T[] {
+  const first = new Map<string, string>();
+  return found.map((f) => {
+    if (f.skipReason) return f;
+    let real: string;
+    try {
+      real = realpathSync(f.srcPath);
+    } catch {
+      return f; // not a local file (a URL input), or gone: the upload stage will say
+    }
+    const seen = first.get(real);
+    if (seen === undefined) {
+      first.set(real, f.relPath);
+      return f;
+    }
+    return { ...f, skipReason: `same file as ${seen} (reached through a symbolic link); processed once, under that name` };
+  });
+}
+
+/**
+ * 20601 stopped the creates: one GET /api/v1/credits (within the key's call budget) so
+ * the operator reads how many credits the rest needs against what the account has.
+ */
+async function creditsShortfall(
+  ledger: Ledger,
+  config: Config,
+  client: ApiClient | undefined,
+  budget: CallBudget | undefined,
+  abort: AbortSignal,
+  log: Logger,
+): Promise<CreditsShortfall> {
+  const needed = ledger.createsNeeded(config.steps.length);
+  if (!client || !budget) return { needed, remaining: null };
+  try {
+    const at = budget.availableAt(clock.now());
+    if (at > clock.now()) await clock.sleep(at - clock.now(), abort);
+    budget.take(clock.now());
+    const c = await client.credits({ signal: abort });
+    return { needed, remaining: c.remainingCredit };
+  } catch (err) {
+    log.warn({ err: String((err as Error).message ?? err) }, 'could not read the credit balance');
+    return { needed, remaining: null };
+  }
 }
 
 function logCall(ledger: Ledger, log: Logger, keyFp: string, rec: CallRecord): void {
@@ -139,12 +249,26 @@ function logCall(ledger: Ledger, log: Logger, keyFp: string, rec: CallRecord): v
   );
 }
 
-/** Downloads are not API calls: they run beside the lanes, a few at a time. */
-async function downloadLoop(opts: RunOptions, random: () => number, activity: Notifier, producersDone: () => boolean): Promise<void> {
+/**
+ * Downloads are not API calls: they run beside the lanes, a few at a time. None starts
+ * once the run is stopped (interrupt, invalid key, not subscribed); those in flight
+ * finish or are aborted with the run's other calls.
+ */
+async function downloadLoop(
+  opts: RunOptions,
+  run: RunState,
+  abort: AbortSignal,
+  random: () => number,
+  activity: Notifier,
+  handBack: () => void,
+  producersDone: () => boolean,
+): Promise<void> {
   const { ledger, config, log } = opts;
-  const inflight = new Map<number, Promise<void>>();
+  const inflight = new Map<number, Promise<unknown>>();
   const dl = {
+    abort,
     outputDir: config.output.dir,
+    naming: namingOptions(config),
     allowHttp: opts.baseUrl.startsWith('http:'),
     deadlineMs: 5 * 60_000,
     maxRetries: 5,
@@ -153,12 +277,14 @@ async function downloadLoop(opts: RunOptions, random: () => number, activity: No
     ...(opts.resultFetch ? { fetch: opts.resultFetch } : {}),
   };
   for (;;) {
-    if (opts.signal?.aborted) break;
+    if (run.stopped) break;
     const now = clock.now();
     while (inflight.size < config.limits.downloads) {
       const item = ledger.outputs.nextToDownload(now, new Set(inflight.keys()));
       if (!item) break;
-      const p = downloadStage(ledger, item, dl).finally(() => {
+      const p = downloadStage(ledger, item, dl).then((outcome) => {
+        if (outcome === 'refresh') handBack();
+      }).finally(() => {
         inflight.delete(item.id);
         activity.notify();
         opts.onActivity?.();

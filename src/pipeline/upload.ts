@@ -1,11 +1,10 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { isApiError } from '../api/index.js';
 import { clock } from '../clock.js';
-import type { ItemRow } from '../ledger/index.js';
+import { crashPoint, type ItemRow } from '../ledger/index.js';
 import type { Feedback } from '../scheduler/lane.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
-import { CONTENT_TYPES, sniffImage } from './inspect.js';
+import { checkWhole } from './integrity.js';
+import { prepareUpload } from './transcode.js';
 
 /**
  * queued → uploading → uploaded. An upload costs a call but no credit, so any failure
@@ -13,23 +12,28 @@ import { CONTENT_TYPES, sniffImage } from './inspect.js';
  */
 export async function uploadStage(ctx: StageContext, item: ItemRow): Promise<Feedback> {
   const { ledger } = ctx;
-  let bytes: Buffer;
-  try {
-    bytes = await clock.io(readFile(item.src_path));
-  } catch (err) {
-    const reason = `cannot read ${item.rel_path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
-    ledger.items.move(item.id, 'queued', 'skipped', { reason }, reason);
+  // The file's bytes, or TIFF/BMP/16-bit PNG/EXIF-rotated/oversized ones converted, the
+  // source untouched (transcode.ts, issue 5). Checked again here, not only at discovery:
+  // the file may have changed since, and a truncated image is only found by reading all of it.
+  const { input, limits } = ctx.config;
+  const prepared = await prepareUpload(item, { transcode: input.transcode, maxPixels: input.maxPixels, maxUploadBytes: limits.maxUploadBytes });
+  if (prepared.kind === 'url') {
+    // A URL input back in the queue (an operator's retry): the service fetches it, nothing to upload.
+    const c = ledger.items.move(item.id, 'queued', 'uploading', { key_fp: ctx.keyFp });
+    ledger.items.move(c.id, 'uploading', 'uploaded', { image_url: prepared.url, input_url: prepared.url, due_ms: 0, retries: 0 }, 'URL input');
     return {};
   }
-  const type = sniffImage(bytes.subarray(0, 16));
-  if (type === null || bytes.length === 0) {
-    const reason = bytes.length === 0 ? 'empty file' : 'not a JPG, PNG or WEBP image by its content';
-    ledger.items.move(item.id, 'queued', 'skipped', { reason }, reason);
+  const refused =
+    prepared.kind === 'skip' ? prepared.reason : prepared.transcoded === null ? await clock.io(checkWhole(prepared.bytes, prepared.type)) : null;
+  if (refused !== null || prepared.kind !== 'bytes') {
+    ledger.items.move(item.id, 'queued', 'skipped', { reason: refused }, refused);
     return {};
   }
+  if (prepared.transcoded !== null) ctx.log.debug({ item: item.id, transcoded: prepared.transcoded }, 'converted before upload');
   const claimed = ledger.items.move(item.id, 'queued', 'uploading', { key_fp: ctx.keyFp });
   try {
-    const { imageUrl } = await ctx.client.upload(bytes, path.basename(item.rel_path), CONTENT_TYPES[type]);
+    const { imageUrl } = await ctx.client.upload(prepared.bytes, prepared.filename, prepared.contentType, { signal: ctx.abort });
+    crashPoint('upload');
     ledger.items.move(claimed.id, 'uploading', 'uploaded', { image_url: imageUrl, input_url: imageUrl, due_ms: 0, retries: 0 });
     return {};
   } catch (err) {

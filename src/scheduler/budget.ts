@@ -18,6 +18,7 @@ export class CallBudget {
   readonly minute: RollingWindow;
   readonly hour: RollingWindow;
   private pausedUntil = 0;
+  private readonly pace: { perMs: number; capacity: number; tokens: number; at: number; on: boolean; fullMs: number };
 
   constructor(limits: BudgetLimits, past: readonly number[] = [], marginMs = ARRIVAL_MARGIN_MS) {
     this.minute = new RollingWindow(limits.callsPerMinute, 60_000 + marginMs);
@@ -26,16 +27,66 @@ export class CallBudget {
       this.minute.record(t);
       this.hour.record(t);
     }
+    const capacity = Math.max(2, Math.round(limits.callsPerHour / 100));
+    this.pace = { perMs: limits.callsPerHour / this.hour.spanMs, capacity, tokens: capacity, at: Number.NaN, on: false, fullMs: 0 };
+  }
+
+  /**
+   * Hour pacing. When the work left needs more calls than the hour window has room for,
+   * the hour binds, and spending faster than callsPerHour/3600 s only moves the stall
+   * later while it hides from the poller which resource binds. So calls are then paced
+   * by a small token bucket at the hour rate. Off when the rest fits, so short runs and
+   * the last hour of a long one go at the minute window's and the slots' speed.
+   */
+  setPacing(on: boolean, now: number): void {
+    this.refill(now);
+    this.pace.on = on;
+  }
+
+  get pacing(): boolean {
+    return this.pace.on;
+  }
+
+  /** Room left in the hour window now. */
+  hourHeadroom(now: number): number {
+    return this.hour.limit - this.hour.count(now);
   }
 
   /** When the next call may leave. */
   availableAt(now: number): number {
-    return Math.max(this.pausedUntil, this.minute.nextFreeAt(now), this.hour.nextFreeAt(now));
+    let at = Math.max(this.pausedUntil, this.minute.nextFreeAt(now), this.hour.nextFreeAt(now));
+    if (this.pace.on) {
+      this.refill(now);
+      if (this.pace.tokens < 1) at = Math.max(at, now + Math.ceil((1 - this.pace.tokens) / this.pace.perMs));
+    }
+    return at;
   }
 
   take(now: number): void {
     this.minute.record(now);
     this.hour.record(now);
+    this.refill(now);
+    this.pace.tokens -= 1;
+  }
+
+  private refill(now: number): void {
+    const p = this.pace;
+    if (!Number.isNaN(p.at) && now > p.at) {
+      const dt = now - p.at;
+      const toFull = Math.max(0, (p.capacity - p.tokens) / p.perMs);
+      if (p.on && dt > toFull) p.fullMs += dt - toFull;
+      p.tokens = Math.min(p.capacity, p.tokens + dt * p.perMs);
+    }
+    p.at = now;
+  }
+
+  /**
+   * How long, in all, the paced bucket has been full: time in which calls were there to
+   * spend and were lost. The poller reads it as "the slots, not the calls, bind".
+   */
+  unusedMs(now: number): number {
+    this.refill(now);
+    return this.pace.fullMs;
   }
 
   /** Server feedback (429/503 Retry-After, RateLimit-Reset): no call before `untilMs`. */

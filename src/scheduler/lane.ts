@@ -1,6 +1,7 @@
 import { clock } from '../clock.js';
 import type { ItemRow, Ledger } from '../ledger/index.js';
 import type { CallBudget } from './budget.js';
+import type { PollPlanner } from './polling.js';
 
 /** What a stage tells the lane after its call. */
 export interface Feedback {
@@ -33,6 +34,13 @@ export interface LaneOptions {
   readonly maxInflight?: number;
   /** Called after every finished action, so the downloader and progress display wake up. */
   readonly onActivity?: () => void;
+  /** Poll timing whose θ this lane tunes by which resource holds work back. */
+  readonly polling?: PollPlanner;
+  /** Typical task latency (ms), the pace at which θ moves. */
+  readonly latencyScaleMs?: () => number;
+  /** Steps of the job, and how many lanes share the unclaimed photos: for the pacing estimate. */
+  readonly stepCount?: number;
+  readonly laneCount?: number;
 }
 
 type Action = { kind: 'poll' | 'create' | 'upload'; item: ItemRow };
@@ -50,6 +58,15 @@ export class Lane {
   private slotLimit: number;
   private wakeUp: (() => void) | undefined;
   private readonly maxInflight: number;
+  /** What held work back since `since`: the call budget, or the slots. */
+  private bound = { calls: false, slots: false, since: Number.NaN, unusedMs: 0 };
+  private slotBlocked = false;
+  /** Bumped by every event; a choice made before the last event must be made again. */
+  private epoch = 0;
+  private waiting: { action: Action; epoch: number } | undefined;
+  private pacingCheckedAt = Number.NEGATIVE_INFINITY;
+  private polls = 0;
+  private tasksEnded = 0;
 
   constructor(
     private readonly ledger: Ledger,
@@ -68,6 +85,7 @@ export class Lane {
 
   /** Wake the loop early (another lane or the runner changed something). */
   wake(): void {
+    this.epoch++;
     const w = this.wakeUp;
     this.wakeUp = undefined;
     w?.();
@@ -75,26 +93,42 @@ export class Lane {
 
   async run(): Promise<void> {
     for (;;) {
-      if (this.finished()) {
+      if (this.control.stopped) {
         while (this.inflightCalls > 0) await this.idle(Infinity);
-        if (this.finished()) return;
-        continue;
+        return;
       }
+      const now = clock.now();
+      this.tune(now);
+      this.checkPacing(now);
       if (this.inflightCalls >= this.maxInflight) {
+        this.bound = { calls: false, slots: false, since: now, unusedMs: this.budget.unusedMs(now) };
         await this.idle(Infinity);
         continue;
       }
-      const now = clock.now();
-      const action = this.pick(now);
+      // Waiting for the budget changes nothing in the ledger: if no event came meanwhile,
+      // the action chosen before the wait is still the one to take.
+      const kept = this.waiting && this.waiting.epoch === this.epoch ? this.waiting.action : undefined;
+      this.waiting = undefined;
+      this.slotBlocked = false;
+      const action = kept ?? this.pick(now);
+      const at = action ? this.budget.availableAt(now) : now;
+      this.bound = {
+        calls: action !== undefined && at > now,
+        slots: this.slotBlocked && (this.budget.pacing || at <= now),
+        since: now,
+        unusedMs: this.budget.unusedMs(now),
+      };
       if (action) {
-        const at = this.budget.availableAt(now);
         if (at <= now) {
           this.dispatch(action, now);
           continue;
         }
+        this.waiting = { action, epoch: this.epoch };
         await this.idle(at);
         continue;
       }
+      // Only now, with nothing to do, is it worth asking whether anything is left at all.
+      if (this.inflightCalls === 0 && this.finished()) return;
       await this.idle(this.nextDue());
     }
   }
@@ -104,9 +138,9 @@ export class Lane {
     if (this.control.stopped) return this.inflightCalls === 0;
     if (this.inflightCalls > 0) return false;
     const items = this.ledger.items;
-    if (items.countInStates(fp, ['active', 'submitting', 'uploading']) > 0) return false;
+    if (items.hasInStates(fp, ['active', 'submitting', 'uploading'])) return false;
     if (this.control.noCreates) return true;
-    return items.pendingFor(fp) - items.countInStates(fp, ['succeeded', 'downloading']) === 0;
+    return !items.hasInStates(fp, ['queued', 'uploaded']) && !items.hasUnclaimed();
   }
 
   private pick(now: number): Action | undefined {
@@ -121,13 +155,48 @@ export class Lane {
     if (free > 0) {
       const create = items.nextInState('uploaded', fp, now, this.inflightItems);
       if (create) return { kind: 'create', item: create };
+    } else if (items.nextInState('uploaded', fp, now, this.inflightItems)) {
+      this.slotBlocked = true;
     }
     const waiting = items.countInStates(fp, ['uploaded']) + this.uploadsInflight;
     if (waiting < free + 1) {
       const upload = items.nextToUpload(fp, now, this.inflightItems);
-      if (upload) return { kind: 'upload', item: upload };
+      if (upload && items.claimQueued(upload.id, fp)) return { kind: 'upload', item: { ...upload, key_fp: fp } };
     }
     return undefined;
+  }
+
+  /**
+   * Pace calls at the hour rate while the work left needs more calls than the hour window
+   * has room for (see CallBudget.setPacing). Re-estimated every 30 s: the counts are
+   * cheap but not free at 10,000 photos.
+   */
+  private checkPacing(now: number): void {
+    if (now - this.pacingCheckedAt < 30_000) return;
+    this.pacingCheckedAt = now;
+    const w = this.ledger.items.remainingWork(this.opts.keyFp, this.opts.stepCount ?? 1);
+    const steps = this.opts.stepCount ?? 1;
+    const uploads = w.ownQueued + w.unclaimed / (this.opts.laneCount ?? 1);
+    const tasks = uploads * steps + w.stepsLeft;
+    // At least a create and a poll per task: if even that overflows the hour window,
+    // the hour binds and calls are paced; if it fits, what is left over is the polls' to spend.
+    const need = uploads + 2 * tasks;
+    const headroom = this.budget.hourHeadroom(now);
+    const paced = need > headroom;
+    this.budget.setPacing(paced, now);
+    this.opts.polling?.setSpare(paced || tasks === 0 ? null : (headroom - need) / tasks);
+  }
+
+  /** Feed θ the state that held since the last decision (see PollPlanner.adjust). */
+  private tune(now: number): void {
+    const b = this.bound;
+    if (!this.opts.polling || Number.isNaN(b.since)) return;
+    const dt = now - b.since;
+    const callMs = b.calls ? dt : 0;
+    // Paced: slots bound only for the time calls were actually lost (the bucket full);
+    // unpaced: for the whole time a create waited on a slot with a call free to spend.
+    const slotMs = !b.slots ? 0 : this.budget.pacing ? this.budget.unusedMs(now) - b.unusedMs : dt;
+    this.opts.polling.adjust(callMs, slotMs, this.opts.latencyScaleMs?.() ?? 20_000);
   }
 
   /**
@@ -154,6 +223,7 @@ export class Lane {
     this.inflightCalls++;
     this.inflightItems.add(action.item.id);
     if (action.kind === 'upload') this.uploadsInflight++;
+    if (action.kind === 'poll') this.polls++;
     const run =
       action.kind === 'poll'
         ? this.stages.poll(action.item)
@@ -178,7 +248,10 @@ export class Lane {
       // through, say): create nothing more until one of ours ends.
       this.slotLimit = Math.max(1, this.ledger.items.countInStates(this.opts.keyFp, ['active', 'submitting']));
     }
-    if (fb.taskEnded) this.slotLimit = this.opts.activeTasks;
+    if (fb.taskEnded) {
+      this.slotLimit = this.opts.activeTasks;
+      this.tasksEnded++;
+    }
   }
 
   /** A stage threw something it should have classified: a bug. Stop the run loudly rather than spin. */

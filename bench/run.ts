@@ -1,0 +1,154 @@
+/**
+ * `npm run bench`: the workloads of issue 3 through darkroom and through the naive client,
+ * then the two ledger measurements. Prints a table, then one JSON line per workload.
+ *
+ *   tsx bench/run.ts [--only W1,W3] [--quick | --scale F] [--seed N] [--no-naive] [--no-ledger] [--inline]
+ *
+ * Each workload runs in a child process of its own, so that its wall-clock time and peak
+ * RSS are its own; `--inline` runs them all in this process (for `node --cpu-prof`).
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { RunFigures } from './figures.js';
+import { measureDiscover, measureStatus } from './ledger.js';
+import { simulateNaive } from './naive.js';
+import { simulateDarkroom } from './simulate.js';
+import { variant, workloadByName, WORKLOADS } from './workloads.js';
+
+const RESULT_TAG = 'DARKROOM_BENCH_RESULT ';
+
+interface WorkloadResult {
+  readonly ours: RunFigures;
+  readonly naive: RunFigures | null;
+}
+
+interface WorkloadFailure {
+  readonly workload: string;
+  readonly error: string;
+}
+
+type Outcome = WorkloadResult | WorkloadFailure;
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    scale: { type: 'string' },
+    seed: { type: 'string', default: '1' },
+    'no-naive': { type: 'boolean', default: false },
+    'no-ledger': { type: 'boolean', default: false },
+    inline: { type: 'boolean', default: false },
+    child: { type: 'string' },
+  },
+  strict: true,
+});
+
+const seed = Number(values.seed);
+const scale = values.scale === undefined ? undefined : Number(values.scale);
+if (!Number.isInteger(seed)) throw new Error(`--seed: expected an integer, got ${values.seed}`);
+if (scale !== undefined && !(scale > 0)) throw new Error(`--scale: expected a number > 0, got ${values.scale}`);
+
+async function runWorkload(name: string): Promise<WorkloadResult> {
+  const w = variant(workloadByName(name), { quick: values.quick, scale });
+  const ours = await simulateDarkroom(w, { seed });
+  const naive = values['no-naive'] ? null : await simulateNaive(w, { seed });
+  return { ours, naive };
+}
+
+/** The same script, same loader flags, one workload: its figures come back as one tagged line. */
+function runInChild(name: string): Outcome {
+  const passOn = process.argv.slice(2).filter((a, i, all) => a !== '--only' && all[i - 1] !== '--only' && !a.startsWith('--only='));
+  const r = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...passOn, '--no-ledger', '--child', name], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const line = r.stdout.split('\n').find((l) => l.startsWith(RESULT_TAG));
+  if (r.status !== 0 || !line) return { workload: name, error: `exit ${r.status ?? r.signal}; its error is printed above` };
+  return JSON.parse(line.slice(RESULT_TAG.length)) as WorkloadResult;
+}
+
+async function runHere(name: string): Promise<Outcome> {
+  try {
+    return await runWorkload(name);
+  } catch (err) {
+    console.error(err);
+    return { workload: name, error: String((err as Error).message ?? err) };
+  }
+}
+
+const fmt = (x: number, digits = 2) => x.toFixed(digits);
+
+function table(outcomes: readonly Outcome[]): string {
+  const head = ['workload', 'photos', 'keys', 'T* h', 'binds', 'actual h', 'eff', 'naive eff', 'calls/photo', 'max/60s', 'max/3600s', 'max active', '429s', 'wall s', 'RSS MB'];
+  const rows = outcomes.map((r) => {
+    if ('error' in r) return [r.workload, ...head.slice(1).map(() => '-')];
+    const { ours: o, naive: n } = r;
+    return [
+      o.workload,
+      String(o.photos),
+      String(o.keys),
+      fmt(o.tStarH),
+      o.binds,
+      fmt(o.actualH),
+      fmt(o.efficiency),
+      n ? fmt(n.efficiency) : '-',
+      fmt(o.callsPerPhoto),
+      String(o.maxCallsPerMinute),
+      String(o.maxCallsPerHour),
+      String(o.maxActive),
+      String(o.rejected429),
+      fmt(o.wallS, 1),
+      fmt(o.peakRssMb, 0),
+    ];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 || i === 4 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  return [line(head), `|${widths.map((w, i) => (i === 0 || i === 4 ? `${'-'.repeat(w + 1)}-` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  if (values.child !== undefined) {
+    process.stdout.write(`${RESULT_TAG}${JSON.stringify(await runWorkload(values.child))}\n`);
+    return;
+  }
+  const names = values.only ? values.only.split(',').map((s) => workloadByName(s.trim()).name) : WORKLOADS.map((w) => w.name);
+  const results: Outcome[] = [];
+  for (const name of names) {
+    process.stderr.write(`bench: ${name}${values.quick ? ' (quick)' : scale ? ` (scale ${scale})` : ''}…\n`);
+    results.push(values.inline ? await runHere(name) : runInChild(name));
+  }
+
+  console.log(table(results));
+  for (const r of results) if ('error' in r) console.log(`${r.workload} FAILED: ${r.error}`);
+  console.log('eff = T* / actual (virtual time); naive = fixed 3 s polls, 600 ms between calls, no hour awareness.');
+  console.log('max/60s, max/3600s, max active: the most over keys, from the simulator\'s audit (limits 100, 1000, 3).');
+
+  let ledger: Record<string, unknown> | undefined;
+  if (!values['no-ledger']) {
+    process.stderr.write('bench: ledger of 100,000 items…\n');
+    const status = measureStatus();
+    const disc = await measureDiscover();
+    ledger = { status, discover: disc };
+    console.log('');
+    console.log(
+      `status on ${status.items.toLocaleString('en')} items, ${status.calls.toLocaleString('en')} calls: ` +
+        `${fmt(status.inProcessS, 3)} s in-process, ${status.cliS === null ? '-' : fmt(status.cliS, 3)} s as \`darkroom status --json\` (target < 0.5 s)` +
+        (status.cliNote ? ` [${status.cliNote}]` : ''),
+    );
+    console.log(
+      `discover + record ${disc.files.toLocaleString('en')} files: ${fmt(disc.totalS, 1)} s ` +
+        `(discover ${fmt(disc.discoverS, 1)} s, record ${fmt(disc.recordS, 1)} s; target < 60 s)`,
+    );
+  }
+
+  console.log('');
+  for (const r of results) {
+    console.log(JSON.stringify('error' in r ? r : { ...r.ours, naiveEfficiency: r.naive?.efficiency ?? null, naiveCallsPerPhoto: r.naive?.callsPerPhoto ?? null }));
+  }
+  if (ledger) console.log(JSON.stringify({ ledger }));
+  if (results.some((r) => 'error' in r)) process.exitCode = 1;
+}
+
+await main();

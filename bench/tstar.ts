@@ -1,0 +1,78 @@
+/*
+ * T*, the shortest possible run of a workload (DESIGN.md § Scheduling and the performance
+ * model), computed per key and taken as the largest of three bounds:
+ *
+ *   calls   C = n·(u + Σ_s 2·a_s)            a_s = 1 / (1 − FAIL rate of step s)
+ *           T_hour = (⌈C ÷ callsPerHour⌉ − 1) h    T_min = C ÷ callsPerMinute min
+ *   slots   T_slots = n·Σ_s a_s·E[latency_s] ÷ activeTasks,  E[lognormal] = median·e^{σ²/2}
+ *
+ * n is the photos of the busiest key (photos split evenly across keys). ERROR ends a photo
+ * after one attempt, so only FAIL adds attempts; the formula ignores that an ERROR in an
+ * early step saves the later steps' calls, which keeps T* a (slightly loose) lower bound.
+ */
+
+export interface StepModel {
+  /** Median task latency, ms (lognormal). */
+  readonly medianMs: number;
+  /** σ of the underlying normal. */
+  readonly sigma: number;
+  /** Probability that a task ends FAIL (and is created again). */
+  readonly failRate: number;
+}
+
+export interface TStarInput {
+  readonly photos: number;
+  readonly keys: number;
+  readonly steps: readonly StepModel[];
+  /** true when each photo needs an upload call (file inputs). */
+  readonly uploads: boolean;
+  readonly limits?: { readonly callsPerMinute: number; readonly callsPerHour: number; readonly activeTasks: number };
+}
+
+export type Bound = 'hour' | 'minute' | 'slots';
+
+export interface TStar {
+  /** Photos of the busiest key. */
+  readonly photosPerKey: number;
+  /** C, the fewest calls one key must spend. */
+  readonly calls: number;
+  readonly hourMs: number;
+  readonly minuteMs: number;
+  readonly slotsMs: number;
+  readonly ms: number;
+  readonly binds: Bound;
+}
+
+export const DEFAULT_LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 } as const;
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+
+/** Expected attempts of a step whose tasks FAIL with probability p (each FAIL is created again). */
+export function attempts(failRate: number): number {
+  if (!(failRate >= 0 && failRate < 1)) throw new RangeError(`failRate must be in [0, 1), got ${failRate}`);
+  return 1 / (1 - failRate);
+}
+
+/** Mean of a lognormal with the given median and σ. */
+export function lognormalMean(median: number, sigma: number): number {
+  return median * Math.exp((sigma * sigma) / 2);
+}
+
+export function tStar(w: TStarInput): TStar {
+  if (!(w.keys >= 1)) throw new RangeError(`keys must be at least 1, got ${w.keys}`);
+  const limits = w.limits ?? DEFAULT_LIMITS;
+  const n = Math.ceil(w.photos / w.keys);
+  const u = w.uploads ? 1 : 0;
+  const calls = n * (u + w.steps.reduce((sum, s) => sum + 2 * attempts(s.failRate), 0));
+  const hourMs = Math.max(0, Math.ceil(calls / limits.callsPerHour) - 1) * HOUR_MS;
+  const minuteMs = (calls / limits.callsPerMinute) * MINUTE_MS;
+  const slotsMs = (n * w.steps.reduce((sum, s) => sum + attempts(s.failRate) * lognormalMean(s.medianMs, s.sigma), 0)) / limits.activeTasks;
+  const bounds: Array<[Bound, number]> = [
+    ['hour', hourMs],
+    ['minute', minuteMs],
+    ['slots', slotsMs],
+  ];
+  const [binds, ms] = bounds.reduce((a, b) => (b[1] > a[1] ? b : a));
+  return { photosPerKey: n, calls, hourMs, minuteMs, slotsMs, ms, binds };
+}

@@ -1,0 +1,103 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { ApiClient, type CallRecord, type Transport } from '../api/index.js';
+import { fingerprintKey } from '../api/key.js';
+import { ConfigError, loadConfig, requireBaseUrl, resolveKeys, type Config, type ResolvedKey } from '../config/index.js';
+import { clock } from '../clock.js';
+import { Ledger, ProgressReader } from '../ledger/index.js';
+
+/** The key(s), base URL and ledger an account command (credits, usage, plan's check) works with. */
+export interface AccountTarget {
+  readonly keys: readonly ResolvedKey[];
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+  /** The job's ledger, or --ledger: where the call is recorded when it exists (L3); never created. */
+  readonly ledgerFile: string | null;
+  readonly config: Config | null;
+}
+
+export interface AccountArgs {
+  readonly jobs?: string | undefined;
+  readonly ledger?: string | undefined;
+  readonly baseUrl?: string | undefined;
+}
+
+export interface AccountIo {
+  readonly env: NodeJS.ProcessEnv;
+  /** The in-process simulator's transport in tests; undici otherwise. */
+  readonly transport?: Transport;
+}
+
+/**
+ * With a jobs file: its keys and base URL, exactly as `run` resolves them. Without one:
+ * DARKROOM_API_KEY and --base-url or DARKROOM_BASE_URL.
+ */
+export function accountTarget(args: AccountArgs, env: NodeJS.ProcessEnv): AccountTarget {
+  if (args.jobs) {
+    const config = loadConfig(args.jobs, { baseUrl: args.baseUrl, ledger: args.ledger, env });
+    return { keys: resolveKeys(config, env), baseUrl: requireBaseUrl(config), timeoutMs: config.timeoutMs, ledgerFile: config.ledger, config };
+  }
+  const key = env.DARKROOM_API_KEY?.trim();
+  if (!key) throw new ConfigError('environment', 'DARKROOM_API_KEY', 'not set; export your API key in it, or name a jobs file whose service.apiKeyEnv names the variable');
+  const baseUrl = args.baseUrl ?? env.DARKROOM_BASE_URL;
+  if (!baseUrl) throw new ConfigError('environment', 'DARKROOM_BASE_URL', 'not set; give --base-url, set DARKROOM_BASE_URL, or name a jobs file');
+  if (!/^https?:\/\/[^/]+/.test(baseUrl)) throw new ConfigError('--base-url', '', `expected an http(s) URL, got ${JSON.stringify(baseUrl)}`);
+  return {
+    keys: [{ env: 'DARKROOM_API_KEY', key, fingerprint: fingerprintKey(key) }],
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    timeoutMs: 30_000,
+    ledgerFile: args.ledger ? path.resolve(args.ledger) : null,
+    config: null,
+  };
+}
+
+/**
+ * One client per key for the length of `fn`. Every call it makes is recorded in the
+ * ledger's call log when the ledger exists (L3: a later or running `run` counts it in its
+ * windows); no ledger is created for it.
+ */
+export async function withAccountClient<T>(
+  target: AccountTarget,
+  key: ResolvedKey,
+  io: AccountIo,
+  fn: (client: ApiClient) => Promise<T>,
+): Promise<T> {
+  const ledger = target.ledgerFile && existsSync(target.ledgerFile) ? Ledger.open(target.ledgerFile) : null;
+  const client = new ApiClient({
+    baseUrl: target.baseUrl,
+    apiKey: key.key,
+    keyEnv: key.env,
+    timeoutMs: target.timeoutMs,
+    ...(io.transport ? { transport: io.transport } : {}),
+    onCall: (rec: CallRecord) =>
+      ledger?.calls.log({
+        at_ms: rec.atMs,
+        key_fp: key.fingerprint,
+        method: rec.method,
+        endpoint: rec.endpoint,
+        http_status: rec.httpStatus,
+        code: rec.businessCode,
+        request_id: rec.requestId,
+        sent_request_id: rec.sentRequestId,
+        duration_ms: rec.durationMs,
+        error: rec.errorCode,
+      }),
+  });
+  try {
+    return await fn(client);
+  } finally {
+    await client.close();
+    ledger?.close();
+  }
+}
+
+/** The ledger's call windows per key, read-only; null when there is no ledger (none is created). */
+export function peekCallWindows(file: string): Record<string, { lastMinute: number; lastHour: number }> | null {
+  if (!existsSync(file)) return null;
+  const reader = ProgressReader.open(file);
+  try {
+    return reader.callWindows(clock.now());
+  } finally {
+    reader.close();
+  }
+}

@@ -1,0 +1,329 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { CAPABILITIES, fingerprintKey, isApiError, isCapability, type Credits, type Transport } from '../api/index.js';
+import { clock } from '../clock.js';
+import { ConfigError, loadConfig, requireInputDir, type Config, type ResolvedKey } from '../config/index.js';
+import { ProgressReader, type ItemState, type ProgressFacts } from '../ledger/index.js';
+import { discover } from '../pipeline/discover.js';
+import { ASSUMED_LATENCY_MS, estimate, expectedAttempts, formatDuration, type Bound } from '../progress/model.js';
+import { withAccountClient } from './account.js';
+import { EXIT } from './errors.js';
+
+export interface PlanArgs {
+  readonly jobs: string;
+  readonly ledger?: string | undefined;
+  readonly baseUrl?: string | undefined;
+  /** Mean task latency to assume, seconds, for every step (default: the ledger's, else 20 s). */
+  readonly latencyS?: number | undefined;
+  /** Share of tasks expected to end FAIL (each is created again): a_s = 1 / (1 − p). Default 0. */
+  readonly failRate?: number | undefined;
+  /** Credits per image by capability (`--cost restore=1`), over the config's and the spec's. */
+  readonly costs?: Readonly<Record<string, number>> | undefined;
+  readonly json?: boolean | undefined;
+}
+
+export interface PlanIo {
+  readonly env: NodeJS.ProcessEnv;
+  readonly transport?: Transport;
+}
+
+export interface PlanStep {
+  readonly index: number;
+  readonly capability: string;
+  /** Photos that still have to go through this step. */
+  readonly photos: number;
+  /** Credits per image: the spec's (enhance, image2image), the config's `credits`, or --cost; null when unknown. */
+  readonly creditsPerImage: number | null;
+  readonly creditsFrom: 'spec' | 'config' | 'flag' | null;
+  /** Mean task latency used for the time bound, ms, and where it came from. */
+  readonly latencyMs: number;
+  readonly latencyFrom: 'ledger' | 'flag' | 'hint' | 'assumed';
+}
+
+export interface PlanResult {
+  readonly jobsFile: string;
+  readonly ledgerFile: string;
+  readonly ledgerExists: boolean;
+  readonly inputs: {
+    readonly found: number;
+    readonly skipped: readonly { readonly path: string; readonly reason: string }[];
+    /** Already done in the ledger: nothing to spend. */
+    readonly done: number;
+    /** In the ledger and not finished: the next run continues them. */
+    readonly inProgress: number;
+    /** Held or failed in the ledger: not counted as work (they wait for `retry` or a change). */
+    readonly held: number;
+    readonly failed: number;
+    /** New photos plus those in progress. */
+    readonly toDo: number;
+  };
+  readonly steps: readonly PlanStep[];
+  /** The fewest calls the work needs: one upload per new file, a create and a poll per step attempt. */
+  readonly calls: { readonly uploads: number; readonly creates: number; readonly polls: number; readonly total: number };
+  /** With the ledger's own calls per step so far, when it has finished a few steps. */
+  readonly callsAtObservedRate: number | null;
+  readonly credits: {
+    /** Sum over the steps whose cost is known. */
+    readonly known: number;
+    /** Capabilities whose cost is unknown (the spec does not state it; set it with --cost). */
+    readonly unknownFor: readonly string[];
+    /** The total, or null when any step's cost is unknown. */
+    readonly needed: number | null;
+  };
+  readonly time: {
+    readonly keys: number;
+    readonly limits: { readonly callsPerMinute: number; readonly callsPerHour: number; readonly activeTasks: number };
+    readonly failRate: number;
+    readonly ms: number;
+    readonly binds: Bound;
+    readonly hourMs: number;
+    readonly minuteMs: number;
+    readonly slotsMs: number;
+    /** Calls already in the busiest key's last hour (the run inherits them). */
+    readonly usedHour: number;
+  };
+  readonly account:
+    | { readonly checked: false; readonly why: string }
+    | {
+        readonly checked: true;
+        readonly key: string;
+        readonly credits: Credits | null;
+        readonly enough: boolean | null;
+        readonly error: string | null;
+        readonly requestId: string | null;
+        /** The answer was an account problem a run would stop on (401, 24403, 20601). */
+        readonly accountStop: boolean;
+      };
+}
+
+const BEFORE_UPLOAD: ReadonlySet<ItemState> = new Set(['queued', 'uploading']);
+const AFTER_TASK: ReadonlySet<ItemState> = new Set(['succeeded', 'downloading']);
+
+/**
+ * `darkroom plan <jobs.yaml>`: a dry run. Finds the inputs as `run` would, reads the ledger
+ * if there is one (never creating it), and says what the job needs: calls, credits and the
+ * shortest time the limits allow (DESIGN.md § Scheduling). With a key set, one GET
+ * /api/v1/credits compares the need with the account; nothing else is sent, no task is
+ * created and nothing is uploaded.
+ */
+export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCode: number; text: string; plan: PlanResult }> {
+  const config = loadConfig(args.jobs, { baseUrl: args.baseUrl, ledger: args.ledger, env: io.env });
+  requireInputDir(config);
+  const failRate = args.failRate ?? 0;
+  const a = expectedAttempts(failRate);
+
+  const found = await clock.io(discover(config));
+  const ledgerExists = existsSync(config.ledger);
+  let states = new Map<string, { state: ItemState; step: number }>();
+  let facts: ProgressFacts | null = null;
+  let windows: Record<string, { lastMinute: number; lastHour: number }> = {};
+  if (ledgerExists) {
+    const reader = ProgressReader.open(config.ledger);
+    try {
+      const now = clock.now();
+      states = reader.itemStates();
+      facts = reader.read(now);
+      windows = reader.callWindows(now);
+    } finally {
+      reader.close();
+    }
+  }
+
+  const S = config.steps.length;
+  const skipped: { path: string; reason: string }[] = [];
+  let done = 0;
+  let inProgress = 0;
+  let held = 0;
+  let failed = 0;
+  let uploads = 0;
+  let toDo = 0;
+  const stepPhotos = new Array<number>(S).fill(0);
+  for (const f of found) {
+    const known = states.get(f.relPath);
+    if (known?.state === 'skipped' || (!known && f.skipReason)) {
+      skipped.push({ path: f.relPath, reason: f.skipReason ?? 'skipped in the ledger' });
+      continue;
+    }
+    if (known?.state === 'done') {
+      done++;
+      continue;
+    }
+    if (known?.state === 'held') {
+      held++;
+      continue;
+    }
+    if (known?.state === 'failed') {
+      failed++;
+      continue;
+    }
+    if (known) inProgress++;
+    toDo++;
+    // URL inputs (http/https) are given to the service as they are: no upload.
+    const isUrl = /^https?:\/\//.test(f.srcPath);
+    if (!isUrl && (!known || BEFORE_UPLOAD.has(known.state))) uploads++;
+    const from = known ? known.step + (AFTER_TASK.has(known.state) ? 1 : 0) : 0;
+    for (let i = from; i < S; i++) stepPhotos[i]!++;
+  }
+
+  const steps = config.steps.map((st, i) => planStep(st.capability, i, stepPhotos[i]!, config, args, facts));
+  const stepAttempts = stepPhotos.reduce((sum, n) => sum + n * a, 0);
+  const creates = Math.ceil(stepAttempts);
+  const calls = { uploads, creates, polls: creates, total: uploads + 2 * creates };
+  let callsAtObservedRate: number | null = null;
+  if (facts) {
+    const stepsDone = facts.byStep.reduce((n, r) => n + (r.state === 'skipped' ? 0 : r.n * (r.step + (r.state === 'done' || AFTER_TASK.has(r.state) ? 1 : 0))), 0);
+    if (stepsDone >= 3) callsAtObservedRate = Math.round(uploads + stepAttempts * Math.max(2, facts.callsByKind.task / stepsDone));
+  }
+
+  const unknownFor = [...new Set(steps.filter((s) => s.creditsPerImage === null && s.photos > 0).map((s) => s.capability))];
+  const known = steps.reduce((sum, s) => sum + (s.creditsPerImage ?? 0) * s.photos, 0);
+  const credits = { known, unknownFor, needed: unknownFor.length > 0 ? null : known };
+
+  const keyCount = config.keyEnvs.length;
+  const keyFps = config.keyEnvs.map((n) => io.env[n]?.trim()).filter((k): k is string => Boolean(k));
+  const used = Object.entries(windows).map(([, w]) => w.lastHour);
+  const usedHour = Math.max(0, ...used);
+  const taskMs = steps.reduce((sum, s) => sum + s.photos * a * s.latencyMs, 0);
+  const e = estimate({ keys: keyCount, limits: config.limits, calls: calls.total, taskMs, usedHour: [usedHour] });
+  const time = {
+    keys: keyCount,
+    limits: { callsPerMinute: config.limits.callsPerMinute, callsPerHour: config.limits.callsPerHour, activeTasks: config.limits.activeTasks },
+    failRate,
+    ms: e.ms,
+    binds: e.binds,
+    hourMs: e.hourMs,
+    minuteMs: e.minuteMs,
+    slotsMs: e.slotsMs,
+    usedHour,
+  };
+
+  const account = await checkAccount(config, io, credits, keyFps.length > 0);
+  const plan: PlanResult = {
+    jobsFile: config.file,
+    ledgerFile: config.ledger,
+    ledgerExists,
+    inputs: { found: found.length, skipped, done, inProgress, held, failed, toDo },
+    steps,
+    calls,
+    callsAtObservedRate,
+    credits,
+    time,
+    account,
+  };
+  // Exit 3 when the account check found a problem a run would stop on (bad key, not
+  // subscribed, or fewer credits than the known need); 0 otherwise, the check failing or not.
+  const accountProblem = account.checked && (account.enough === false || account.accountStop);
+  const exitCode = accountProblem ? EXIT.account : EXIT.ok;
+  return { exitCode, plan, text: args.json ? JSON.stringify(plan) : formatPlan(plan) };
+}
+
+function planStep(capability: string, index: number, photos: number, config: Config, args: PlanArgs, facts: ProgressFacts | null): PlanStep {
+  const fromFlag = args.costs?.[capability];
+  // `credits:` in the jobs file (README § plan): read when the config carries it.
+  const fromConfig = (config as Config & { credits?: Readonly<Record<string, number | undefined>> }).credits?.[capability];
+  const fromSpec = isCapability(capability) ? CAPABILITIES[capability].credits : null;
+  const [creditsPerImage, creditsFrom] =
+    fromFlag !== undefined
+      ? [fromFlag, 'flag' as const]
+      : fromConfig !== undefined
+        ? [fromConfig, 'config' as const]
+        : fromSpec !== null
+          ? [fromSpec, 'spec' as const]
+          : [null, null];
+  const seen = facts?.latency.find((l) => l.capability === capability);
+  const hint = facts?.waitHints.find((l) => l.capability === capability);
+  const [latencyMs, latencyFrom] =
+    args.latencyS !== undefined
+      ? [args.latencyS * 1000, 'flag' as const]
+      : seen
+        ? [seen.meanMs, 'ledger' as const]
+        : hint
+          ? [hint.meanMs, 'hint' as const]
+          : [ASSUMED_LATENCY_MS, 'assumed' as const];
+  return { index, capability, photos, creditsPerImage, creditsFrom, latencyMs, latencyFrom };
+}
+
+async function checkAccount(config: Config, io: PlanIo, need: PlanResult['credits'], keySet: boolean): Promise<PlanResult['account']> {
+  if (!keySet) return { checked: false, why: `no key in ${config.keyEnvs.join(' / ')}: set it to compare the need with the account's credits` };
+  if (config.baseUrl === null) return { checked: false, why: 'no service.baseUrl (or DARKROOM_BASE_URL / --base-url): the account was not asked' };
+  const name = config.keyEnvs.find((n) => io.env[n]?.trim())!;
+  const value = io.env[name]!.trim();
+  const key: ResolvedKey = { env: name, key: value, fingerprint: fingerprintKey(value) };
+  const target = { keys: [key], baseUrl: config.baseUrl, timeoutMs: config.timeoutMs, ledgerFile: config.ledger, config };
+  try {
+    const c = await withAccountClient(target, key, io, (client) => client.credits());
+    // With a step of unknown cost, only "fewer than the known part" is a definite no.
+    const enough = need.needed !== null ? c.remainingCredit >= need.needed : c.remainingCredit < need.known ? false : null;
+    return { checked: true, key: key.fingerprint, credits: c, enough, error: null, requestId: null, accountStop: false };
+  } catch (err) {
+    if (!isApiError(err)) throw err;
+    return { checked: true, key: key.fingerprint, credits: null, enough: null, error: err.message, requestId: err.requestId, accountStop: err.kind === 'stop-account' };
+  }
+}
+
+function formatPlan(p: PlanResult): string {
+  const rel = (f: string) => path.relative(process.cwd(), f) || f;
+  const L: string[] = [];
+  const i = p.inputs;
+  L.push(`plan     ${rel(p.jobsFile)} · ledger ${rel(p.ledgerFile)}${p.ledgerExists ? '' : ' (none yet: this would be the first run)'}`);
+  L.push(
+    `inputs   ${i.found} found · ${i.skipped.length} skipped · ${i.done} already done · ${i.toDo} to do${i.inProgress ? ` (${i.inProgress} in progress)` : ''}${i.held ? ` · ${i.held} held (see darkroom retry --held)` : ''}${i.failed ? ` · ${i.failed} failed` : ''}`,
+  );
+  for (const s of i.skipped.slice(0, 20)) L.push(`skipped  ${s.path}: ${s.reason}`);
+  if (i.skipped.length > 20) L.push(`skipped  … and ${i.skipped.length - 20} more (plan --json lists them all)`);
+  for (const s of p.steps) {
+    const cost =
+      s.creditsPerImage === null
+        ? `credits unknown (the spec states none for ${s.capability}; give --cost ${s.capability}=N)`
+        : `${s.creditsPerImage} credit(s) per image (${s.creditsFrom === 'spec' ? 'the spec' : s.creditsFrom === 'config' ? 'the config' : '--cost'})`;
+    const lat = `tasks of ~${formatDuration(s.latencyMs)} (${s.latencyFrom === 'ledger' ? 'measured in the ledger' : s.latencyFrom === 'flag' ? '--latency' : s.latencyFrom === 'hint' ? "the service's waitTime hints" : 'assumed'})`;
+    L.push(`step ${s.index + 1}   ${s.capability}: ${s.photos} photo(s) · ${cost} · ${lat}`);
+  }
+  const c = p.calls;
+  L.push(
+    `calls    at least ${c.total}: ${c.uploads} upload(s) + ${c.creates} create(s) + ${c.polls} poll(s)${p.time.failRate ? ` (${(p.time.failRate * 100).toFixed(0)}% FAIL assumed)` : ''}; every call counts against the limits` +
+      (p.callsAtObservedRate !== null ? ` · ~${p.callsAtObservedRate} at this ledger's calls per step so far` : ''),
+  );
+  const cr = p.credits;
+  L.push(
+    cr.needed !== null
+      ? `credits  ${cr.needed} needed (FAIL and ERROR are refunded)`
+      : cr.known > 0
+        ? `credits  at least ${cr.known} needed, plus the unknown cost of ${cr.unknownFor.join(', ')} (give --cost CAPABILITY=N)`
+        : `credits  unknown: the spec gives no cost for ${cr.unknownFor.join(', ')} (give --cost CAPABILITY=N)`,
+  );
+  const t = p.time;
+  L.push(
+    `time     at best ${formatDuration(t.ms)} with ${t.keys} key(s) at ${t.limits.callsPerMinute}/min, ${t.limits.callsPerHour}/h and ${t.limits.activeTasks} tasks each — ${t.binds} bound (hour ${formatDuration(t.hourMs)} · minute ${formatDuration(t.minuteMs)} · slots ${formatDuration(t.slotsMs)})${t.usedHour ? `; ${t.usedHour} calls already in the last hour count` : ''}`,
+  );
+  const acc = p.account;
+  if (!acc.checked) L.push(`account  not checked: ${acc.why}`);
+  else if (acc.credits) {
+    const need = cr.needed ?? cr.known;
+    const verdict =
+      acc.enough === true ? 'enough' : acc.enough === false ? `NOT enough: ${need - acc.credits.remainingCredit} short` : 'enough for the known part; the rest depends on the unknown costs';
+    L.push(
+      cr.needed === null && cr.known === 0
+        ? `account  key ${acc.key}: ${acc.credits.remainingCredit} credits remaining (of ${acc.credits.totalCredit}); the need is unknown`
+        : `account  key ${acc.key}: ${acc.credits.remainingCredit} credits remaining (of ${acc.credits.totalCredit}) for ${cr.needed === null ? `at least ${need}` : need} needed — ${verdict}`,
+    );
+  } else L.push(`account  key ${acc.key}: could not read the credits: ${acc.error}`);
+  L.push(
+    `note     a dry run: no task created, nothing uploaded, no ledger created${acc.checked ? `; the account check was 1 call (GET /api/v1/credits), counted in the key's windows${p.ledgerExists ? ' and recorded in the ledger' : ''}` : ''}`,
+  );
+  return L.join('\n');
+}
+
+/** `--cost restore=1 --cost upscale=2` → { restore: 1, upscale: 2 }; a malformed one is a usage error (exit 2). */
+export function parseCosts(values: readonly (string | number)[] | undefined): Record<string, number> | undefined {
+  if (!values || values.length === 0) return undefined;
+  const out: Record<string, number> = {};
+  for (const v of values) {
+    const m = /^([a-z0-9-]+)=(\d+(?:\.\d+)?)$/.exec(String(v).trim());
+    if (!m || !isCapability(m[1]!)) {
+      throw new ConfigError('--cost', '', `expected CAPABILITY=CREDITS with one of ${Object.keys(CAPABILITIES).join('|')}, got ${JSON.stringify(String(v))}`);
+    }
+    out[m[1]!] = Number(m[2]);
+  }
+  return out;
+}

@@ -1,0 +1,126 @@
+import path from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { loadConfig } from '../config/index.js';
+import { acquireRunLock, Ledger, type HeldItem } from '../ledger/index.js';
+import { EXIT } from './errors.js';
+
+export interface RetryArgs {
+  readonly jobs?: string | undefined;
+  readonly ledger?: string | undefined;
+  /** What to retry; `--held` is the only kind so far, and must be named. */
+  readonly held: boolean;
+  /** Skip the question (scripts, cron). */
+  readonly yes: boolean;
+}
+
+export interface RetryIo {
+  readonly env: NodeJS.ProcessEnv;
+  /** Whether a person can be asked (stdin and stderr are a terminal). */
+  readonly interactive: boolean;
+  /** Ask a yes/no question; resolves true only for an explicit yes. */
+  readonly ask: (question: string) => Promise<boolean>;
+}
+
+export interface RetryOutcome {
+  readonly exitCode: number;
+  /** Results, for stdout. */
+  readonly stdout: string;
+  /** The warning, a refusal or a note, for stderr. */
+  readonly stderr: string;
+}
+
+/**
+ * `darkroom retry --held`: put held photos back to work, after saying plainly that a
+ * create whose outcome was unknown may already have been charged, so sending it again can
+ * charge a second time (L2). Without a terminal to ask on and without `--yes` it refuses
+ * (exit 2): an unattended script must say yes explicitly.
+ */
+export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryOutcome> {
+  if (!args.held) {
+    return { exitCode: EXIT.usage, stdout: '', stderr: 'darkroom: name what to retry: --held (the only kind so far)' };
+  }
+  const file = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }).ledger : path.resolve(args.ledger ?? 'darkroom.db');
+  const reader = Ledger.open(file, { readonly: true });
+  let held: HeldItem[];
+  try {
+    held = reader.held.list();
+  } finally {
+    reader.close();
+  }
+  if (held.length === 0) return { exitCode: EXIT.ok, stdout: `nothing is held in ${file}`, stderr: '' };
+
+  const warning = describeHeld(held);
+  if (!args.yes) {
+    if (!io.interactive) {
+      return {
+        exitCode: EXIT.usage,
+        stdout: '',
+        stderr:
+          `${warning}\n` +
+          `darkroom: retry --held needs a yes, and there is no terminal to ask on: run it in a terminal, or add --yes to accept that a second charge is possible`,
+      };
+    }
+    const yes = await io.ask(`${warning}\nRe-queue ${held.length} held photo(s)? [y/N] `);
+    if (!yes) return { exitCode: EXIT.ok, stdout: 'nothing changed: the held photos stay held', stderr: '' };
+  }
+
+  // A writer like any other: not while a run holds the ledger (L6).
+  const release = acquireRunLock(file);
+  try {
+    const ledger = Ledger.open(file);
+    try {
+      const r = ledger.held.requeue(['ambiguous', 'timeout'], 'darkroom retry --held', held.map((h) => h.id));
+      const parts = [];
+      if (r.recreated > 0) parts.push(`${r.recreated} to be created again (a second charge is possible)`);
+      if (r.repolled > 0) parts.push(`${r.repolled} to be polled again (no new create unless the task is gone or fails)`);
+      const again = args.jobs ? `darkroom run ${args.jobs}` : 'darkroom run <jobs.yaml>';
+      return {
+        exitCode: EXIT.ok,
+        stdout: `re-queued ${r.recreated + r.repolled} photo(s): ${parts.join('; ')}. Run \`${again}\` to continue.`,
+        stderr: args.yes ? warning : '',
+      };
+    } finally {
+      ledger.close();
+    }
+  } finally {
+    release();
+  }
+}
+
+/** What is held and why, with the ids to quote to support, and what a retry may cost. */
+export function describeHeld(held: readonly HeldItem[]): string {
+  const ambiguous = held.filter((h) => h.kind === 'ambiguous').length;
+  const timedOut = held.length - ambiguous;
+  const lines = [`${held.length} photo(s) held:`];
+  for (const h of held) {
+    const ids = [h.sentRequestId ? `X-Request-Id ${h.sentRequestId}` : '', h.requestId ? `requestId ${h.requestId}` : '', h.taskId ? `task ${h.taskId}` : '']
+      .filter(Boolean)
+      .join(', ');
+    lines.push(`  ${h.path}  step ${h.step + 1}, ${h.kind === 'ambiguous' ? 'create outcome unknown' : 'timed out'}${ids ? ` [${ids}]` : ''}`);
+  }
+  if (ambiguous > 0) {
+    lines.push(
+      `warning: ${ambiguous} of them were creates whose answer never arrived: the service may have made the task and will charge for it. ` +
+        'Creating them again can charge a second time (quote the ids above to support to check first).',
+    );
+  }
+  if (timedOut > 0) lines.push(`${timedOut} timed out while polling: their tasks are polled again, and created anew only if gone or failed.`);
+  return lines.join('\n');
+}
+
+/** The question on stderr, the answer from stdin; only y or yes (any case) is a yes. */
+export async function askOnTerminal(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    // End of input (Ctrl-D) closes the interface without an answer: that is a no.
+    return await new Promise<boolean>((resolve) => {
+      rl.once('close', () => resolve(false));
+      rl.question(question).then(
+        (answer) => resolve(/^\s*y(es)?\s*$/i.test(answer)),
+        () => resolve(false),
+      );
+    });
+  } finally {
+    rl.close();
+  }
+}

@@ -1,0 +1,359 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { clock } from '../clock.js';
+import { fillPattern, type Config, type OutputConfig, type StepConfig } from '../config/index.js';
+import type { InputRow, ItemRow, Ledger } from '../ledger/index.js';
+import type { Logger } from '../log.js';
+import { DownloadError } from './download.js';
+import { EXTENSIONS, sniffImage } from './inspect.js';
+import { nameFromUrl } from './urls.js';
+
+/**
+ * Output names (output.layout, output.pattern) and what is written beside an output.
+ *
+ * Each name an input goes by gets one output: mirror puts it in the input's folder under
+ * output.dir, flat puts every output in output.dir itself (a URL's name may carry folders
+ * of its own in mirror). The pattern's {name} is the input's name without extension,
+ * {step} the step whose result it is, {ext} the result's real type (background removal
+ * gives .png whatever the input was).
+ *
+ * Two names that would give the same file (flat layout, a URL list naming two lines alike,
+ * names that differ only in case or Unicode normalisation, which some file systems do not
+ * tell apart) are told apart by `~2`, `~3`… on {name}. The choice is made at discovery, in
+ * a fixed order (files by path, then URL lines), and kept in the ledger once made: a file
+ * added later never renames an output written before. Whether the extension differs does
+ * not matter, so the choice never waits for a result's type.
+ */
+
+export interface NamingOptions {
+  readonly output: OutputConfig;
+  readonly steps: readonly StepConfig[];
+}
+
+export function namingOptions(config: Config): NamingOptions {
+  return { output: config.output, steps: config.steps };
+}
+
+/** What {step} becomes for step `i`: its capability, with its number when the pipeline runs it twice. */
+export function stepLabel(steps: readonly StepConfig[], i: number): string {
+  const s = steps[i];
+  if (!s) return 'result';
+  const twice = steps.filter((x) => x.capability === s.capability).length > 1;
+  return twice ? `${i + 1}-${s.capability}` : s.capability;
+}
+
+/** Names given under another layout, pattern or last step are given again (if not yet written). */
+export function namingSignature(opts: NamingOptions): string {
+  return `${opts.output.layout}|${opts.output.pattern}|${stepLabel(opts.steps, opts.steps.length - 1)}`;
+}
+
+/** Where an input's output goes before collisions: folder under output.dir ('' = top) and {name}. */
+export function desiredName(input: Pick<InputRow, 'kind' | 'name'>, layout: OutputConfig['layout']): { dir: string; name: string } {
+  const p = path.posix.parse(input.name);
+  // A URL's name has no extension left (urls.ts took it off); a dot in it is part of the name.
+  const name = input.kind === 'file' ? p.name || p.base : p.base;
+  const dir = layout === 'mirror' && p.dir !== '.' ? p.dir : '';
+  return { dir, name };
+}
+
+/** The path under output.dir of an output, with '/'. `step` defaults to the last one. */
+export function relOutputPath(dir: string, name: string, ext: string, opts: NamingOptions, step = opts.steps.length - 1): string {
+  const last = step === opts.steps.length - 1;
+  // An intermediate of a pattern without {step} gets it before the extension: photo.restore.jpg.
+  const pattern = last || opts.output.pattern.includes('{step}') ? opts.output.pattern : opts.output.pattern.replace('{ext}', '{step}.{ext}');
+  const file = fillPattern(pattern, { name, step: stepLabel(opts.steps, step), ext });
+  return dir === '' ? file : `${dir}/${file}`;
+}
+
+function collisionKey(dir: string, name: string, opts: NamingOptions): string {
+  return relOutputPath(dir, name, '\u0000', opts).normalize('NFC').toLowerCase();
+}
+
+/**
+ * Give every current input its output name (see the file comment). Run after each
+ * discovery; names already given under the same naming are kept.
+ */
+export function assignOutputNames(ledger: Ledger, opts: NamingOptions): { given: number; renamed: number } {
+  const sig = namingSignature(opts);
+  const rows = ledger.identity.currentInputs();
+  const taken = new Set<string>();
+  const todo: InputRow[] = [];
+  for (const r of rows) {
+    if (r.naming === sig && r.out_dir !== null && r.out_name !== null) {
+      const key = collisionKey(r.out_dir, r.out_name, opts);
+      if (!taken.has(key)) {
+        taken.add(key);
+        continue;
+      }
+    }
+    todo.push(r);
+  }
+  let renamed = 0;
+  for (const r of todo) {
+    const want = desiredName(r, opts.output.layout);
+    let name = want.name;
+    for (let k = 2; taken.has(collisionKey(want.dir, name, opts)); k++) name = `${want.name}~${k}`;
+    if (name !== want.name) renamed++;
+    taken.add(collisionKey(want.dir, name, opts));
+    ledger.identity.setOutputName(r.id, want.dir, name, sig);
+  }
+  return { given: todo.length, renamed };
+}
+
+export interface OutputTarget {
+  /** The input this output is for; null for an item with no recorded names (a version-1 ledger). */
+  readonly input: InputRow | null;
+  readonly dir: string;
+  readonly name: string;
+  /** Absolute path of the final output. */
+  readonly path: string;
+}
+
+const DEFAULT_OUTPUT: OutputConfig = { dir: '', layout: 'mirror', pattern: '{name}.{ext}', keepIntermediates: false, sidecar: false };
+
+/**
+ * Every output of a finished photo, the first one being the item's own (its label's). An
+ * item with no names recorded is named from its label, as before identities existed.
+ */
+export function outputTargets(ledger: Ledger, item: ItemRow, ext: string, outputDir: string, naming?: NamingOptions): OutputTarget[] {
+  const opts = naming ?? { output: DEFAULT_OUTPUT, steps: [] };
+  const inputs = ledger.identity.inputsOf(item.id).filter((r) => r.content_hash === item.content_hash || item.content_hash === null);
+  const primary = inputs.findIndex((r) => (r.kind === 'url' ? r.src : r.name) === item.rel_path);
+  if (primary > 0) inputs.unshift(...inputs.splice(primary, 1));
+  const list =
+    inputs.length > 0
+      ? inputs.map((r) => {
+          const want = desiredName(r, opts.output.layout);
+          return { input: r, dir: r.out_dir ?? want.dir, name: r.out_name ?? want.name };
+        })
+      : [{ input: null, ...fallbackName(item, opts.output.layout) }];
+  return list.map((t) => ({ ...t, path: inside(outputDir, relOutputPath(t.dir, t.name, ext, opts), item.rel_path) }));
+}
+
+function fallbackName(item: ItemRow, layout: OutputConfig['layout']): { dir: string; name: string } {
+  if (item.content_hash?.startsWith('url:') || /^https?:\/\//.test(item.rel_path)) {
+    return { dir: '', name: nameFromUrl(item.src_path) };
+  }
+  return desiredName({ kind: 'file', name: item.rel_path }, layout);
+}
+
+/** An absolute path under outputDir, refusing any that would leave it. */
+function inside(outputDir: string, rel: string, shown: string): string {
+  const target = path.resolve(outputDir, ...rel.split('/'));
+  const back = path.relative(path.resolve(outputDir), target);
+  if (back === '' || back.startsWith('..') || path.isAbsolute(back)) {
+    throw new DownloadError('DARKROOM_OUTPUT_ESCAPE', `output path for ${shown} would leave the output folder`, true);
+  }
+  return target;
+}
+
+export interface WriteIo {
+  readonly outputDir: string;
+  readonly naming?: NamingOptions | undefined;
+  /** Write a file atomically (L4): temp file, fsync, rename, folder fsync. */
+  readonly write: (target: string, bytes: Buffer) => Promise<void>;
+  /** Fetch a result URL (intermediates), checked as the final result is. */
+  readonly fetch: (url: string) => Promise<{ bytes: Buffer; ext: string }>;
+  readonly log: Logger;
+}
+
+/** Refuse, before anything is written, to overwrite a file darkroom did not write. */
+export function checkTargets(ledger: Ledger, item: ItemRow, targets: readonly OutputTarget[]): void {
+  for (const t of targets) {
+    if (!existsSync(t.path)) continue;
+    const f = ledger.identity.fileAt(t.path);
+    if (f === undefined && !ledger.identity.isOwnFile(t.path)) {
+      throw new DownloadError('DARKROOM_OUTPUT_EXISTS', `${t.path} already exists and was not written by this ledger; move it away and run again`, true);
+    }
+    if (f !== undefined && f.kind !== 'output') {
+      throw new DownloadError('DARKROOM_OUTPUT_TAKEN', `${t.path} holds an intermediate or sidecar darkroom wrote for another output; rename the input ${item.rel_path}`, true);
+    }
+  }
+}
+
+/**
+ * Everything a finished photo gets besides its first output, which the download stage
+ * writes itself: the outputs of its other names (duplicates), the kept intermediates, the
+ * sidecars. Records every file, the first output too.
+ */
+export async function writeOtherOutputs(
+  ledger: Ledger,
+  item: ItemRow,
+  result: { bytes: Buffer; ext: string },
+  targets: readonly OutputTarget[],
+  io: WriteIo,
+): Promise<void> {
+  const opts = io.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
+  const last = Math.max(0, opts.steps.length - 1);
+  // Each file is recorded before it is renamed into place (as the first output is claimed):
+  // a crash between the two leaves a file this ledger owns, written again on the next run,
+  // not one it would refuse as a stranger's.
+  for (const [i, t] of targets.entries()) {
+    ledger.identity.recordFile({ path: t.path, itemId: item.id, inputId: t.input?.id ?? null, kind: 'output', stepIndex: last, bytes: result.bytes.length });
+    if (i > 0) await clock.io(io.write(t.path, result.bytes));
+  }
+  if (opts.output.keepIntermediates) await writeIntermediates(ledger, item, targets, opts, io);
+  if (opts.output.sidecar) {
+    for (const t of targets) await writeSidecar(ledger, item, t, result, opts, io);
+  }
+}
+
+async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readonly OutputTarget[], opts: NamingOptions, io: WriteIo): Promise<void> {
+  const attempts = ledger.identity.attemptsOf(item.id);
+  for (let step = 0; step < opts.steps.length - 1; step++) {
+    const ok = attempts.filter((a) => a.step_index === step && a.status === 'SUCCESS' && a.result_url).at(-1);
+    if (!ok) continue;
+    let got: { bytes: Buffer; ext: string };
+    try {
+      got = await io.fetch(ok.result_url!);
+    } catch (err) {
+      io.log.warn({ item: item.id, step: step + 1 }, `intermediate result of step ${step + 1} (${opts.steps[step]!.capability}) of ${item.rel_path} not kept: ${(err as Error).message}`);
+      continue;
+    }
+    for (const t of targets) {
+      const file = inside(io.outputDir, relOutputPath(t.dir, t.name, got.ext, opts, step), item.rel_path);
+      const owner = ledger.identity.fileAt(file);
+      if ((existsSync(file) && owner === undefined) || (owner !== undefined && (owner.kind !== 'intermediate' || owner.itemId !== item.id))) {
+        io.log.warn({ item: item.id, step: step + 1 }, `intermediate ${file} not written: another file has that name`);
+        continue;
+      }
+      ledger.identity.recordFile({ path: file, itemId: item.id, inputId: t.input?.id ?? null, kind: 'intermediate', stepIndex: step, bytes: got.bytes.length });
+      await clock.io(io.write(file, got.bytes));
+    }
+  }
+}
+
+export interface Sidecar {
+  readonly darkroom: 1;
+  /** The output this file describes, relative to output.dir. */
+  readonly output: string;
+  readonly type: string;
+  readonly bytes: number;
+  readonly source: { kind: 'file'; name: string; sha256: string | null; bytes: number | null } | { kind: 'url'; name: string; url: string };
+  /** Every current name of the same photo (each has an output of its own). */
+  readonly sameContent: readonly string[];
+  readonly steps: readonly {
+    step: number;
+    capability: string;
+    options: Record<string, string>;
+    taskId: string | null;
+    businessType: string | null;
+    /** Every task created for the step, the last being the one whose result was used. */
+    taskIds: readonly string[];
+    attempts: number;
+    startedAt: string | null;
+    endedAt: string | null;
+    durationMs: number | null;
+  }[];
+  readonly timings: { foundAt: string; writtenAt: string; totalMs: number; tasksMs: number };
+}
+
+export function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, result: { bytes: Buffer; ext: string }, opts: NamingOptions, outputDir: string): Sidecar {
+  const attempts = ledger.identity.attemptsOf(item.id);
+  const stepCount = Math.max(opts.steps.length, ...attempts.map((a) => a.step_index + 1));
+  const steps = Array.from({ length: stepCount }, (_, i) => {
+    const cfg = opts.steps[i];
+    const mine = attempts.filter((a) => a.step_index === i);
+    const used = mine.filter((a) => a.status === 'SUCCESS').at(-1) ?? mine.at(-1);
+    const options: Record<string, string> = {};
+    for (const k of ['mode', 'resolution', 'style', 'prompt', 'negativePrompt'] as const) if (cfg?.[k] !== undefined) options[k] = cfg[k]!;
+    return {
+      step: i + 1,
+      capability: cfg?.capability ?? used?.capability ?? 'unknown',
+      options,
+      taskId: used?.task_id ?? null,
+      businessType: used?.business_type ?? null,
+      taskIds: mine.map((a) => a.task_id),
+      attempts: mine.length,
+      startedAt: used ? iso(used.started_ms) : null,
+      endedAt: used?.ended_ms != null ? iso(used.ended_ms) : null,
+      durationMs: used?.ended_ms != null ? used.ended_ms - used.started_ms : null,
+    };
+  });
+  const now = clock.now();
+  const input = t.input;
+  const source: Sidecar['source'] =
+    input?.kind === 'url' || (!input && item.content_hash?.startsWith('url:'))
+      ? { kind: 'url', name: input?.name ?? item.rel_path, url: input?.src ?? item.src_path }
+      : {
+          kind: 'file',
+          name: input?.name ?? item.rel_path,
+          sha256: item.content_hash && /^[0-9a-f]{64}$/.test(item.content_hash) ? item.content_hash : null,
+          bytes: input?.size_bytes ?? item.size_bytes,
+        };
+  return {
+    darkroom: 1,
+    output: path.relative(outputDir, t.path).split(path.sep).join('/'),
+    type: result.ext,
+    bytes: result.bytes.length,
+    source,
+    sameContent: ledger.identity.inputsOf(item.id).map((r) => (r.kind === 'url' ? r.src : r.name)),
+    steps,
+    timings: {
+      foundAt: iso(item.created_ms),
+      writtenAt: iso(now),
+      totalMs: now - item.created_ms,
+      tasksMs: steps.reduce((a, s) => a + (s.durationMs ?? 0), 0),
+    },
+  };
+}
+
+async function writeSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, result: { bytes: Buffer; ext: string }, opts: NamingOptions, io: WriteIo): Promise<void> {
+  const file = `${t.path}.json`;
+  const owner = ledger.identity.fileAt(file);
+  if ((existsSync(file) && owner === undefined) || (owner !== undefined && owner.kind !== 'sidecar')) {
+    io.log.warn({ item: item.id }, `sidecar ${file} not written: another file has that name`);
+    return;
+  }
+  const bytes = Buffer.from(`${JSON.stringify(buildSidecar(ledger, item, t, result, opts, io.outputDir), null, 2)}\n`);
+  ledger.identity.recordFile({ path: file, itemId: item.id, inputId: t.input?.id ?? null, kind: 'sidecar', stepIndex: null, bytes: bytes.length });
+  await clock.io(io.write(file, bytes));
+}
+
+/**
+ * Names found for photos already done (a file renamed, a duplicate added after its twin
+ * was processed) get their output from the photo's existing one, without any call. When
+ * none of the photo's outputs is left on disk, the name is reported and left without one:
+ * producing it again would mean paying for the photo again.
+ */
+export async function writeOutputsOfDone(
+  ledger: Ledger,
+  io: Omit<WriteIo, 'fetch'>,
+): Promise<{ copied: number; missing: string[] }> {
+  const opts = io.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
+  let copied = 0;
+  const missing: string[] = [];
+  for (const { input, item } of ledger.identity.unwrittenOfDone()) {
+    const source = ledger.identity
+      .outputsOf(item.id)
+      .map((o) => o.path)
+      .concat(item.output_path ? [item.output_path] : [])
+      .find((p) => existsSync(p));
+    if (!source) {
+      missing.push(input.kind === 'url' ? input.src : input.name);
+      io.log.warn({ item: item.id }, `no output for ${input.name}: the photo was done before, but none of its outputs is left to copy; move its other names' outputs back, or retry it`);
+      continue;
+    }
+    const bytes = await clock.io(Promise.resolve().then(() => readFileSync(source)));
+    const type = sniffImage(bytes.subarray(0, 16));
+    const ext = type ? EXTENSIONS[type] : path.extname(source).slice(1);
+    const target = outputTargets(ledger, item, ext, io.outputDir, opts).find((t) => t.input?.id === input.id);
+    if (!target) continue;
+    try {
+      checkTargets(ledger, item, [target]);
+    } catch (err) {
+      io.log.warn({ item: item.id }, (err as Error).message);
+      missing.push(input.name);
+      continue;
+    }
+    ledger.identity.recordFile({ path: target.path, itemId: item.id, inputId: input.id, kind: 'output', stepIndex: Math.max(0, opts.steps.length - 1), bytes: bytes.length });
+    if (target.path !== source) await clock.io(io.write(target.path, bytes));
+    if (opts.output.sidecar) await writeSidecar(ledger, item, target, { bytes, ext }, opts, { ...io, fetch: () => Promise.reject(new Error('no fetch')) });
+    copied++;
+  }
+  return { copied, missing };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

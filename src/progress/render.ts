@@ -1,0 +1,124 @@
+import { formatDuration } from './model.js';
+import type { Progress } from './snapshot.js';
+
+/** NO_COLOR (https://no-color.org): present and not empty turns colour off; a non-terminal never gets colour. */
+export function colorWanted(env: NodeJS.ProcessEnv, isTTY: boolean): boolean {
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  if (env.TERM === 'dumb') return false;
+  return isTTY;
+}
+
+export interface Paint {
+  readonly green: (s: string) => string;
+  readonly red: (s: string) => string;
+  readonly yellow: (s: string) => string;
+  readonly dim: (s: string) => string;
+  readonly bold: (s: string) => string;
+}
+
+export function paint(color: boolean): Paint {
+  const wrap = (open: number, close: number) => (s: string) => (color ? `\x1b[${open}m${s}\x1b[${close}m` : s);
+  return { green: wrap(32, 39), red: wrap(31, 39), yellow: wrap(33, 39), dim: wrap(2, 22), bold: wrap(1, 22) };
+}
+
+const rate = (n: number) => (n >= 10 ? n.toFixed(0) : n.toFixed(1));
+
+function etaText(p: Progress): string {
+  if (p.pending === 0) return 'nothing left';
+  if (!p.eta) return 'ETA unknown (no limits)';
+  if (p.eta.remainingCalls === 0 && p.eta.downloadsLeft > 0) return `${p.eta.downloadsLeft} result(s) downloading; no calls left`;
+  const why = p.eta.binds === 'slots' ? 'task slots bind' : p.eta.binds === 'hour' ? 'hour window binds' : 'minute window binds';
+  return `ETA ${formatDuration(p.eta.ms)} (${why}${p.eta.basis === 'assumed' ? ', early estimate' : ''}) · ~${p.eta.remainingCalls} calls left`;
+}
+
+function keyText(k: Progress['keys'][number], p: Progress): string {
+  const lim = p.limits;
+  return lim
+    ? `tasks ${k.tasks}/${lim.activeTasks} · calls ${k.lastMinute}/${lim.callsPerMinute} this minute · ${k.lastHour}/${lim.callsPerHour} this hour`
+    : `tasks ${k.tasks} · calls ${k.lastMinute} this minute · ${k.lastHour} this hour`;
+}
+
+function problemsText(p: Progress): string {
+  const parts = [`${p.failed} failed${p.skipped ? ` (${p.skipped} skipped)` : ''}`, `${p.held} held`];
+  const last = p.problems.find((x) => x.state === 'held') ?? p.problems.find((x) => x.state === 'failed') ?? p.problems[0];
+  if (last) parts.push(`e.g. ${last.path}: ${last.reason ?? last.state}`);
+  return parts.join(' · ');
+}
+
+/**
+ * The one-line summary printed once a minute without a terminal (or with --quiet): every
+ * figure of the live display on one line, for a log file or a CI console.
+ */
+export function summaryLine(p: Progress, elapsedMs: number): string {
+  const parts = [`darkroom: ${p.done}/${p.total} done`];
+  for (const s of p.steps) {
+    if (p.steps.length > 1) parts.push(`step ${s.index + 1} ${s.capability ?? ''} ${s.done}/${s.total}`.replace('  ', ' '));
+  }
+  for (const k of p.keys) {
+    parts.push(`${p.keys.length > 1 ? `${k.key} ` : ''}tasks ${k.tasks} · calls ${k.lastMinute}/min ${k.lastHour}/h`);
+  }
+  parts.push(`${rate(p.throughput.photosPerMinute)} photos/min`);
+  parts.push(p.pending === 0 ? 'nothing left' : p.eta ? `ETA ${formatDuration(p.eta.ms)}` : 'ETA unknown');
+  parts.push(`${p.failed} failed`, `${p.held} held`, `${p.pending} pending`, `elapsed ${formatDuration(elapsedMs)}`);
+  return parts.join(' · ');
+}
+
+export interface FrameOptions {
+  readonly color: boolean;
+  /** Columns of the terminal; lines are cut to fit, never wrapped. */
+  readonly width: number;
+  readonly title: string;
+  readonly elapsedMs: number;
+  /** Draws the bar of a step (cli-progress's BarFormat in the live display). */
+  readonly bar: (fraction: number) => string;
+}
+
+/** The rows of the live display, top to bottom; one row per step and per key. */
+export function frameRows(p: Progress, o: FrameOptions): { id: string; text: string; fraction?: number }[] {
+  const c = paint(o.color);
+  const rows: { id: string; text: string; fraction?: number }[] = [];
+  rows.push({ id: 'title', text: `${c.bold('darkroom')} ${o.title} · ${c.green(`${p.done}/${p.total} photos done`)} · elapsed ${formatDuration(o.elapsedMs)}` });
+  const labelWidth = Math.max(...p.steps.map((s) => `step ${s.index + 1} ${s.capability ?? ''}`.length), 8);
+  for (const s of p.steps) {
+    const label = `step ${s.index + 1} ${s.capability ?? ''}`.padEnd(labelWidth);
+    const fraction = s.total > 0 ? s.done / s.total : 0;
+    rows.push({
+      id: `step${s.index}`,
+      text: `${label} ${c.green(o.bar(fraction))} ${s.done}/${s.total}${s.running ? c.dim(` · ${s.running} running`) : ''}`,
+      fraction,
+    });
+  }
+  for (const k of p.keys) rows.push({ id: `key:${k.key}`, text: `${'key'.padEnd(labelWidth)} ${k.key}: ${keyText(k, p)}` });
+  const perStep = p.callsPerStep === null ? '' : ` · ${p.callsPerStep.toFixed(1)} calls/step`;
+  rows.push({
+    id: 'rate',
+    text: `${'rate'.padEnd(labelWidth)} ${rate(p.throughput.photosPerMinute)} photos/min · ${rate(p.throughput.callsPerMinute)} calls/min${perStep}`,
+  });
+  rows.push({ id: 'eta', text: `${'eta'.padEnd(labelWidth)} ${etaText(p)}` });
+  const bad = p.failed + p.held > 0;
+  rows.push({ id: 'problems', text: `${'problems'.padEnd(labelWidth)} ${bad ? c.yellow(problemsText(p)) : 'none'}` });
+  return rows.map((r) => ({ ...r, text: fit(r.text, o.width) }));
+}
+
+/** Cut a line (which may hold colour codes) to `width` visible characters. */
+export function fit(s: string, width: number): string {
+  const max = Math.max(10, width - 1);
+  if (stripAnsi(s).length <= max) return s;
+  let visible = 0;
+  let out = '';
+  for (let i = 0; i < s.length && visible < max - 1; i++) {
+    const m = s[i] === '\x1b' ? /^\x1b\[[0-9;?]*[A-Za-z]/.exec(s.slice(i)) : null;
+    if (m) {
+      out += m[0];
+      i += m[0].length - 1;
+      continue;
+    }
+    out += s[i];
+    visible++;
+  }
+  return out.includes('\x1b[') ? `${out}…\x1b[0m` : `${out}…`;
+}
+
+export function stripAnsi(s: string): string {
+  return s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+}

@@ -1,0 +1,205 @@
+import type { ProblemItem, ProgressFacts } from '../ledger/index.js';
+import { ASSUMED_LATENCY_MS, estimate, type Bound, type ModelLimits } from './model.js';
+
+/**
+ * What the live display, the minute line and `darkroom status` show, computed from the
+ * ledger's facts alone (plus the job's steps and limits when the jobs file is at hand).
+ */
+export interface Progress {
+  readonly atMs: number;
+  readonly total: number;
+  readonly done: number;
+  /** Includes skipped, as in `status`. */
+  readonly failed: number;
+  readonly skipped: number;
+  readonly held: number;
+  readonly pending: number;
+  readonly steps: readonly StepProgress[];
+  readonly keys: readonly KeyProgress[];
+  readonly limits: ModelLimits | null;
+  readonly calls: { readonly total: number; readonly uploads: number; readonly tasks: number; readonly account: number };
+  readonly throughput: Throughput;
+  /** Calls per photo-step so far (creates and polls, FAIL retries included; uploads apart); null before any step ended. */
+  readonly callsPerStep: number | null;
+  readonly eta: Eta | null;
+  readonly problems: readonly ProblemItem[];
+}
+
+export interface StepProgress {
+  /** 0-based, as in the ledger; shown 1-based. */
+  readonly index: number;
+  readonly capability: string | null;
+  /** Photos past this step (its task succeeded). */
+  readonly done: number;
+  /** Photos that go through the steps (skipped inputs do not). */
+  readonly total: number;
+  /** Photos whose task for this step is running (or its create in flight). */
+  readonly running: number;
+}
+
+export interface KeyProgress {
+  /** The key's fingerprint `k_…`; never the key. */
+  readonly key: string;
+  /** Task slots in use: active tasks plus creates in flight. */
+  readonly tasks: number;
+  readonly lastMinute: number;
+  readonly lastHour: number;
+}
+
+export interface Throughput {
+  /** The window the rates are measured over, ms (at most 15 minutes, from the first call in it). */
+  readonly windowMs: number;
+  readonly photosDone: number;
+  readonly photosPerMinute: number;
+  readonly callsPerMinute: number;
+}
+
+export interface Eta {
+  /** Shortest time left under the limits, from the budget model. */
+  readonly ms: number;
+  readonly binds: Bound;
+  readonly hourMs: number;
+  readonly minuteMs: number;
+  readonly slotsMs: number;
+  /** Calls the work left needs, all keys together. */
+  readonly remainingCalls: number;
+  /** 'observed': calls per step and latencies measured in this ledger; 'assumed': not enough finished yet. */
+  readonly basis: 'observed' | 'assumed';
+  /** Photos whose last task succeeded and whose result is still to be downloaded (no API calls). */
+  readonly downloadsLeft: number;
+}
+
+export interface ProgressContext {
+  readonly now: number;
+  /** The job's steps, when the jobs file is known; otherwise the ledger's own record of them. */
+  readonly steps?: readonly { readonly capability: string }[] | undefined;
+  readonly limits?: ModelLimits | undefined;
+  /** Fingerprints of the job's keys, listed even before they made a call. */
+  readonly keys?: readonly string[] | undefined;
+}
+
+/** Creates and polls a step costs at least: one each (DESIGN.md: C* = N·(u + Σ 2·a_s)). */
+const MIN_CALLS_PER_STEP = 2;
+/** Steps finished before the measured calls per step replace the minimum. */
+const OBSERVED_AFTER = 3;
+
+const AFTER_TASK = new Set(['succeeded', 'downloading', 'done']);
+const BEFORE_UPLOAD = new Set(['queued', 'uploading']);
+const TERMINAL = new Set(['done', 'held', 'failed', 'skipped']);
+
+export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress {
+  const s = f.status;
+  // The ledger's own account of the pipeline (status.steps: the steps the last run recorded) when no jobs file is named.
+  const ledgerSteps = s.steps ?? [];
+  const seenSteps = Math.max(0, ledgerSteps.length, ...f.byStep.map((r) => r.step + 1), ...f.stepCapabilities.map((r) => r.step + 1));
+  const stepCount = ctx.steps?.length ?? seenSteps;
+  const capabilityOf = (i: number) =>
+    ctx.steps?.[i]?.capability ?? ledgerSteps[i]?.capability ?? f.stepCapabilities.find((r) => r.step === i)?.capability ?? null;
+
+  // Per step: photos past it, and photos on it with a task running.
+  const through = s.total - s.skipped;
+  const steps: StepProgress[] = [];
+  for (let i = 0; i < stepCount; i++) {
+    let done = 0;
+    let running = 0;
+    for (const r of f.byStep) {
+      if (r.state === 'skipped') continue;
+      if (r.step > i || (r.step === i && AFTER_TASK.has(r.state))) done += r.n;
+      if (r.step === i && (r.state === 'active' || r.state === 'submitting')) running += r.n;
+    }
+    steps.push({ index: i, capability: capabilityOf(i), done, total: through, running });
+  }
+
+  // Keys: the job's, then any other the ledger has seen in the last hour or with tasks.
+  const fps = new Set<string>([...(ctx.keys ?? []), ...Object.keys(s.calls.perKey), ...Object.keys(f.slots)]);
+  const keys: KeyProgress[] = [...fps].map((key) => {
+    const slot = f.slots[key];
+    const w = s.calls.perKey[key];
+    return { key, tasks: (slot?.active ?? 0) + (slot?.submitting ?? 0), lastMinute: w?.lastMinute ?? 0, lastHour: w?.lastHour ?? 0 };
+  });
+
+  // Throughput over the recent window, from its first call (a run that began 2 min ago is not diluted over 15).
+  const from = f.recent.firstCallMs === null ? ctx.now : Math.max(f.recent.sinceMs, f.recent.firstCallMs);
+  const windowMs = Math.max(0, ctx.now - from);
+  // At least a minute: 7 calls in the first 2 s are not "210 calls/min".
+  const perMin = (n: number) => (windowMs > 0 ? (n * 60_000) / Math.max(60_000, windowMs) : 0);
+  const throughput: Throughput = {
+    windowMs,
+    photosDone: f.recent.done,
+    photosPerMinute: perMin(f.recent.done),
+    callsPerMinute: perMin(f.recent.calls),
+  };
+
+  // Work left: uploads, step-tasks (a running one counts half), and their calls and task time.
+  let uploadsLeft = 0;
+  let downloadsLeft = 0;
+  let stepsLeft = 0;
+  const stepsLeftAt = new Array<number>(stepCount).fill(0);
+  for (const r of f.byStep) {
+    if (r.state === 'succeeded' || r.state === 'downloading') downloadsLeft += r.n;
+    if (TERMINAL.has(r.state) || AFTER_TASK.has(r.state)) continue;
+    if (BEFORE_UPLOAD.has(r.state)) uploadsLeft += r.n;
+    for (let i = r.step; i < stepCount; i++) {
+      const share = i === r.step && r.state === 'active' ? 0.5 : 1;
+      stepsLeftAt[i]! += share * r.n;
+      stepsLeft += share * r.n;
+    }
+  }
+  const stepsDone = steps.reduce((a, st) => a + st.done, 0);
+  const running = steps.reduce((a, st) => a + st.running, 0);
+  const measured = stepsDone + running / 2;
+  const callsPerStep = stepsDone > 0 ? f.callsByKind.task / measured : null;
+  const observed = stepsDone >= OBSERVED_AFTER && callsPerStep !== null;
+  const perStep = observed ? Math.max(MIN_CALLS_PER_STEP, callsPerStep) : MIN_CALLS_PER_STEP;
+  const remainingCalls = uploadsLeft + stepsLeft * perStep;
+
+  let taskMs = 0;
+  let latencyObserved = true;
+  for (let i = 0; i < stepCount; i++) {
+    const cap = capabilityOf(i);
+    const seen = f.latency.find((l) => l.capability === cap);
+    const hint = f.waitHints.find((l) => l.capability === cap);
+    if (!seen) latencyObserved = false;
+    taskMs += stepsLeftAt[i]! * (seen?.meanMs ?? hint?.meanMs ?? ASSUMED_LATENCY_MS);
+  }
+
+  let eta: Eta | null = null;
+  if (ctx.limits) {
+    const laneCount = Math.max(1, ctx.keys?.length ?? keys.length);
+    const e = estimate({
+      keys: laneCount,
+      limits: ctx.limits,
+      calls: remainingCalls,
+      taskMs,
+      usedHour: keys.map((k) => k.lastHour),
+    });
+    eta = {
+      ms: s.pending === 0 ? 0 : e.ms,
+      binds: e.binds,
+      hourMs: e.hourMs,
+      minuteMs: e.minuteMs,
+      slotsMs: e.slotsMs,
+      remainingCalls: Math.round(remainingCalls),
+      basis: observed && latencyObserved ? 'observed' : 'assumed',
+      downloadsLeft,
+    };
+  }
+
+  return {
+    atMs: ctx.now,
+    total: s.total,
+    done: s.done,
+    failed: s.failed,
+    skipped: s.skipped,
+    held: s.held,
+    pending: s.pending,
+    steps,
+    keys,
+    limits: ctx.limits ? { callsPerMinute: ctx.limits.callsPerMinute, callsPerHour: ctx.limits.callsPerHour, activeTasks: ctx.limits.activeTasks } : null,
+    calls: { total: s.calls.total, uploads: f.callsByKind.upload, tasks: f.callsByKind.task, account: f.callsByKind.account },
+    throughput,
+    callsPerStep,
+    eta,
+    problems: s.problems,
+  };
+}

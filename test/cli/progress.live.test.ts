@@ -1,0 +1,93 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { installClock, VirtualClock } from '../../src/clock.js';
+import { LiveProgress } from '../../src/progress/live.js';
+import { buildProgress, type Progress } from '../../src/progress/snapshot.js';
+import type { ProgressFacts } from '../../src/ledger/index.js';
+
+const LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
+
+function picture(done: number, total: number, now: number): Progress {
+  const pending = total - done;
+  const facts: ProgressFacts = {
+    status: {
+      total,
+      done,
+      failed: 0,
+      skipped: 0,
+      held: 0,
+      pending,
+      states: { queued: pending, uploading: 0, uploaded: 0, submitting: 0, active: 0, succeeded: 0, downloading: 0, done, held: 0, failed: 0, skipped: 0 },
+      calls: { total: done * 3, perKey: { k_test: { lastMinute: 5, lastHour: done * 3 } } },
+      problems: [],
+      steps: [],
+    },
+    byStep: [
+      { step: 0, state: 'done', n: done },
+      { step: 0, state: 'queued', n: pending },
+    ].filter((r) => r.n > 0) as ProgressFacts['byStep'],
+    slots: {},
+    callsByKind: { upload: done, task: done * 2, account: 0 },
+    recent: { sinceMs: 0, done, calls: done * 3, firstCallMs: now - 60_000 },
+    latency: [],
+    waitHints: [],
+    stepCapabilities: [],
+    failRetries: 0,
+  };
+  return buildProgress(facts, { now, steps: [{ capability: 'enhance' }], limits: LIMITS, keys: ['k_test'] });
+}
+
+let restore: (() => void) | undefined;
+afterEach(() => restore?.());
+
+describe('LiveProgress without a terminal (or --quiet)', () => {
+  it('prints one summary line a minute, and none before the first minute', () => {
+    const vc = new VirtualClock(Date.UTC(2026, 0, 1));
+    restore = installClock(vc);
+    const lines: string[] = [];
+    let done = 0;
+    const live = new LiveProgress({ mode: 'lines', line: (s) => lines.push(s), color: false, title: 'jobs.yaml', read: () => picture(done, 10, vc.now()) });
+    live.start();
+    live.poke(); // activity draws nothing in this mode
+    vc.advanceBy(59_000);
+    expect(lines).toEqual([]);
+    done = 4;
+    vc.advanceBy(1_000);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^darkroom: 4\/10 done · tasks 0 · calls 5\/min 12\/h · .* photos\/min · ETA \S+.* · 0 failed · 0 held · 6 pending · elapsed 1m 00s$/);
+    done = 10;
+    vc.advanceBy(60_000);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/^darkroom: 10\/10 done .*nothing left.* elapsed 2m 00s$/);
+    live.log('darkroom: warning: something');
+    expect(lines[2]).toBe('darkroom: warning: something');
+    live.stop();
+    vc.advanceBy(600_000);
+    expect(lines).toHaveLength(3);
+    expect(vc.pendingTimers()).toBe(0);
+  });
+});
+
+describe('LiveProgress on a terminal', () => {
+  it('draws rows in place with cli-progress (cursor moves, bar, figures), warnings above them, and restores the cursor', () => {
+    const vc = new VirtualClock(Date.UTC(2026, 0, 1));
+    restore = installClock(vc);
+    let written = '';
+    const stream = { isTTY: true, columns: 120, write: (s: string) => ((written += s), true) };
+    let done = 3;
+    const live = new LiveProgress({ mode: 'tty', stream, line: () => undefined, color: false, title: 'jobs.yaml', read: () => picture(done, 12, vc.now()) });
+    live.start();
+    live.log('darkroom: warning: upload will be retried (item 3)');
+    done = 12;
+    vc.advanceBy(1_000);
+    live.stop();
+    expect(written).toContain('\x1b[?25l'); // cursor hidden while drawing
+    expect(written).toContain('\x1b[?25h'); // and shown again
+    expect(written).toMatch(/\x1b\[\d+A/); // rows redrawn in place
+    expect(written).toContain('step 1 enhance');
+    expect(written).toContain('█'.repeat(24)); // the full bar at the end
+    expect(written).toContain('12/12');
+    expect(written).toContain('k_test: tasks 0/3 · calls 5/100 this minute');
+    expect(written).toContain('darkroom: warning: upload will be retried (item 3)');
+    expect(written).not.toMatch(/\x1b\[3\dm/); // no colour was asked for
+  });
+});

@@ -1,0 +1,365 @@
+/**
+ * The crash test (issue 4, point 9): the real CLI (bin/darkroom.js, built) against the HTTP
+ * simulator under the hostile fault profile, killed with SIGKILL again and again, restarted
+ * each time until the job is finished; then the result is compared with a clean run's.
+ *
+ * Kills come two ways, alternating at random:
+ * - `DARKROOM_CRASH_AT=<phase>:<n>` (src/ledger/crashpoint.ts): the process kills itself at
+ *   the n-th upload answer, create answer, poll answer, download (temp file written, not yet
+ *   renamed), output (renamed, not yet marked done) or ledger write (inside a transaction).
+ *   Phases are taken in turn, so every one of them is hit; n is drawn so the kills spread
+ *   over the whole job rather than bunching at its start.
+ * - a SIGKILL from outside after a random delay: whatever the process was doing.
+ *
+ * Held photos (a create whose answer was lost, to the fault or to a kill) are checked to be
+ * listed by `darkroom status` with their reason, then released by `darkroom retry --held
+ * --yes` — an operator's decision, so their second create is expected — and the loop goes
+ * on until every photo is done.
+ *
+ * What is checked at the end: every input has exactly one output, byte-identical to the
+ * clean run's; the simulator's audit shows one create per photo except photos the ledger
+ * held as ambiguous (or whose task vanished and was, as recorded, created again); no
+ * create the ledger does not know of; no temp file left; `PRAGMA integrity_check` ok.
+ */
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { stringify } from 'yaml';
+import { CRASH_PHASES, type CrashPhase } from '../../src/ledger/crashpoint.js';
+import type { FaultConfig, FaultProfileName } from '../../src/sim/faults.js';
+import { startSim, type RunningSim } from '../../src/sim/server.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
+import { makeTempDir, writePhoto } from '../helpers/job.js';
+
+export interface CrashTestOptions {
+  readonly photos: number;
+  /** Kills to make at least; the loop keeps killing until this many SIGKILLs landed. */
+  readonly kills: number;
+  readonly seed: number;
+  /** Fault profile of the hostile simulator. Default 'hostile'. */
+  readonly faults?: FaultProfileName | FaultConfig;
+  /** Call limits of the simulator and the job (default the spec's 100/min, 1000/h, 3 tasks). */
+  readonly limits?: { callsPerMinute: number; callsPerHour: number; activeTasks: number };
+  /** Median task latency of the simulator, ms. Default 800. */
+  readonly latencyMs?: number;
+  /** Per-call timeout of the client, ms (the hostile profile's slow answers take 35 s). Default 3000. */
+  readonly timeoutMs?: number;
+  /** Longest any single run may take before the test gives up on it. Default 180 s. */
+  readonly runTimeoutMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+export interface CrashReport {
+  readonly photos: number;
+  readonly runs: number;
+  readonly kills: number;
+  readonly killsByPhase: Record<string, number>;
+  /** How many photos had 1, 2, … creates, by the simulator's audit. */
+  readonly createsPerPhoto: Record<string, number>;
+  /** Photos held (create outcome unknown) at some point, with the reason status gave. */
+  readonly held: { path: string; reason: string }[];
+  /** Photos whose task vanished and was created again (recorded as EXPIRED). */
+  readonly recreatedAfterVanish: number;
+  readonly retries: number;
+  readonly accountStops: number;
+  readonly faults: Record<string, number>;
+  readonly integrity: string;
+  readonly tempFilesLeft: number;
+  readonly mismatches: string[];
+  readonly problems: string[];
+  readonly cleanMs: number;
+  readonly crashMs: number;
+}
+
+const KEY = 'crash-test-key-0f1e2d3c4b5a';
+const TEMP_SUFFIX = '.darkroom-tmp';
+
+/** Photos: distinct small images in nested folders, three formats, some odd names. */
+async function writePhotos(dir: string, n: number): Promise<string[]> {
+  const rels: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const format = i % 5 === 3 ? 'png' : i % 5 === 4 ? 'webp' : 'jpeg';
+    const ext = format === 'jpeg' ? 'jpg' : format;
+    const folder = i % 4 === 0 ? '' : `roll ${i % 4}/`;
+    const name = i % 13 === 7 ? `frame ${i} — “café”` : `frame-${String(i).padStart(3, '0')}`;
+    const rel = `${folder}${name}.${ext}`;
+    await writePhoto(path.join(dir, rel), i, format);
+    rels.push(rel);
+  }
+  return rels.sort();
+}
+
+function jobFile(dir: string, opts: { timeoutMs: number; limits?: CrashTestOptions['limits'] }): string {
+  const file = path.join(dir, 'jobs.yaml');
+  writeFileSync(
+    file,
+    stringify({
+      service: { apiKeyEnv: 'DARKROOM_TEST_KEY', timeoutMs: opts.timeoutMs },
+      ...(opts.limits ? { limits: opts.limits } : {}),
+      input: { dir: './photos' },
+      output: { dir: './out' },
+      steps: [{ capability: 'enhance', mode: 'general' }],
+      ledger: './state/darkroom.db',
+      log: { level: 'info' },
+    }),
+  );
+  return file;
+}
+
+/** Output files under `out` (temp files apart), by their path without extension. */
+function outputs(out: string): { byStem: Map<string, string[]>; temps: string[] } {
+  const byStem = new Map<string, string[]>();
+  const temps: string[] = [];
+  if (!existsSync(out)) return { byStem, temps };
+  for (const e of readdirSync(out, { recursive: true, withFileTypes: true })) {
+    if (!e.isFile()) continue;
+    const rel = path.relative(out, path.join(e.parentPath, e.name)).split(path.sep).join('/');
+    if (e.name.endsWith(TEMP_SUFFIX)) {
+      temps.push(rel);
+      continue;
+    }
+    const stem = rel.replace(/\.[^./]+$/, '');
+    byStem.set(stem, [...(byStem.get(stem) ?? []), rel]);
+  }
+  return { byStem, temps };
+}
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const sourceId = (file: string) => sha(readFileSync(file)).slice(0, 16);
+
+function statusJson(r: CliResult): { total: number; done: number; failed: number; held: number; pending: number; problems: { path: string; state: string; reason: string | null; sentRequestId: string | null }[] } {
+  if (r.code !== 0) throw new Error(`darkroom status failed (exit ${r.code}): ${r.stderr.trim()}`);
+  return JSON.parse(r.stdout);
+}
+
+/** A small seeded generator, so a seed replays the same kill plan. */
+function rng(seed: number): () => number {
+  let s = (seed * 2654435761) >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 4294967296;
+  };
+}
+
+/** Typical count of each phase per photo still pending, to spread n over the work left. */
+const PER_PHOTO: Record<CrashPhase, number> = { upload: 1, create: 1, poll: 1.5, download: 1, output: 1, ledger: 4 };
+/** The n-th occurrence is counted per process: a restart starts counting again, so n stays small. */
+const MAX_N: Record<CrashPhase, number> = { upload: 8, create: 8, poll: 12, download: 8, output: 8, ledger: 30 };
+
+export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
+  const log = opts.log ?? (() => {});
+  const timeoutMs = opts.timeoutMs ?? 3000;
+  const runTimeoutMs = opts.runTimeoutMs ?? 180_000;
+  const simBase = { keys: [KEY], seed: opts.seed, latency: { medianMs: opts.latencyMs ?? 800, sigma: 0.5 }, ...(opts.limits ? { limits: opts.limits } : {}) };
+  const root = makeTempDir('darkroom-crash-');
+  const problems: string[] = [];
+  const sims: RunningSim[] = [];
+  try {
+    const photosDir = path.join(root, 'photos-src');
+    const rels = await writePhotos(photosDir, opts.photos);
+
+    // 1. The clean run: no faults, no kills.
+    const cleanDir = path.join(root, 'clean');
+    mkdirSync(cleanDir);
+    cpSync(photosDir, path.join(cleanDir, 'photos'), { recursive: true });
+    const cleanJob = jobFile(cleanDir, { timeoutMs: 30_000, limits: opts.limits });
+    const clean = await startSim({ ...simBase, faults: 'none' });
+    sims.push(clean);
+    const t0 = Date.now();
+    const c = await runCli(['run', cleanJob, '--base-url', clean.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY }, { timeoutMs: runTimeoutMs * 2 });
+    const cleanMs = Date.now() - t0;
+    if (c.code !== 0) throw new Error(`the clean run failed (exit ${c.code}): ${c.stderr.slice(-500)}`);
+    log(`clean run: ${opts.photos} photos in ${(cleanMs / 1000).toFixed(1)} s`);
+
+    // 2. The hostile run, killed again and again.
+    const dir = path.join(root, 'crash');
+    mkdirSync(dir);
+    cpSync(photosDir, path.join(dir, 'photos'), { recursive: true });
+    const job = jobFile(dir, { timeoutMs, limits: opts.limits });
+    const ledgerFile = path.join(dir, 'state', 'darkroom.db');
+    const sim = await startSim({ ...simBase, faults: opts.faults ?? 'hostile' });
+    sims.push(sim);
+    const random = rng(opts.seed);
+    const killsByPhase: Record<string, number> = {};
+    let kills = 0;
+    let runs = 0;
+    let retries = 0;
+    let accountStops = 0;
+    let nextPhase = 0;
+    const held = new Map<string, string>();
+    const t1 = Date.now();
+    const deadline = t1 + Math.max(600_000, opts.kills * 30_000);
+
+    for (;;) {
+      if (Date.now() > deadline) throw new Error(`gave up after ${runs} runs and ${kills} kills`);
+      const st = existsSync(ledgerFile) ? statusJson(await runCli(['status', job, '--json'])) : null;
+      const pending = st ? st.pending : opts.photos;
+      const env: Record<string, string> = { DARKROOM_TEST_KEY: KEY };
+      let plan = 'none';
+      let timer: NodeJS.Timeout | undefined;
+      const killing = kills < opts.kills && pending > 0;
+      const inside = killing && random() < 0.7;
+      if (inside) {
+        const phase = CRASH_PHASES[nextPhase++ % CRASH_PHASES.length]!;
+        const left = Math.max(1, opts.kills - kills);
+        const span = Math.max(1, Math.round((2 * pending * PER_PHOTO[phase]) / left));
+        const n = 1 + Math.floor(random() * Math.min(span, MAX_N[phase]));
+        env.DARKROOM_CRASH_AT = `${phase}:${n}`;
+        plan = env.DARKROOM_CRASH_AT;
+      }
+      runs++;
+      const started = Date.now();
+      const p = runCli(['run', job, '--base-url', sim.apiUrl, '--quiet'], env, { timeoutMs: runTimeoutMs });
+      if (killing && !inside) {
+        const delay = 150 + Math.floor(random() * 2500);
+        plan = `timer:${delay}ms`;
+        timer = setTimeout(() => p.child.kill('SIGKILL'), delay);
+      }
+      const r = await p;
+      if (timer) clearTimeout(timer);
+      if (r.signal === 'SIGKILL') {
+        if (plan === 'none' || Date.now() - started >= runTimeoutMs) {
+          throw new Error(`run ${runs} hung for ${runTimeoutMs} ms and was killed by the test: ${r.stderr.slice(-800)}`);
+        }
+        kills++;
+        const key = plan.startsWith('timer') ? 'random moment' : plan.split(':')[0]!;
+        killsByPhase[key] = (killsByPhase[key] ?? 0) + 1;
+        log(`run ${runs}: SIGKILL (${plan}) · kill ${kills}`);
+        continue;
+      }
+      log(`run ${runs}: exit ${r.code}${plan !== 'none' ? ` (plan ${plan} not reached)` : ''}`);
+      if (r.code === 3) {
+        accountStops++; // an injected 24403: the account "recovers", run again
+        continue;
+      }
+      if (r.code !== 0 && r.code !== 1) throw new Error(`run ${runs} exited ${r.code}: ${r.stderr.slice(-800)}`);
+      const s = statusJson(await runCli(['status', job, '--json']));
+      if (s.pending > 0) continue;
+      if (s.failed > 0) {
+        throw new Error(`photos failed: ${JSON.stringify(s.problems.filter((x) => x.state !== 'held'))}`);
+      }
+      if (s.held === 0) break;
+      // Every held photo is listed by status, with its reason and the X-Request-Id sent.
+      const human = (await runCli(['status', job])).stdout;
+      for (const h of s.problems.filter((x) => x.state === 'held')) {
+        if (!h.reason || !h.sentRequestId) problems.push(`held ${h.path} listed without reason or X-Request-Id`);
+        if (!human.includes(h.path) || !human.includes(h.sentRequestId ?? '\u0000')) problems.push(`held ${h.path} missing from \`darkroom status\``);
+        held.set(h.path, h.reason ?? '');
+      }
+      const rt = await runCli(['retry', '--held', '--yes', job]);
+      if (rt.code !== 0) throw new Error(`retry --held failed: ${rt.stderr}`);
+      retries++;
+      log(`retry --held: ${s.held} photo(s) re-queued`);
+    }
+    const crashMs = Date.now() - t1;
+
+    // 3. The checks.
+    const db = new Database(ledgerFile, { readonly: true, fileMustExist: true });
+    let integrity: string;
+    let recreatedAfterVanish = 0;
+    const ledgerFacts = new Map<string, { accepted: number; ambiguous: number; expired: number }>();
+    try {
+      integrity = db.pragma('integrity_check', { simple: true }) as string;
+      for (const row of db
+        .prepare(
+          `SELECT i.rel_path AS path,
+                  (SELECT COUNT(*) FROM submissions s WHERE s.item_id = i.id AND s.state = 'accepted') AS accepted,
+                  (SELECT COUNT(*) FROM submissions s WHERE s.item_id = i.id AND s.state = 'ambiguous') AS ambiguous,
+                  (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id AND a.status = 'EXPIRED') AS expired
+           FROM items i`,
+        )
+        .all() as { path: string; accepted: number; ambiguous: number; expired: number }[]) {
+        ledgerFacts.set(row.path, row);
+      }
+    } finally {
+      db.close();
+    }
+    const audit = sim.model.audit();
+    const createsHistogram: Record<string, number> = {};
+    const mismatches: string[] = [];
+    const cleanOut = outputs(path.join(cleanDir, 'out'));
+    const crashOut = outputs(path.join(dir, 'out'));
+    for (const rel of rels) {
+      const stem = rel.replace(/\.[^./]+$/, '');
+      const mine = crashOut.byStem.get(stem) ?? [];
+      const theirs = cleanOut.byStem.get(stem) ?? [];
+      if (mine.length !== 1) mismatches.push(`${rel}: ${mine.length} outputs (${mine.join(', ')})`);
+      else if (theirs.length !== 1) mismatches.push(`${rel}: the clean run has ${theirs.length} outputs`);
+      else if (mine[0] !== theirs[0]) mismatches.push(`${rel}: output ${mine[0]} but the clean run wrote ${theirs[0]}`);
+      else if (sha(readFileSync(path.join(dir, 'out', mine[0]!))) !== sha(readFileSync(path.join(cleanDir, 'out', theirs[0]!)))) {
+        mismatches.push(`${rel}: output differs from the clean run's`);
+      }
+      const creates = audit.createsPerSource[sourceId(path.join(dir, 'photos', rel))] ?? 0;
+      createsHistogram[String(creates)] = (createsHistogram[String(creates)] ?? 0) + 1;
+      const f = ledgerFacts.get(rel);
+      if (!f) {
+        problems.push(`${rel}: not in the ledger`);
+        continue;
+      }
+      if (f.expired > 0) recreatedAfterVanish++;
+      // No create the ledger does not know of: every task the service made is a submission
+      // the ledger recorded, as accepted or as ambiguous.
+      if (creates > f.accepted + f.ambiguous) problems.push(`${rel}: ${creates} creates, the ledger knows ${f.accepted} accepted + ${f.ambiguous} ambiguous`);
+      // More than one create only where the ledger held the photo as ambiguous, or recorded
+      // a vanished task created again.
+      if (creates > 1 && f.ambiguous === 0 && f.expired === 0) problems.push(`${rel}: ${creates} creates without an ambiguous create or a vanished task on record`);
+      if (creates === 0) problems.push(`${rel}: never created, yet done?`);
+    }
+    const extra = [...crashOut.byStem.keys()].filter((stem) => !rels.some((r) => r.replace(/\.[^./]+$/, '') === stem));
+    for (const e of extra) mismatches.push(`unexpected output ${e}`);
+    return {
+      photos: rels.length,
+      runs,
+      kills,
+      killsByPhase,
+      createsPerPhoto: createsHistogram,
+      held: [...held].map(([p, reason]) => ({ path: p, reason })),
+      recreatedAfterVanish,
+      retries,
+      accountStops,
+      faults: audit.faults,
+      integrity,
+      tempFilesLeft: crashOut.temps.length,
+      mismatches,
+      problems,
+      cleanMs,
+      crashMs,
+    };
+  } finally {
+    await Promise.all(sims.map((s) => s.close()));
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** The report as the lines `npm run test:crash` prints. */
+export function formatCrashReport(r: CrashReport): string {
+  const hist = Object.entries(r.createsPerPhoto)
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([n, photos]) => `${photos} photo(s) × ${n}`)
+    .join(', ');
+  const phases = Object.entries(r.killsByPhase)
+    .map(([p, n]) => `${p} ${n}`)
+    .join(', ');
+  const lines = [
+    `kills            ${r.kills} (${phases}) over ${r.runs} runs`,
+    `photos           ${r.photos}, every one with exactly one output byte-identical to the clean run's: ${r.mismatches.length === 0 ? 'yes' : `NO (${r.mismatches.length})`}`,
+    `creates/photo    ${hist}`,
+    `held items       ${r.held.length} (create outcome unknown; listed by status with reason, re-queued by retry --held ${r.retries} time(s))`,
+    ...r.held.slice(0, 20).map((h) => `                   ${h.path}: ${h.reason}`),
+    ...(r.held.length > 20 ? [`                   … and ${r.held.length - 20} more`] : []),
+    `vanished tasks   ${r.recreatedAfterVanish} photo(s) created again once, as recorded`,
+    `account stops    ${r.accountStops} (injected 24403), each run again`,
+    `faults injected  ${Object.entries(r.faults).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `temp files left  ${r.tempFilesLeft}`,
+    `integrity_check  ${r.integrity}`,
+    `time             clean run ${(r.cleanMs / 1000).toFixed(1)} s, crash run ${(r.crashMs / 1000).toFixed(1)} s`,
+  ];
+  for (const m of r.mismatches) lines.push(`MISMATCH ${m}`);
+  for (const p of r.problems) lines.push(`PROBLEM ${p}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config/index.js';
+import { cleanName, nameFromUrl, parseUrlList } from '../../src/pipeline/urls.js';
+
+function errorOf(text: string): ConfigError {
+  try {
+    parseUrlList(text, 'list.txt');
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return e as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('parseUrlList', () => {
+  it('reads one URL a line, skipping blank lines and comments, naming each after its URL', () => {
+    const list = parseUrlList(
+      '\uFEFF# scans of the 1950s box\nhttps://archive.example.org/scans/0001.jpg\n\n  http://cdn.example.org/a/b/Grand%20Mother.PNG?sig=x,y  \r\nhttps://example.org/\n',
+      'list.txt',
+    );
+    expect(list).toEqual([
+      { url: 'https://archive.example.org/scans/0001.jpg', name: '0001', line: 2 },
+      { url: 'http://cdn.example.org/a/b/Grand%20Mother.PNG?sig=x,y', name: 'Grand Mother', line: 4 },
+      { url: 'https://example.org/', name: 'example.org', line: 5 },
+    ]);
+  });
+
+  it('reads CSV with a url column and an output-name column, quoted fields included', () => {
+    const list = parseUrlList(
+      'id,URL,Name,notes\n1,https://x.test/1.jpg,grandparents/wedding,"big, old"\n2,"https://x.test/2.jpg?a=1,2","Smith, John.jpg",\n3,https://x.test/3.tif,,\n',
+      'list.csv',
+    );
+    expect(list).toEqual([
+      { url: 'https://x.test/1.jpg', name: 'grandparents/wedding', line: 2 },
+      { url: 'https://x.test/2.jpg?a=1,2', name: 'Smith, John', line: 3 },
+      { url: 'https://x.test/3.tif', name: '3', line: 4 },
+    ]);
+  });
+
+  it('reads tab-separated columns too, and a CSV with a url column only', () => {
+    expect(parseUrlList('url\toutput\nhttps://x.test/a.jpg\tfirst\n', 'l.tsv')).toEqual([{ url: 'https://x.test/a.jpg', name: 'first', line: 2 }]);
+    expect(parseUrlList('url\nhttps://x.test/a.jpg\n', 'l.csv')).toEqual([{ url: 'https://x.test/a.jpg', name: 'a', line: 2 }]);
+  });
+
+  it('stops on a bad line, naming the file and the line (exit code 2)', () => {
+    const e = errorOf('https://x.test/ok.jpg\nftp://x.test/no.jpg\n');
+    expect(e.message).toBe('list.txt: line 2: expected an http(s) image URL, got "ftp://x.test/no.jpg"');
+    expect(e.exitCode).toBe(2);
+    expect(errorOf('url,name\nnot a url,x\n').keyPath).toBe('line 2');
+    expect(errorOf('url,name\n"https://x.test/a.jpg,x\n').message).toMatch(/line 2: a quoted field is not closed/);
+    expect(errorOf('# c\n/relative/path.jpg\n').keyPath).toBe('line 2');
+  });
+});
+
+describe('output names from URL lists', () => {
+  it('are safe on every file system and never leave the output folder', () => {
+    expect(cleanName('../../etc/passwd')).toBe('etc/passwd');
+    expect(cleanName('a\\b:c*d?.jpg')).toBe('a/b_c_d_');
+    expect(cleanName('  trailing dots...  ')).toBe('trailing dots');
+    expect(cleanName('/')).toBe('');
+    expect(cleanName('фото/Ölgemälde.tiff')).toBe('фото/Ölgemälde');
+    expect(nameFromUrl('https://x.test/%E2%9C%93.webp')).toBe('✓');
+    expect(nameFromUrl('https://x.test/%ZZ.jpg')).toBe('%ZZ');
+  });
+});

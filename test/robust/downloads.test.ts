@@ -1,0 +1,209 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { WireResponse } from '../../src/api/index.js';
+import { Ledger, type ItemRow } from '../../src/ledger/index.js';
+import { silentLogger } from '../../src/log.js';
+import { downloadStage, outputPathFor, TEMP_SUFFIX, type DownloadOptions } from '../../src/pipeline/download.js';
+import { makeJob, makeTempDir } from '../helpers/job.js';
+import { simulate } from '../helpers/simulate.js';
+import { createsPerPhoto, query } from './helpers.js';
+
+/**
+ * Issue 4, point 3: downloads (L4). A whole-download deadline; an expired result URL
+ * answered by one fresh poll, then a new create if the task is gone; temp files of a
+ * killed run swept; a file the ledger did not write never overwritten; no output path
+ * outside the output folder.
+ */
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+/** An item that has finished its task, waiting for its result to be downloaded. */
+function succeededItem(ledger: Ledger, rel: string, resultUrl: string): ItemRow {
+  const [{ id }] = [ledger.items.addDiscovered([{ relPath: rel, srcPath: `/in/${rel}`, sizeBytes: 1 }]) && ledger.items.all().at(-1)!];
+  ledger.items.move(id, 'queued', 'uploading', { key_fp: 'k' });
+  ledger.items.move(id, 'uploading', 'uploaded', { input_url: 'http://x/u.jpg' });
+  const s = ledger.submissions.begin(ledger.items.get(id)!, 'enhance', 'k', `dr-${id}`);
+  ledger.submissions.accept(s, ledger.items.get(id)!, { taskId: `t${id}`, businessType: 'ENHANCE', responseRequestId: null, waitHintMs: null, pollAtMs: 0 });
+  return ledger.tasks.succeeded(ledger.items.get(id)!, resultUrl, true);
+}
+
+function options(outputDir: string, over: Partial<DownloadOptions> = {}): DownloadOptions {
+  return { outputDir, allowHttp: true, deadlineMs: 60_000, maxRetries: 5, random: () => 0.5, log: silentLogger(), ...over };
+}
+
+async function serve(handler: http.RequestListener): Promise<string> {
+  const server = http.createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe('a download', () => {
+  it('has a total deadline: a host that trickles bytes forever is cut off, and the download retried later', async () => {
+    const dir = makeTempDir();
+    cleanups.push(() => void import('node:fs').then((fs) => fs.rmSync(dir, { recursive: true, force: true })));
+    // Headers at once, then a byte every 50 ms: no idle timeout ever fires.
+    const origin = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': '100000' });
+      res.write(Buffer.from([0xff, 0xd8, 0xff]));
+      const t = setInterval(() => res.write(Buffer.from([0])), 50);
+      res.on('close', () => clearInterval(t));
+    });
+    const ledger = Ledger.open(':memory:');
+    const item = succeededItem(ledger, 'slow.jpg', `${origin}/r/slow.jpg`);
+    const started = Date.now();
+    const outcome = await downloadStage(ledger, item, options(path.join(dir, 'out'), { deadlineMs: 400 }));
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(outcome).toBe('retry');
+    expect(ledger.items.get(item.id)).toMatchObject({ state: 'succeeded', retries: 1 });
+    expect(ledger.items.get(item.id)!.reason).toMatch(/did not finish within its deadline of 400 ms/);
+    expect(existsSync(path.join(dir, 'out'))).toBe(false);
+  });
+
+  it('checks the length against Content-Length: a short body is retried, never written under the output name', async () => {
+    const dir = makeTempDir();
+    let calls = 0;
+    const jpeg = readFileSync(new URL('../../examples/photos/harbour.jpg', import.meta.url));
+    const origin = await serve((_req, res) => {
+      calls++;
+      res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(jpeg.length) });
+      if (calls === 1) res.write(jpeg.subarray(0, 1000), () => res.destroy());
+      else res.end(jpeg);
+    });
+    const ledger = Ledger.open(':memory:');
+    const item = succeededItem(ledger, 'a/b.jpg', `${origin}/r/b.jpg`);
+    const out = path.join(dir, 'out');
+    expect(await downloadStage(ledger, item, options(out))).toBe('retry');
+    expect(existsSync(path.join(out, 'a', 'b.jpg'))).toBe(false);
+    expect(await downloadStage(ledger, ledger.items.get(item.id)!, options(out))).toBe('done');
+    expect(readFileSync(path.join(out, 'a', 'b.jpg')).equals(jpeg)).toBe(true);
+    expect(readdirSync(path.join(out, 'a')).filter((f) => f.endsWith(TEMP_SUFFIX))).toEqual([]);
+  });
+});
+
+describe('an expired result URL', () => {
+  it('(403/404/410 from the result host) is answered by one fresh poll for a new URL', async () => {
+    const job = await makeJob({ photos: 6, steps: [{ capability: 'enhance' }] });
+    const ledger = Ledger.open(job.ledgerFile);
+    cleanups.push(job.cleanup, () => ledger.close());
+    // Every task's first URL expires at its first GET; the URL a later poll hands out works.
+    const r = await simulate({ job, ledger, sim: { faults: { expiredResultUrl: { probability: 1 } } } });
+    expect(r.result.status).toMatchObject({ total: 6, done: 6 });
+    expect(r.audit.faults.expiredResultUrl).toBe(6);
+    expect(Object.values(r.audit.createsPerSource)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(query(job.ledgerFile, 'SELECT url_refreshes AS n FROM attempts')).toEqual(Array(6).fill({ n: 1 }));
+    const notes = query<{ note: string }>(job.ledgerFile, "SELECT note FROM transitions WHERE from_state = 'downloading' AND to_state = 'active'");
+    expect(notes).toHaveLength(6);
+    for (const n of notes) expect(n.note).toMatch(/result URL expired \(HTTP (403|404|410) from http:\/\/results\.invalid\); polling task \S+ for a fresh URL/);
+    for (const i of ledger.items.all()) expect(i.result_url).toMatch(/\?v=2$/);
+  });
+
+  it('then a new create when the poll finds the task gone', async () => {
+    const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
+    cleanups.push(job.cleanup);
+    let doomed: string | undefined;
+    const gone = (): WireResponse => ({
+      status: 404,
+      headers: {},
+      body: Buffer.from(JSON.stringify({ code: -60404, message: 'task not found', requestId: 'srv-gone' })),
+    });
+    const r = await simulate({
+      job,
+      sim: { faults: { expiredResultUrl: { probability: 1 } } },
+      // The first task to succeed is gone by the time darkroom polls it for a fresh URL.
+      intercept: async (req, forward) => {
+        const m = /\/tasks\/[^/]+\/([^/?]+)/.exec(req.url);
+        if (m && m[1] === doomed) return gone();
+        const res = await forward();
+        if (m && doomed === undefined && res.body.includes('"SUCCESS"')) doomed = m[1];
+        return res;
+      },
+    });
+    expect(r.result.status).toMatchObject({ total: 3, done: 3 });
+    const perPhoto = createsPerPhoto(job, job.sizes.keys(), r.audit.createsPerSource);
+    expect(Object.values(perPhoto).sort()).toEqual([1, 1, 2]);
+    const expired = r.ledger.items.all().filter((i) => r.ledger.submissions.forItem(i.id).length === 2);
+    expect(expired).toHaveLength(1);
+  });
+});
+
+describe('the output folder', () => {
+  it('is swept of temp files a killed run left, and none ever carries an output name', async () => {
+    const job = await makeJob({ photos: 2, steps: [{ capability: 'enhance' }] });
+    cleanups.push(job.cleanup);
+    mkdirSync(path.join(job.outputDir, 'nested'), { recursive: true });
+    writeFileSync(path.join(job.outputDir, `.photo-1.png.1a2b3c4d${TEMP_SUFFIX}`), 'partial');
+    writeFileSync(path.join(job.outputDir, 'nested', `.x.jpg.00ff00ff${TEMP_SUFFIX}`), 'partial');
+    const r = await simulate({ job });
+    expect(r.result.tempFilesSwept).toBe(2);
+    expect(r.result.status.done).toBe(2);
+    const all = readdirSync(job.outputDir, { recursive: true }).map(String);
+    expect(all.filter((f) => f.endsWith(TEMP_SUFFIX))).toEqual([]);
+  });
+
+  it('never has a file overwritten that the ledger did not write: the photo fails naming it', async () => {
+    const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
+    cleanups.push(job.cleanup);
+    // photo-1.png comes back as photo-1.png (the simulator passes the bytes through).
+    const foreign = path.join(job.outputDir, 'photo-1.png');
+    mkdirSync(job.outputDir, { recursive: true });
+    writeFileSync(foreign, 'the operator’s own file');
+    const r = await simulate({ job });
+    expect(r.result.status).toMatchObject({ total: 3, done: 2, failed: 1 });
+    expect(r.result.status.problems[0]!.reason).toContain(`${foreign} already exists and was not written by this ledger`);
+    expect(readFileSync(foreign, 'utf8')).toBe('the operator’s own file');
+  });
+
+  it('does take back its own file, renamed into place by a run killed before it could say done', async () => {
+    const dir = makeTempDir();
+    const jpeg = readFileSync(new URL('../../examples/photos/harbour.jpg', import.meta.url));
+    const origin = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(jpeg.length) });
+      res.end(jpeg);
+    });
+    const file = path.join(dir, 'ledger.db');
+    let ledger = Ledger.open(file);
+    const item = succeededItem(ledger, 'p.jpg', `${origin}/r/p.jpg`);
+    const out = path.join(dir, 'out');
+    // The killed run: claimed the path, renamed the file there, died before `done`.
+    ledger.outputs.claim(ledger.outputs.start(item), path.join(out, 'p.jpg'));
+    mkdirSync(out);
+    writeFileSync(path.join(out, 'p.jpg'), jpeg);
+    ledger.close();
+    ledger = Ledger.open(file);
+    ledger.recover();
+    expect(await downloadStage(ledger, ledger.items.get(item.id)!, options(out))).toBe('done');
+    expect(ledger.items.get(item.id)).toMatchObject({ state: 'done', output_path: path.join(out, 'p.jpg') });
+    ledger.close();
+  });
+
+  it('no output path can leave it: not by the names, not through a symbolic link inside it', async () => {
+    const out = path.join(makeTempDir(), 'out');
+    for (const rel of ['../x.jpg', 'a/../../x.jpg', '../../etc/passwd.jpg', 'a/b/../../../x.jpg']) {
+      expect(() => outputPathFor(out, rel, 'jpg'), rel).toThrow(/would leave the output folder/);
+    }
+    expect(outputPathFor(out, 'a/..b/c.d.png', 'jpg')).toBe(path.join(out, 'a', '..b', 'c.d.jpg'));
+
+    const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] }); // one is under nested/deep/
+    cleanups.push(job.cleanup);
+    const elsewhere = makeTempDir('darkroom-elsewhere-');
+    mkdirSync(job.outputDir, { recursive: true });
+    symlinkSync(elsewhere, path.join(job.outputDir, 'nested'));
+    const r = await simulate({ job });
+    expect(r.result.status).toMatchObject({ total: 3, done: 2, failed: 1 });
+    expect(r.result.status.problems[0]!.reason).toMatch(/leads outside the output folder .* through a symbolic link/);
+    expect(readdirSync(elsewhere, { recursive: true })).toEqual([]);
+  });
+});

@@ -1,0 +1,145 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Ledger } from '../../src/ledger/index.js';
+import { silentLogger } from '../../src/log.js';
+import { downloadStage } from '../../src/pipeline/download.js';
+import { startSim } from '../../src/sim/server.js';
+import { runCli } from '../helpers/cli.js';
+import { makeJob, makeTempDir } from '../helpers/job.js';
+
+/**
+ * Issue 4, point 6 (L5): a canary key appears nowhere — stdout, stderr, the log, the
+ * ledger and its side files — and reaches no host but the API's, not even when the API
+ * answers with a redirect to another origin. The ledger and the log are owner-only files.
+ */
+
+const CANARY = 'CANARY-k3y-9f8e7d6c5b4a3210-do-not-leak';
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+async function server(handler: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen[]) => void) {
+  const seen: Seen[] = [];
+  const s = http.createServer((req, res) => {
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    req.resume();
+    req.on('end', () => handler(req, res, seen));
+  });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, seen };
+}
+
+/** Every file under `dir`, with its bytes. */
+function filesUnder(dir: string): { file: string; bytes: Buffer }[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => {
+      const file = path.join(e.parentPath, e.name);
+      return { file, bytes: readFileSync(file) };
+    });
+}
+
+const mentions = (bytes: Buffer | string) => Buffer.from(bytes).includes(Buffer.from(CANARY)) || Buffer.from(bytes).includes(Buffer.from(CANARY, 'utf16le'));
+
+describe('the key', () => {
+  it('is nowhere in output, log or ledger after a whole job under faults, and never reached the result host', async () => {
+    const sim = await startSim({ keys: [CANARY], seed: 11, latency: { medianMs: 300, sigma: 0.3 }, faults: 'flaky' });
+    cleanups.push(() => sim.close());
+    const job = await makeJob({ photos: 12, steps: [{ capability: 'enhance' }], extra: { log: { level: 'debug' } } });
+    cleanups.push(job.cleanup);
+    const r = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl], { DARKROOM_TEST_KEY: CANARY });
+    expect([0, 1, 3]).toContain(r.code);
+    const status = await runCli(['status', job.jobsFile, '--json']);
+    const report = await runCli(['report', job.jobsFile, '--out', path.join(job.dir, 'report.html')], { DARKROOM_TEST_KEY: CANARY });
+
+    for (const out of [r.stdout, r.stderr, status.stdout, status.stderr, report.stdout, report.stderr]) expect(mentions(out)).toBe(false);
+    const files = filesUnder(job.dir);
+    expect(files.some((f) => f.file.endsWith('.log'))).toBe(true);
+    expect(files.some((f) => f.file.endsWith('-wal'))).toBe(true);
+    for (const f of files) expect(mentions(f.bytes), f.file).toBe(false);
+
+    // The ledger, its WAL and shared-memory files and the log: owner-only.
+    const state = path.dirname(job.ledgerFile);
+    for (const f of readdirSync(state)) {
+      if (/\.(db|log)$|-wal$|-shm$/.test(f)) expect(statSync(path.join(state, f)).mode & 0o777, f).toBe(0o600);
+    }
+    // The result origin is a host other than the API's: the simulator records any key it saw there.
+    expect(sim.model.audit().keyLeaks).toEqual([]);
+  });
+
+  it.each([301, 302, 307, 308])('is not carried to another origin when the API answers %i', async (status) => {
+    const elsewhere = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ code: 0, message: 'ok', requestId: 'else-1', data: { imageUrl: 'http://127.0.0.1:9/x.jpg' } }));
+    });
+    const api = await server((req, res) => {
+      res.writeHead(status, { location: `${elsewhere.url}${req.url}` });
+      res.end();
+    });
+    const job = await makeJob({ photos: 2, steps: [{ capability: 'enhance' }] });
+    cleanups.push(job.cleanup);
+    const r = await runCli(['run', job.jobsFile, '--base-url', api.url], { DARKROOM_TEST_KEY: CANARY });
+
+    // The API itself got the key, as it must ...
+    expect(api.seen.length).toBeGreaterThan(0);
+    expect(api.seen.every((s) => s.headers['x-api-key'] === CANARY)).toBe(true);
+    // ... the other origin got nothing at all: a redirect is never followed.
+    expect(elsewhere.seen.filter((s) => s.headers['x-api-key'] !== undefined)).toEqual([]);
+    expect(elsewhere.seen).toEqual([]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/redirect/);
+    expect(mentions(r.stdout + r.stderr)).toBe(false);
+    for (const f of filesUnder(job.dir)) expect(mentions(f.bytes), f.file).toBe(false);
+  });
+
+  it('is not sent with result downloads, nor after a result host redirects to another origin', async () => {
+    const jpeg = readFileSync(new URL('../../examples/photos/harbour.jpg', import.meta.url));
+    const cdn = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(jpeg.length) });
+      res.end(jpeg);
+    });
+    const results = await server((req, res) => {
+      res.writeHead(307, { location: `${cdn.url}${req.url}` });
+      res.end();
+    });
+    const dir = makeTempDir();
+    const ledger = Ledger.open(':memory:');
+    ledger.items.addDiscovered([{ relPath: 'p.jpg', srcPath: '/in/p.jpg', sizeBytes: 1 }]);
+    ledger.items.move(1, 'queued', 'uploading', { key_fp: 'k' });
+    ledger.items.move(1, 'uploading', 'uploaded', { input_url: 'http://x/u.jpg' });
+    const s = ledger.submissions.begin(ledger.items.get(1)!, 'enhance', 'k', 'dr-1');
+    ledger.submissions.accept(s, ledger.items.get(1)!, { taskId: 't1', businessType: 'ENHANCE', responseRequestId: null, waitHintMs: null, pollAtMs: 0 });
+    const item = ledger.tasks.succeeded(ledger.items.get(1)!, `${results.url}/r/p.jpg`, true);
+    const outcome = await downloadStage(ledger, item, {
+      outputDir: path.join(dir, 'out'),
+      allowHttp: true,
+      deadlineMs: 10_000,
+      maxRetries: 1,
+      random: () => 0.5,
+      log: silentLogger(),
+    });
+    expect(outcome).toBe('done');
+    for (const seen of [...results.seen, ...cdn.seen]) {
+      expect(seen.headers['x-api-key']).toBeUndefined();
+      expect(seen.headers.authorization).toBeUndefined();
+    }
+    expect(cdn.seen).toHaveLength(1);
+  });
+});

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { CallBudget } from '../../src/scheduler/budget.js';
+import { RollingWindow } from '../../src/scheduler/window.js';
+import { LatencyModel, PollPlanner } from '../../src/scheduler/polling.js';
+
+describe('RollingWindow', () => {
+  it('allows at most `limit` calls in any span, and says exactly when the next fits', () => {
+    const w = new RollingWindow(3, 1000);
+    for (const t of [0, 100, 200]) w.record(t);
+    expect(w.count(200)).toBe(3);
+    expect(w.nextFreeAt(200)).toBe(1000); // the call at 0 leaves the window at 1000
+    expect(w.nextFreeAt(1000)).toBe(1000);
+    expect(w.count(1000)).toBe(2);
+    w.record(1000);
+    expect(w.nextFreeAt(1000)).toBe(1100);
+  });
+});
+
+describe('CallBudget', () => {
+  it('inherits calls already made (from the ledger) and obeys server pauses', () => {
+    const past = Array.from({ length: 100 }, (_, i) => i * 10); // 100 calls in the first second
+    const b = new CallBudget({ callsPerMinute: 100, callsPerHour: 1000 }, past, 0);
+    expect(b.availableAt(1000)).toBe(60_000);
+    b.pauseUntil(90_000);
+    expect(b.availableAt(70_000)).toBe(90_000);
+  });
+
+  it('paces at the hour rate only when asked, and counts the time calls went unused', () => {
+    const b = new CallBudget({ callsPerMinute: 100, callsPerHour: 3600 }, [], 0);
+    b.setPacing(true, 0);
+    let t = 0;
+    for (let i = 0; i < 36; i++) {
+      t = b.availableAt(t);
+      b.take(t);
+    }
+    // capacity 36 tokens, then one a second
+    expect(t).toBe(0);
+    expect(b.availableAt(0)).toBeGreaterThan(900);
+    b.setPacing(false, 0);
+    expect(b.availableAt(0)).toBe(0);
+    b.setPacing(true, 0);
+    expect(b.unusedMs(100_000)).toBeGreaterThan(0);
+  });
+});
+
+describe('PollPlanner', () => {
+  it('polls later as θ rises, and never before the minimum interval', () => {
+    const p = new PollPlanner(new LatencyModel());
+    const early = p.firstDelay('enhance', 20_000);
+    for (let i = 0; i < 200; i++) p.adjust(60_000, 0, 20_000);
+    const late = p.firstDelay('enhance', 20_000);
+    expect(p.theta).toBeGreaterThan(0.9);
+    expect(late).toBeGreaterThan(early);
+    expect(p.nextDelay('enhance', 20_000, 1_000_000)).toBeGreaterThanOrEqual(500);
+  });
+
+  it('learns latency from the interval a task ended in, not from when it was seen', () => {
+    const m = new LatencyModel();
+    // Every task ended between a poll at 9 s that saw it running and one at 11 s that saw it done.
+    for (let i = 0; i < 200; i++) m.observe('restore', null, 9_000, 11_000);
+    const p = m.predict('restore', null);
+    expect(Math.exp(p.mu)).toBeGreaterThan(9_000);
+    expect(Math.exp(p.mu)).toBeLessThan(11_000);
+  });
+
+  it('does not let θ fall below what the calls left can pay for', () => {
+    const p = new PollPlanner(new LatencyModel());
+    p.setSpare(0.25);
+    for (let i = 0; i < 200; i++) p.adjust(0, 60_000, 20_000);
+    expect(p.theta).toBeCloseTo(0.8, 5);
+  });
+});
