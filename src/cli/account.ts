@@ -69,19 +69,7 @@ export async function withAccountClient<T>(
     keyEnv: key.env,
     timeoutMs: target.timeoutMs,
     ...(io.transport ? { transport: io.transport } : {}),
-    onCall: (rec: CallRecord) =>
-      ledger?.calls.log({
-        at_ms: rec.atMs,
-        key_fp: key.fingerprint,
-        method: rec.method,
-        endpoint: rec.endpoint,
-        http_status: rec.httpStatus,
-        code: rec.businessCode,
-        request_id: rec.requestId,
-        sent_request_id: rec.sentRequestId,
-        duration_ms: rec.durationMs,
-        error: rec.errorCode,
-      }),
+    onCall: (rec: CallRecord) => ledger?.calls.record(key.fingerprint, rec),
   });
   try {
     return await fn(client);

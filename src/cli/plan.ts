@@ -219,8 +219,7 @@ export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCod
 
 function planStep(capability: string, index: number, photos: number, config: Config, args: PlanArgs, facts: ProgressFacts | null): PlanStep {
   const fromFlag = args.costs?.[capability];
-  // `credits:` in the jobs file (README § plan): read when the config carries it.
-  const fromConfig = (config as Config & { credits?: Readonly<Record<string, number | undefined>> }).credits?.[capability];
+  const fromConfig = config.credits[capability];
   const fromSpec = isCapability(capability) ? CAPABILITIES[capability].credits : null;
   const [creditsPerImage, creditsFrom] =
     fromFlag !== undefined

@@ -23,6 +23,8 @@ export interface Config {
   readonly ledger: string;
   readonly onAmbiguous: JobFile['onAmbiguous'];
   readonly maxAttempts: number;
+  /** Credits per image by capability, where the job sets them (plan only). */
+  readonly credits: Readonly<Partial<Record<string, number>>>;
   readonly log: { readonly level: JobFile['log']['level']; readonly file: string };
 }
 
@@ -110,6 +112,7 @@ export function loadConfig(file: string, opts: LoadOptions = {}): Config {
     ledger,
     onAmbiguous: job.onAmbiguous,
     maxAttempts: job.maxAttempts,
+    credits: job.credits ?? {},
     log: {
       level: job.log.level,
       file: opts.ledger && !job.log.file ? ledger.replace(/(\.db)?$/, '.log') : path.resolve(dir, logFile),

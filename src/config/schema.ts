@@ -132,6 +132,11 @@ export const jobSchema = z.strictObject({
   onAmbiguous: z.enum(['hold', 'resubmit']).default('hold'),
   /** Attempts per step when a task ends FAIL (the spec says FAIL is safe to retry). */
   maxAttempts: positiveInt.default(3),
+  /**
+   * Credits per image of each capability, for `darkroom plan`. The spec states 1 for
+   * enhance and image2image; the others' costs are "not shown", so they are the operator's.
+   */
+  credits: z.partialRecord(z.enum(CAPABILITY_NAMES), z.number().nonnegative()).optional(),
   log: z
     .strictObject({
       level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'silent']).default('info'),

@@ -2,6 +2,19 @@ import type Database from 'better-sqlite3';
 import type { CallRow } from './rows.js';
 import { stmt } from './statements.js';
 
+/** The fields of the API client's CallRecord the log keeps. */
+export interface CallReport {
+  readonly atMs: number;
+  readonly method: string;
+  readonly endpoint: string;
+  readonly httpStatus: number | null;
+  readonly businessCode: number | null;
+  readonly requestId: string | null;
+  readonly sentRequestId: string;
+  readonly durationMs: number;
+  readonly errorCode: string | null;
+}
+
 /** L3: the log of every authenticated call; the call budget is rebuilt from it. */
 export class Calls {
   constructor(private readonly db: Database.Database) {}
@@ -12,6 +25,22 @@ export class Calls {
       `INSERT INTO calls (at_ms, key_fp, method, endpoint, http_status, code, request_id, sent_request_id, duration_ms, error)
        VALUES (@at_ms, @key_fp, @method, @endpoint, @http_status, @code, @request_id, @sent_request_id, @duration_ms, @error)`,
     ).run(c);
+  }
+
+  /** Log one call as the API client reports it (its CallRecord), under the key's fingerprint. */
+  record(keyFp: string, rec: CallReport): void {
+    this.log({
+      at_ms: rec.atMs,
+      key_fp: keyFp,
+      method: rec.method,
+      endpoint: rec.endpoint,
+      http_status: rec.httpStatus,
+      code: rec.businessCode,
+      request_id: rec.requestId,
+      sent_request_id: rec.sentRequestId,
+      duration_ms: rec.durationMs,
+      error: rec.errorCode,
+    });
   }
 
   /** Times of a key's calls since `sinceMs`, oldest first. */

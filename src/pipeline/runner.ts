@@ -231,18 +231,7 @@ async function creditsShortfall(
 }
 
 function logCall(ledger: Ledger, log: Logger, keyFp: string, rec: CallRecord): void {
-  ledger.calls.log({
-    at_ms: rec.atMs,
-    key_fp: keyFp,
-    method: rec.method,
-    endpoint: rec.endpoint,
-    http_status: rec.httpStatus,
-    code: rec.businessCode,
-    request_id: rec.requestId,
-    sent_request_id: rec.sentRequestId,
-    duration_ms: rec.durationMs,
-    error: rec.errorCode,
-  });
+  ledger.calls.record(keyFp, rec);
   log.debug(
     { method: rec.method, path: rec.path, httpStatus: rec.httpStatus, code: rec.businessCode, requestId: rec.requestId, sentRequestId: rec.sentRequestId, ms: rec.durationMs, key: keyFp },
     'call',

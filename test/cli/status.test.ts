@@ -131,7 +131,7 @@ describe('darkroom status, from the ledger alone', () => {
     expect(r.stdout).toMatch(/^eta      nothing left to do$/m);
     // the X-Request-Id sent, once: in the reason or in brackets after it
     expect(r.stdout).toMatch(/^held:\n {2}\S.* step 1: .*X-Request-Id [A-Za-z0-9_-]+/m);
-    for (const line of r.stdout.split("\n").filter((l) => l.includes("X-Request-Id"))) expect(line.match(/X-Request-Id/g)).toHaveLength(1);
+    for (const line of r.stdout.split('\n').filter((l) => l.includes('X-Request-Id'))) expect(line.match(/X-Request-Id/g)).toHaveLength(1);
     expect(r.stdout).toMatch(/^failed:\n {2}\S.* step 1: .*ERROR/m);
   });
 
