@@ -36,6 +36,9 @@ async function demo(): Promise<number> {
     }
     const rel = (p: string) => path.relative(process.cwd(), p) || '.';
     process.stdout.write(`results are in ${rel(r.outputDir)}/ · look again with: npx darkroom status ${rel(jobs)}\n`);
+    process.stdout.write(
+      `before and after, side by side: npx darkroom report ${rel(jobs)} --out ${rel(path.join(r.outputDir, 'report.html'))} (then open it in a browser)\n`,
+    );
     return r.exitCode;
   } finally {
     await sim.close();
