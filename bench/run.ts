@@ -10,6 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ceilingOf, type Ceiling } from './ceiling.js';
 import type { RunFigures } from './figures.js';
 import { measureDiscover, measureStatus } from './ledger.js';
 import { simulateNaive } from './naive.js';
@@ -21,6 +22,7 @@ const RESULT_TAG = 'DARKROOM_BENCH_RESULT ';
 interface WorkloadResult {
   readonly ours: RunFigures;
   readonly naive: RunFigures | null;
+  readonly ceiling: Ceiling;
 }
 
 interface WorkloadFailure {
@@ -53,7 +55,7 @@ async function runWorkload(name: string): Promise<WorkloadResult> {
   const w = variant(workloadByName(name), { quick: values.quick, scale });
   const ours = await simulateDarkroom(w, { seed });
   const naive = values['no-naive'] ? null : await simulateNaive(w, { seed });
-  return { ours, naive };
+  return { ours, naive, ceiling: ceilingOf(w, seed) };
 }
 
 /** The same script, same loader flags, one workload: its figures come back as one tagged line. */
@@ -81,10 +83,10 @@ async function runHere(name: string): Promise<Outcome> {
 const fmt = (x: number, digits = 2) => x.toFixed(digits);
 
 function table(outcomes: readonly Outcome[]): string {
-  const head = ['workload', 'photos', 'keys', 'T* h', 'binds', 'actual h', 'eff', 'naive eff', 'calls/photo', 'max/60s', 'max/3600s', 'max active', '429s', 'wall s', 'RSS MB'];
+  const head = ['workload', 'photos', 'keys', 'T* h', 'binds', 'actual h', 'eff', 'best eff', 'naive eff', 'calls/photo', 'max/60s', 'max/3600s', 'max active', '429s', 'wall s', 'RSS MB'];
   const rows = outcomes.map((r) => {
     if ('error' in r) return [r.workload, ...head.slice(1).map(() => '-')];
-    const { ours: o, naive: n } = r;
+    const { ours: o, naive: n, ceiling: c } = r;
     return [
       o.workload,
       String(o.photos),
@@ -93,6 +95,7 @@ function table(outcomes: readonly Outcome[]): string {
       o.binds,
       fmt(o.actualH),
       fmt(o.efficiency),
+      fmt(c.efficiency),
       n ? fmt(n.efficiency) : '-',
       fmt(o.callsPerPhoto),
       String(o.maxCallsPerMinute),
@@ -123,6 +126,7 @@ async function main(): Promise<void> {
   console.log(table(results));
   for (const r of results) if ('error' in r) console.log(`${r.workload} FAILED: ${r.error}`);
   console.log('eff = T* / actual (virtual time); naive = fixed 3 s polls, 600 ms between calls, no hour awareness.');
+  console.log('best eff = the best any client could do on the same tasks: exact latency model, optimal polls, no overheads (bench/ceiling.ts).');
   console.log('max/60s, max/3600s, max active: the most over keys, from the simulator\'s audit (limits 100, 1000, 3).');
 
   let ledger: Record<string, unknown> | undefined;
@@ -145,7 +149,19 @@ async function main(): Promise<void> {
 
   console.log('');
   for (const r of results) {
-    console.log(JSON.stringify('error' in r ? r : { ...r.ours, naiveEfficiency: r.naive?.efficiency ?? null, naiveCallsPerPhoto: r.naive?.callsPerPhoto ?? null }));
+    console.log(
+      JSON.stringify(
+        'error' in r
+          ? r
+          : {
+              ...r.ours,
+              bestEfficiency: r.ceiling.efficiency,
+              bestCallsPerPhoto: r.ceiling.callsPerPhoto,
+              naiveEfficiency: r.naive?.efficiency ?? null,
+              naiveCallsPerPhoto: r.naive?.callsPerPhoto ?? null,
+            },
+      ),
+    );
   }
   if (ledger) console.log(JSON.stringify({ ledger }));
   if (results.some((r) => 'error' in r)) process.exitCode = 1;

@@ -15,7 +15,7 @@ export interface Workload {
   readonly latency: { readonly medianMs: number; readonly sigma: number };
   readonly outcomes: { readonly fail: number; readonly error: number };
   /** The create response's waitTime: true latency × lognormal noise, or 0. */
-  readonly waitTimeHint: SimOptions['waitTimeHint'];
+  readonly waitTimeHint: NonNullable<SimOptions['waitTimeHint']>;
   /** Photos in the `--quick` variant: small enough for a short run, same resource binding. */
   readonly quickPhotos: number;
 }

@@ -52,10 +52,14 @@ export class CallBudget {
     return this.hour.limit - this.hour.count(now);
   }
 
-  /** When the next call may leave. */
-  availableAt(now: number): number {
+  /**
+   * When the next call may leave. `unpaced` calls skip the pacing bucket (not the windows)
+   * and leave it in debt: a create into a slot that just came free is worth more than any
+   * poll, and the polls after it repay the token.
+   */
+  availableAt(now: number, unpaced = false): number {
     let at = Math.max(this.pausedUntil, this.minute.nextFreeAt(now), this.hour.nextFreeAt(now));
-    if (this.pace.on) {
+    if (this.pace.on && !unpaced) {
       this.refill(now);
       if (this.pace.tokens < 1) at = Math.max(at, now + Math.ceil((1 - this.pace.tokens) / this.pace.perMs));
     }

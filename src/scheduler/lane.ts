@@ -111,7 +111,7 @@ export class Lane {
       this.waiting = undefined;
       this.slotBlocked = false;
       const action = kept ?? this.pick(now);
-      const at = action ? this.budget.availableAt(now) : now;
+      const at = action ? this.budget.availableAt(now, action.kind === 'create') : now;
       this.bound = {
         calls: action !== undefined && at > now,
         slots: this.slotBlocked && (this.budget.pacing || at <= now),

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { CallBudget } from '../../src/scheduler/budget.js';
 import { RollingWindow } from '../../src/scheduler/window.js';
-import { LatencyModel, PollPlanner } from '../../src/scheduler/polling.js';
+import { LatencyModel } from '../../src/scheduler/latency.js';
+import { PollPlanner } from '../../src/scheduler/polling.js';
+import { PollTables } from '../../src/scheduler/schedule.js';
 
 describe('RollingWindow', () => {
   it('allows at most `limit` calls in any span, and says exactly when the next fits', () => {
@@ -44,29 +46,38 @@ describe('CallBudget', () => {
 });
 
 describe('PollPlanner', () => {
-  it('polls later as θ rises, and never before the minimum interval', () => {
+  it('polls later as the price of a poll rises, and never before the minimum interval', () => {
     const p = new PollPlanner(new LatencyModel());
     const early = p.firstDelay('enhance', 20_000);
+    const before = p.priceMs;
     for (let i = 0; i < 200; i++) p.adjust(60_000, 0, 20_000);
     const late = p.firstDelay('enhance', 20_000);
-    expect(p.theta).toBeGreaterThan(0.9);
+    expect(p.priceMs).toBeGreaterThan(before * 10);
     expect(late).toBeGreaterThan(early);
     expect(p.nextDelay('enhance', 20_000, 1_000_000)).toBeGreaterThanOrEqual(500);
   });
 
-  it('learns latency from the interval a task ended in, not from when it was seen', () => {
-    const m = new LatencyModel();
-    // Every task ended between a poll at 9 s that saw it running and one at 11 s that saw it done.
-    for (let i = 0; i < 200; i++) m.observe('restore', null, 9_000, 11_000);
-    const p = m.predict('restore', null);
-    expect(Math.exp(p.mu)).toBeGreaterThan(9_000);
-    expect(Math.exp(p.mu)).toBeLessThan(11_000);
+  it('polls sooner as the price falls while slots bind', () => {
+    const p = new PollPlanner(new LatencyModel());
+    const first = p.firstDelay('enhance', 20_000);
+    for (let i = 0; i < 200; i++) p.adjust(0, 60_000, 20_000);
+    expect(p.firstDelay('enhance', 20_000)).toBeLessThan(first);
   });
 
-  it('does not let θ fall below what the calls left can pay for', () => {
-    const p = new PollPlanner(new LatencyModel());
+  it('does not let the price fall below what the calls left can pay for', () => {
+    const latency = new LatencyModel();
+    const p = new PollPlanner(latency);
+    p.firstDelay('enhance', 20_000); // the lane has seen hinted enhance tasks
     p.setSpare(0.25);
     for (let i = 0; i < 200; i++) p.adjust(0, 60_000, 20_000);
-    expect(p.theta).toBeCloseTo(0.8, 5);
+    const floor = p.priceMs;
+    p.setSpare(5);
+    for (let i = 0; i < 200; i++) p.adjust(0, 60_000, 20_000);
+    expect(p.priceMs).toBeLessThan(floor / 2);
+    // at the floor, the schedule for a typical task expects at most 1.25 polls
+    const typical = latency.predict('enhance', 20_000);
+    const tables = new PollTables();
+    expect(tables.get(typical.sigma, floor / Math.exp(typical.mu)).polls).toBeLessThanOrEqual(1.25 + 0.02);
+    expect(tables.get(typical.sigma, (0.7 * floor) / Math.exp(typical.mu)).polls).toBeGreaterThan(1.25);
   });
 });
