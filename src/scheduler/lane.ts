@@ -123,6 +123,13 @@ export class Lane {
           this.dispatch(action, now);
           continue;
         }
+        // A due poll waiting on the pacing bucket must not hold back a create into a slot
+        // that just came free: creates skip the bucket (CallBudget.availableAt).
+        const create = action.kind === 'poll' && this.budget.availableAt(now, true) <= now ? this.createCandidate(now) : undefined;
+        if (create) {
+          this.dispatch(create, now);
+          continue;
+        }
         this.waiting = { action, epoch: this.epoch };
         await this.idle(at);
         continue;
@@ -150,11 +157,10 @@ export class Lane {
     const poll = items.nextInState('active', fp, now, this.inflightItems);
     if (poll) return { kind: 'poll', item: poll };
     if (this.control.noCreates) return undefined;
-    const used = items.countInStates(fp, ['active', 'submitting']);
-    const free = Math.max(0, this.slotLimit - used);
+    const free = this.freeSlots();
     if (free > 0) {
-      const create = items.nextInState('uploaded', fp, now, this.inflightItems);
-      if (create) return { kind: 'create', item: create };
+      const create = this.createCandidate(now);
+      if (create) return create;
     } else if (items.nextInState('uploaded', fp, now, this.inflightItems)) {
       this.slotBlocked = true;
     }
@@ -164,6 +170,17 @@ export class Lane {
       if (upload && items.claimQueued(upload.id, fp)) return { kind: 'upload', item: { ...upload, key_fp: fp } };
     }
     return undefined;
+  }
+
+  private freeSlots(): number {
+    return Math.max(0, this.slotLimit - this.ledger.items.countInStates(this.opts.keyFp, ['active', 'submitting']));
+  }
+
+  /** A create into a free slot, if one is due. */
+  private createCandidate(now: number): Action | undefined {
+    if (this.control.stopped || this.control.noCreates || this.freeSlots() === 0) return undefined;
+    const item = this.ledger.items.nextInState('uploaded', this.opts.keyFp, now, this.inflightItems);
+    return item ? { kind: 'create', item } : undefined;
   }
 
   /**

@@ -24,12 +24,13 @@ export class RollingWindow {
     return this.times.length - this.head;
   }
 
-  /** The earliest time at which one more call fits. */
-  nextFreeAt(now: number): number {
+  /** The earliest time at which one more call fits, keeping `reserve` places free for others. */
+  nextFreeAt(now: number, reserve = 0): number {
     const n = this.count(now);
-    if (n < this.limit) return now;
+    const limit = Math.max(1, this.limit - reserve);
+    if (n < limit) return now;
     // the call that must leave the window before one more fits
-    return this.times[this.head + (n - this.limit)]! + this.spanMs;
+    return this.times[this.head + (n - limit)]! + this.spanMs;
   }
 
   private evict(now: number): void {
