@@ -11,6 +11,8 @@
  * early step saves the later steps' calls, which keeps T* a (slightly loose) lower bound.
  */
 
+import { estimate, expectedAttempts, type Bound } from '../src/progress/model.js';
+
 export interface StepModel {
   /** Median task latency, ms (lognormal). */
   readonly medianMs: number;
@@ -29,7 +31,7 @@ export interface TStarInput {
   readonly limits?: { readonly callsPerMinute: number; readonly callsPerHour: number; readonly activeTasks: number };
 }
 
-export type Bound = 'hour' | 'minute' | 'slots';
+export type { Bound };
 
 export interface TStar {
   /** Photos of the busiest key. */
@@ -45,34 +47,21 @@ export interface TStar {
 
 export const DEFAULT_LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 } as const;
 
-const MINUTE_MS = 60_000;
-const HOUR_MS = 3_600_000;
-
 /** Expected attempts of a step whose tasks FAIL with probability p (each FAIL is created again). */
-export function attempts(failRate: number): number {
-  if (!(failRate >= 0 && failRate < 1)) throw new RangeError(`failRate must be in [0, 1), got ${failRate}`);
-  return 1 / (1 - failRate);
-}
+export const attempts = expectedAttempts;
 
 /** Mean of a lognormal with the given median and σ. */
 export function lognormalMean(median: number, sigma: number): number {
   return median * Math.exp((sigma * sigma) / 2);
 }
 
+/** The busiest key's share, through the same model `darkroom plan` and the live display use. */
 export function tStar(w: TStarInput): TStar {
   if (!(w.keys >= 1)) throw new RangeError(`keys must be at least 1, got ${w.keys}`);
-  const limits = w.limits ?? DEFAULT_LIMITS;
   const n = Math.ceil(w.photos / w.keys);
   const u = w.uploads ? 1 : 0;
   const calls = n * (u + w.steps.reduce((sum, s) => sum + 2 * attempts(s.failRate), 0));
-  const hourMs = Math.max(0, Math.ceil(calls / limits.callsPerHour) - 1) * HOUR_MS;
-  const minuteMs = (calls / limits.callsPerMinute) * MINUTE_MS;
-  const slotsMs = (n * w.steps.reduce((sum, s) => sum + attempts(s.failRate) * lognormalMean(s.medianMs, s.sigma), 0)) / limits.activeTasks;
-  const bounds: Array<[Bound, number]> = [
-    ['hour', hourMs],
-    ['minute', minuteMs],
-    ['slots', slotsMs],
-  ];
-  const [binds, ms] = bounds.reduce((a, b) => (b[1] > a[1] ? b : a));
-  return { photosPerKey: n, calls, hourMs, minuteMs, slotsMs, ms, binds };
+  const taskMs = n * w.steps.reduce((sum, s) => sum + attempts(s.failRate) * lognormalMean(s.medianMs, s.sigma), 0);
+  const e = estimate({ keys: 1, limits: w.limits ?? DEFAULT_LIMITS, calls, taskMs });
+  return { photosPerKey: n, calls, hourMs: e.hourMs, minuteMs: e.minuteMs, slotsMs: e.slotsMs, ms: e.ms, binds: e.binds };
 }
