@@ -1,33 +1,12 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, requireInputDir } from '../../src/config/index.js';
-import { makeTempDir } from '../helpers/job.js';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, requireInputDir } from '../../src/config/index.js';
+import { configErrorOf, jobsFileWriter } from '../helpers/config.js';
 
-let dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  dirs = [];
-});
+const write = jobsFileWriter();
 
-function write(yamlText: string): string {
-  const dir = makeTempDir('darkroom-config-');
-  dirs.push(dir);
-  mkdirSync(path.join(dir, 'photos'));
-  const file = path.join(dir, 'jobs.yaml');
-  writeFileSync(file, yamlText);
-  return file;
-}
-
-function errorOf(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ConfigError);
-    return e as ConfigError;
-  }
-  throw new Error('expected a ConfigError');
-}
+const errorOf = configErrorOf;
 
 const job = (input: string, output = '{ dir: ./out }', steps = '[{ capability: restore }]', service = '{ apiKeyEnv: K }') =>
   `service: ${service}\ninput: ${input}\noutput: ${output}\nsteps: ${steps}\n`;

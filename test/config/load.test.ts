@@ -1,23 +1,9 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, requireBaseUrl, requireInputDir, resolveKeys } from '../../src/config/index.js';
-import { makeTempDir } from '../helpers/job.js';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, requireBaseUrl, requireInputDir, resolveKeys } from '../../src/config/index.js';
+import { configErrorOf, jobsFileWriter } from '../helpers/config.js';
 
-let dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  dirs = [];
-});
-
-function write(yamlText: string): string {
-  const dir = makeTempDir('darkroom-config-');
-  dirs.push(dir);
-  mkdirSync(path.join(dir, 'photos'));
-  const file = path.join(dir, 'jobs.yaml');
-  writeFileSync(file, yamlText);
-  return file;
-}
+const write = jobsFileWriter();
 
 const base = `service: { baseUrl: "https://api.example.com", apiKeyEnv: MY_KEY }
 input: { dir: ./photos }
@@ -25,15 +11,7 @@ output: { dir: ./restored }
 steps: [{ capability: restore }]
 `;
 
-function errorOf(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ConfigError);
-    return e as ConfigError;
-  }
-  throw new Error('expected a ConfigError');
-}
+const errorOf = configErrorOf;
 
 describe('loadConfig', () => {
   it('resolves relative paths against the YAML folder and fills defaults', () => {
