@@ -15,7 +15,6 @@ function facts(over: Partial<ProgressFacts> & { states?: Partial<Record<ItemStat
   const total = Object.values(states).reduce((a, b) => a + b, 0);
   const terminal = states.done + states.held + states.failed + states.skipped;
   return {
-    status: baseStatus(states, total, terminal),
     byStep: [],
     slots: {},
     callsByKind: { upload: 0, task: 0, account: 0 },

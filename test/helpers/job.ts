@@ -10,6 +10,8 @@ export interface TestJob {
   readonly outputDir: string;
   readonly jobsFile: string;
   readonly ledgerFile: string;
+  /** Each photo written, by path under the input folder: its pixel size. */
+  readonly sizes: Map<string, { width: number; height: number }>;
   cleanup(): void;
 }
 
@@ -38,7 +40,7 @@ export interface JobOptions {
   readonly extra?: Record<string, unknown>;
 }
 
-export async function makeJob(opts: JobOptions = {}): Promise<TestJob & { sizes: Map<string, { width: number; height: number }> }> {
+export async function makeJob(opts: JobOptions = {}): Promise<TestJob> {
   const dir = makeTempDir();
   const inputDir = path.join(dir, 'photos');
   const outputDir = path.join(dir, 'out');
