@@ -50,6 +50,21 @@ export class Calls {
       .map((r) => r.at_ms);
   }
 
+  /** A pause the service asked for on this key: no call before `untilMs` (the later pause wins). */
+  pause(keyFp: string, untilMs: number, atMs: number): void {
+    stmt(
+      this.db,
+      `INSERT INTO key_pauses (key_fp, until_ms, at_ms) VALUES (?, ?, ?)
+       ON CONFLICT (key_fp) DO UPDATE SET until_ms = MAX(until_ms, excluded.until_ms), at_ms = excluded.at_ms`,
+    ).run(keyFp, untilMs, atMs);
+  }
+
+  /** The end of the key's last pause (0 if none): a restart inherits it with the windows. */
+  pausedUntil(keyFp: string): number {
+    const r = stmt<[string], { until_ms: number }>(this.db, 'SELECT until_ms FROM key_pauses WHERE key_fp = ?').get(keyFp);
+    return r?.until_ms ?? 0;
+  }
+
   countSince(sinceMs: number): { key_fp: string; n: number }[] {
     return stmt<[number], { key_fp: string; n: number }>(
       this.db,

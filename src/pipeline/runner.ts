@@ -108,6 +108,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     };
     const now = clock.now();
     const budget = new CallBudget(config.limits, ledger.calls.timesSince(k.fingerprint, now - 3_600_000 - ARRIVAL_MARGIN_MS));
+    budget.pauseUntil(ledger.calls.pausedUntil(k.fingerprint));
     budgets.push(budget);
     return new Lane(ledger, budget, stages, run, {
       keyFp: k.fingerprint,

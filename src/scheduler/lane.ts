@@ -259,7 +259,10 @@ export class Lane {
   }
 
   private apply(fb: Feedback): void {
-    if (fb.pauseUntilMs !== undefined) this.budget.pauseUntil(fb.pauseUntilMs);
+    if (fb.pauseUntilMs !== undefined) {
+      this.budget.pauseUntil(fb.pauseUntilMs);
+      this.ledger.calls.pause(this.opts.keyFp, fb.pauseUntilMs, clock.now());
+    }
     if (fb.slotsFull) {
       // The server holds a task we do not count (an ambiguous create that did go
       // through, say): create nothing more until one of ours ends.
