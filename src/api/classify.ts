@@ -126,6 +126,11 @@ const BY_CODE: ReadonlyMap<number, Classification> = new Map([
   ],
 ]);
 
+/** Something may have happened that darkroom cannot see: never resend a create over it. */
+function ambiguous(code: string, reason: string): Classification {
+  return { kind: 'ambiguous', code, reason, action: 'a create may have made a task: hold it, do not resend; a read can be retried' };
+}
+
 export const REDIRECT_REFUSED: Classification = {
   kind: 'fix-request',
   code: 'DARKROOM_REDIRECT_REFUSED',
@@ -133,19 +138,9 @@ export const REDIRECT_REFUSED: Classification = {
   action: 'set service.baseUrl to the final address (the key is never sent to a redirect target)',
 };
 
-export const MALFORMED_RESPONSE: Classification = {
-  kind: 'ambiguous',
-  code: 'DARKROOM_MALFORMED_RESPONSE',
-  reason: 'the service answered success with a body darkroom cannot read',
-  action: 'a create may have made a task: hold it, do not resend; a read can be retried',
-};
+export const MALFORMED_RESPONSE: Classification = ambiguous('DARKROOM_MALFORMED_RESPONSE', 'the service answered success with a body darkroom cannot read');
 
-const UNEXPECTED_CODE: Classification = {
-  kind: 'ambiguous',
-  code: 'DARKROOM_UNEXPECTED_CODE',
-  reason: 'the service answered HTTP success with an unknown business code',
-  action: 'a create may have made a task: hold it, do not resend; a read can be retried',
-};
+const UNEXPECTED_CODE: Classification = ambiguous('DARKROOM_UNEXPECTED_CODE', 'the service answered HTTP success with an unknown business code');
 const FORBIDDEN: Classification = {
   kind: 'stop-account',
   code: 'DARKROOM_FORBIDDEN',
@@ -158,12 +153,7 @@ const REQUEST_TIMEOUT: Classification = {
   reason: 'the service timed out reading the request (it was not processed)',
   action: 'retry later',
 };
-const UNEXPECTED_STATUS: Classification = {
-  kind: 'ambiguous',
-  code: 'DARKROOM_UNEXPECTED_STATUS',
-  reason: 'the service answered with an unexpected HTTP status',
-  action: 'a create may have made a task: hold it, do not resend; a read can be retried',
-};
+const UNEXPECTED_STATUS: Classification = ambiguous('DARKROOM_UNEXPECTED_STATUS', 'the service answered with an unexpected HTTP status');
 
 export const NOT_SENT: Classification = {
   kind: 'not-sent',
@@ -171,12 +161,7 @@ export const NOT_SENT: Classification = {
   reason: 'the request was not sent',
   action: 'safe to retry: the service never received it',
 };
-export const OUTCOME_UNKNOWN: Classification = {
-  kind: 'ambiguous',
-  code: 'DARKROOM_OUTCOME_UNKNOWN',
-  reason: 'the request was sent but no complete answer came back',
-  action: 'a create may have made a task: hold it, do not resend; a read can be retried',
-};
+export const OUTCOME_UNKNOWN: Classification = ambiguous('DARKROOM_OUTCOME_UNKNOWN', 'the request was sent but no complete answer came back');
 
 function exact(httpStatus: number, businessCode: number | null): ErrorTableEntry | undefined {
   return ERROR_TABLE.find((e) => e.httpStatus === httpStatus && e.businessCode === businessCode);
