@@ -49,28 +49,6 @@ describe('a whole run against the in-process simulator under a virtual clock', (
     for (const p of r.result.status.problems) expect(p.reason).toMatch(/FAIL on all 3 attempts/);
   });
 
-  it('holds a create whose answer was lost after it reached the service, and never resends it (L2)', async () => {
-    let creates = 0;
-    const r = await simulate({
-      photos: 3,
-      steps: [{ capability: 'enhance' }],
-      intercept: async (req, forward) => {
-        if (req.url.endsWith('/generate') && ++creates === 1) {
-          await forward(); // the service accepts and charges...
-          throw new TransportError('socket reset after the request was written', 'ECONNRESET', true); // ...and the answer is lost
-        }
-        return forward();
-      },
-    });
-    cleanups.push(r.job.cleanup);
-    expect(r.result.status).toMatchObject({ total: 3, done: 2, held: 1 });
-    expect(r.result.exitCode).toBe(1);
-    expect(Object.values(r.audit.createsPerSource).sort()).toEqual([1, 1, 1]);
-    const held = r.result.status.problems.find((p) => p.state === 'held')!;
-    expect(held.sentRequestId).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
-    expect(held.reason).toMatch(/outcome unknown/);
-  });
-
   it('retries a create refused before it was written, without holding it', async () => {
     let creates = 0;
     const r = await simulate({
