@@ -134,7 +134,7 @@ async function main(): Promise<void> {
   let ledger: Record<string, unknown> | undefined;
   if (!values['no-ledger']) {
     process.stderr.write('bench: ledger of 100,000 items…\n');
-    const status = measureStatus();
+    const status = await measureStatus();
     const disc = await measureDiscover();
     ledger = { status, discover: disc };
     console.log('');
