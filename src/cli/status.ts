@@ -2,7 +2,8 @@ import path from 'node:path';
 import { fingerprintKey } from '../api/key.js';
 import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
-import { ProgressReader } from '../ledger/index.js';
+// From its module, not ledger/index.js: the 20 modules of the whole ledger are not needed here.
+import { ProgressReader } from '../ledger/progress.js';
 import type { ModelLimits } from '../progress/model.js';
 import { buildProgress } from '../progress/snapshot.js';
 import { formatProgress, progressJson } from './format.js';
