@@ -42,8 +42,13 @@ const PARALLEL = 4;
 const READ_WHOLE = 1 << 20;
 /** Enough of a large file for its headers (a JPEG's EXIF with thumbnail and ICC profile); else sharp reads them. */
 const HEAD_BYTES = 128 * 1024;
-/** Small files read between two turns of the event loop (signals, progress). */
-const YIELD_EVERY = 256;
+/**
+ * The event loop (signals, progress) gets a turn after this many small files or bytes read
+ * synchronously, whichever comes first: a few milliseconds from the page cache, a fraction
+ * of a second from a slow disk.
+ */
+const YIELD_FILES = 256;
+const YIELD_BYTES = 16 << 20;
 
 /**
  * Find the files (fast-glob include/exclude under input.dir), look at each one's headers
@@ -109,11 +114,19 @@ export async function discover(config: Config, opts: DiscoverOptions = {}): Prom
   };
   // Small files one after another, each read in a few microseconds; large ones PARALLEL at once.
   const large: number[] = [];
+  let files = 0;
+  let bytes = 0;
   for (let i = 0; i < entries.length; i++) {
-    if ((entries[i]!.stats?.size ?? 0) > READ_WHOLE) large.push(i);
-    else {
-      await look(i);
-      if (i % YIELD_EVERY === YIELD_EVERY - 1) await clock.io(new Promise<void>((resolve) => setImmediate(resolve)));
+    const size = entries[i]!.stats?.size ?? 0;
+    if (size > READ_WHOLE) {
+      large.push(i);
+      continue;
+    }
+    await look(i);
+    bytes += size;
+    if (++files >= YIELD_FILES || bytes >= YIELD_BYTES) {
+      files = bytes = 0;
+      await clock.io(new Promise<void>((resolve) => setImmediate(resolve)));
     }
   }
   let next = 0;
