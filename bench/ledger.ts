@@ -97,7 +97,7 @@ export function buildBigLedger(file: string, items = LEDGER_ITEMS): { calls: num
   return { calls };
 }
 
-export function measureStatus(items = LEDGER_ITEMS): StatusFigures {
+export async function measureStatus(items = LEDGER_ITEMS): Promise<StatusFigures> {
   const dir = mkdtempSync(path.join(tmpdir(), 'darkroom-bench-status-'));
   try {
     const file = path.join(dir, 'darkroom.db');
@@ -106,7 +106,7 @@ export function measureStatus(items = LEDGER_ITEMS): StatusFigures {
     const buildS = (performance.now() - t) / 1000;
 
     t = performance.now();
-    const out = JSON.parse(statusCommand({ ledger: file, json: true }, {})) as { total: number };
+    const out = JSON.parse(await statusCommand({ ledger: file, json: true }, {})) as { total: number };
     const inProcessS = (performance.now() - t) / 1000;
     if (out.total !== items) throw new Error(`status counted ${out.total} items, expected ${items}`);
 

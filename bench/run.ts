@@ -2,7 +2,9 @@
  * `npm run bench`: the workloads of issue 3 through darkroom and through the naive client,
  * then the two ledger measurements. Prints a table, then one JSON line per workload.
  *
- *   tsx bench/run.ts [--only W1,W3] [--quick | --scale F] [--seed N] [--no-naive] [--no-ledger] [--inline]
+ *   tsx bench/run.ts [--only W1,W3] [--quick | --scale F] [--seed N] [--no-naive] [--no-ledger | --only-ledger] [--inline]
+ *
+ * `--only-ledger` skips the workloads and runs the two ledger measurements alone.
  *
  * Each workload runs in a child process of its own, so that its wall-clock time and peak
  * RSS are its own; `--inline` runs them all in this process (for `node --cpu-prof`).
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     'no-naive': { type: 'boolean', default: false },
     'no-ledger': { type: 'boolean', default: false },
+    'only-ledger': { type: 'boolean', default: false },
     inline: { type: 'boolean', default: false },
     child: { type: 'string' },
   },
@@ -116,23 +119,26 @@ async function main(): Promise<void> {
     process.stdout.write(`${RESULT_TAG}${JSON.stringify(await runWorkload(values.child))}\n`);
     return;
   }
-  const names = values.only ? values.only.split(',').map((s) => workloadByName(s.trim()).name) : WORKLOADS.map((w) => w.name);
+  if (values['only-ledger'] && values['no-ledger']) throw new Error('--only-ledger and --no-ledger: expected at most one');
+  const names = values['only-ledger'] ? [] : values.only ? values.only.split(',').map((s) => workloadByName(s.trim()).name) : WORKLOADS.map((w) => w.name);
   const results: Outcome[] = [];
   for (const name of names) {
     process.stderr.write(`bench: ${name}${values.quick ? ' (quick)' : scale ? ` (scale ${scale})` : ''}…\n`);
     results.push(values.inline ? await runHere(name) : runInChild(name));
   }
 
-  console.log(table(results));
-  for (const r of results) if ('error' in r) console.log(`${r.workload} FAILED: ${r.error}`);
-  console.log('eff = T* / actual (virtual time); naive = fixed 3 s polls, 600 ms between calls, no hour awareness.');
-  console.log('best eff = the best any client could do on the same tasks: exact latency model, optimal polls, no overheads (bench/ceiling.ts).');
-  console.log('max/60s, max/3600s, max active: the most over keys, from the simulator\'s audit (limits 100, 1000, 3).');
+  if (names.length > 0) {
+    console.log(table(results));
+    for (const r of results) if ('error' in r) console.log(`${r.workload} FAILED: ${r.error}`);
+    console.log('eff = T* / actual (virtual time); naive = fixed 3 s polls, 600 ms between calls, no hour awareness.');
+    console.log('best eff = the best any client could do on the same tasks: exact latency model, optimal polls, no overheads (bench/ceiling.ts).');
+    console.log('max/60s, max/3600s, max active: the most over keys, from the simulator\'s audit (limits 100, 1000, 3).');
+  }
 
   let ledger: Record<string, unknown> | undefined;
   if (!values['no-ledger']) {
     process.stderr.write('bench: ledger of 100,000 items…\n');
-    const status = measureStatus();
+    const status = await measureStatus();
     const disc = await measureDiscover();
     ledger = { status, discover: disc };
     console.log('');

@@ -1,6 +1,10 @@
-import { isApiError } from '../api/index.js';
-import { ConfigError } from '../config/index.js';
-import { LedgerBusyError, LedgerMissingError, LedgerTooNewError } from '../ledger/index.js';
+// From the modules that define them, not the folders' index files: this is loaded at every
+// start, and those indexes bring undici, zod and yaml with them (see main.ts).
+import { isApiError } from '../api/errors.js';
+import { ConfigError } from '../config/errors.js';
+import { LedgerBusyError } from '../ledger/lock.js';
+import { LedgerTooNewError } from '../ledger/migrate.js';
+import { LedgerMissingError } from '../ledger/open.js';
 
 export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, interrupted: 130 } as const;
 

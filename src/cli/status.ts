@@ -1,8 +1,9 @@
 import path from 'node:path';
 import { fingerprintKey } from '../api/key.js';
 import { clock } from '../clock.js';
-import { loadConfig, type Config } from '../config/index.js';
-import { ProgressReader } from '../ledger/index.js';
+import type { Config } from '../config/index.js';
+// From its module, not ledger/index.js: the 20 modules of the whole ledger are not needed here.
+import { ProgressReader } from '../ledger/progress.js';
 import type { ModelLimits } from '../progress/model.js';
 import { buildProgress } from '../progress/snapshot.js';
 import { formatProgress, progressJson } from './format.js';
@@ -25,8 +26,11 @@ interface Target {
   readonly keys: readonly string[] | undefined;
 }
 
-function target(args: StatusArgs, env: NodeJS.ProcessEnv): Target {
+async function target(args: StatusArgs, env: NodeJS.ProcessEnv): Promise<Target> {
   if (!args.jobs) return { file: path.resolve(args.ledger ?? 'darkroom.db'), config: null, keys: undefined };
+  // Imported only here: config brings zod and yaml (~0.2 s to load), which a status by
+  // --ledger alone does without.
+  const { loadConfig } = await import('../config/index.js');
   const config = loadConfig(args.jobs, { ledger: args.ledger, env });
   // The job's keys are listed even before they made a call, by fingerprint only, when set.
   const keys = config.keyEnvs.map((n) => env[n]?.trim()).filter((k): k is string => Boolean(k)).map(fingerprintKey);
@@ -47,8 +51,8 @@ function render(reader: ProgressReader, t: Target, json: boolean): string {
 }
 
 /** `darkroom status`: read from the ledger alone, safe while a run writes (WAL); never creates a ledger. */
-export function statusCommand(args: StatusArgs, env: NodeJS.ProcessEnv): string {
-  const t = target(args, env);
+export async function statusCommand(args: StatusArgs, env: NodeJS.ProcessEnv): Promise<string> {
+  const t = await target(args, env);
   const reader = ProgressReader.open(t.file);
   try {
     return render(reader, t, args.json ?? false);
@@ -63,7 +67,7 @@ export function statusCommand(args: StatusArgs, env: NodeJS.ProcessEnv): string 
  * terminal; with --json, one object per line).
  */
 export async function* watchStatus(args: StatusArgs, env: NodeJS.ProcessEnv, signal: AbortSignal, everyMs = WATCH_EVERY_MS): AsyncGenerator<string> {
-  const t = target(args, env);
+  const t = await target(args, env);
   const reader = ProgressReader.open(t.file);
   try {
     while (!signal.aborted) {

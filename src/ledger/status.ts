@@ -50,10 +50,13 @@ export interface LedgerStatus {
 
 /** Everything `darkroom status` shows, read from the ledger alone. */
 export function readStatus(db: Database.Database, now: number, problemLimit = 200): LedgerStatus {
+  // One scan of the (state, step_index) index gives both the state counts and the steps.
+  const groups = stmt<[], { step: number; state: ItemState; n: number }>(
+    db,
+    'SELECT step_index AS step, state, COUNT(*) AS n FROM items GROUP BY state, step_index',
+  ).all();
   const states = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<ItemState, number>;
-  for (const r of stmt<[], { state: ItemState; n: number }>(db, 'SELECT state, COUNT(*) AS n FROM items GROUP BY state').all()) {
-    states[r.state] = r.n;
-  }
+  for (const g of groups) states[g.state] += g.n;
   const total = Object.values(states).reduce((a, b) => a + b, 0);
   const pending = STATES.filter((s) => !TERMINAL.has(s)).reduce((a, s) => a + states[s], 0);
 
@@ -73,7 +76,7 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
   ).all(problemLimit);
 
   return {
-    steps: readSteps(db),
+    steps: readSteps(db, groups),
     total,
     done: states.done,
     failed: states.failed + states.skipped,
@@ -86,12 +89,8 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
   };
 }
 
-/** Items per step and state, folded into StepStatus (a grouped query: cheap at any size). */
-function readSteps(db: Database.Database): StepStatus[] {
-  const groups = stmt<[], { step: number; state: ItemState; n: number }>(
-    db,
-    'SELECT step_index AS step, state, COUNT(*) AS n FROM items GROUP BY step_index, state',
-  ).all();
+/** Items per step and state (`groups`), folded into StepStatus. */
+function readSteps(db: Database.Database, groups: readonly { step: number; state: ItemState; n: number }[]): StepStatus[] {
   const meta = stmt<[], { value: string }>(db, "SELECT value FROM meta WHERE key = 'pipeline'").get();
   let pipeline: string[] = [];
   try {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { clock } from '../clock.js';
 import { bmpSize, BmpError, decodeBmp, isBmp } from './bmp.js';
+import { headerFacts } from './headers.js';
 import { CONTENT_TYPES, EXTENSIONS, sniffImage, type ImageType } from './inspect.js';
 
 /**
@@ -119,13 +120,15 @@ async function readHead(file: string, n: number): Promise<Buffer> {
 
 /**
  * Discovery's look at one file: its type by content, whether it will be converted, and
- * whether it is refused before any call. Reads the headers only.
+ * whether it is refused before any call. Reads the headers only: `start`, the file's first
+ * bytes (or all of them) when the caller has read them already, or its first 256 bytes.
+ * Plain PNG and JPEG headers are read here (headers.ts); other files are sharp's to read.
  */
-export async function inspectSource(file: string, sizeBytes: number, opts: TranscodeOptions): Promise<Inspection> {
+export async function inspectSource(file: string, sizeBytes: number, opts: TranscodeOptions, start?: Buffer): Promise<Inspection> {
   if (sizeBytes === 0) return { type: null, skipReason: 'empty file', transcode: null };
   let head: Buffer;
   try {
-    head = await clock.io(readHead(file, HEAD_BYTES));
+    head = start ?? (await clock.io(readHead(file, HEAD_BYTES)));
   } catch (err) {
     return { type: null, skipReason: `cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`, transcode: null };
   }
@@ -141,7 +144,9 @@ export async function inspectSource(file: string, sizeBytes: number, opts: Trans
   }
   let facts: Facts;
   try {
-    facts = await clock.io(factsOf(type, file));
+    const known = type === 'png' || type === 'jpeg' ? headerFacts(head) : null;
+    // hasAlpha does not enter the decision; the upload reads the facts again, with sharp.
+    facts = known ? { ...known, hasAlpha: false } : await clock.io(factsOf(type, file));
   } catch (err) {
     return { type, skipReason: `cannot read the ${NAMES[type]} image: ${firstLine(err)}`, transcode: null };
   }
