@@ -49,7 +49,7 @@ describe('headerFacts (discovery without sharp)', () => {
     expect(headerFacts(jpeg.subarray(0, 40))).toBeNull(); // cut before the frame header
     expect(headerFacts(png.subarray(0, 40))).toBeNull(); // cut before the pixels
     const badCrc = Buffer.from(png);
-    badCrc[29] ^= 0xff;
+    badCrc[29] = badCrc[29]! ^ 0xff;
     expect(headerFacts(badCrc)).toBeNull();
     expect(headerFacts(await raw(40, 30).withMetadata({ orientation: 6 }).png().toBuffer())).toBeNull(); // eXIf
     expect(headerFacts(await raw(40, 30).jpeg().toColourspace('cmyk').toBuffer())).toBeNull();
