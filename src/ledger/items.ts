@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import { crashPoint } from './crashpoint.js';
 import type { ItemPatch, ItemRow } from './rows.js';
-import { stmt } from './statements.js';
+import { inTransaction, stmt } from './statements.js';
 import { assertTransition, type ItemState } from './transitions.js';
 
 const PATCHABLE = new Set([
@@ -51,7 +51,7 @@ export class Items {
   addDiscovered(list: readonly Discovered[]): { added: number; known: number } {
     const now = clock.now();
     let added = 0;
-    this.db.transaction(() => {
+    inTransaction(this.db, () => {
       for (const d of list) {
         const r = this.insertItem.run(d.relPath, d.srcPath, d.sizeBytes, now, now);
         if (r.changes === 1) {
@@ -61,7 +61,7 @@ export class Items {
           if (d.skipReason) this.move(id, 'queued', 'skipped', { reason: d.skipReason }, d.skipReason);
         }
       }
-    })();
+    });
     return { added, known: list.length - added };
   }
 
@@ -79,13 +79,13 @@ export class Items {
     const sets = ['state = @to', 'updated_ms = @now', ...keys.map((k) => `${k} = @${k}`)].join(', ');
     const params: Record<string, unknown> = { id, from, to, now };
     for (const k of keys) params[k] = (patch as Record<string, unknown>)[k] ?? null;
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       const r = stmt(this.db, `UPDATE items SET ${sets} WHERE id = @id AND state = @from`).run(params);
       if (r.changes !== 1) throw new StaleStateError(id, from, this.get(id)?.state);
       this.insertTransition.run(id, now, from, to, note);
       crashPoint('ledger'); // mid-transaction: the whole move must roll back
       return this.get(id)!;
-    })();
+    });
   }
 
   /** Update fields without a state change (poll bookkeeping), guarded by the state. */

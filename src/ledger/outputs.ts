@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Items } from './items.js';
 import type { ItemRow } from './rows.js';
-import { stmt } from './statements.js';
+import { inTransaction, stmt } from './statements.js';
 
 /** The download stage's writes (L4: an item is `done` only after its file is in place). */
 export class Outputs {
@@ -95,12 +95,12 @@ export class Outputs {
    * it created again. Counted on the attempt, so the refreshes of one task are bounded.
    */
   refreshUrl(item: ItemRow, reason: string, dueMs: number): ItemRow {
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       stmt(
         this.db,
         'UPDATE attempts SET url_refreshes = url_refreshes + 1 WHERE id = (SELECT id FROM attempts WHERE item_id = ? AND task_id = ? ORDER BY id DESC LIMIT 1)',
       ).run(item.id, item.task_id);
       return this.items.move(item.id, 'downloading', 'active', { result_url: null, due_ms: dueMs, reason: null, retries: 0 }, reason);
-    })();
+    });
   }
 }
