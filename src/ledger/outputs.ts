@@ -12,11 +12,8 @@ export class Outputs {
 
   /** The next finished item waiting for its result to be downloaded. */
   nextToDownload(now: number, exclude: ReadonlySet<number>): ItemRow | undefined {
-    const rows = stmt<[number, number], ItemRow>(
-      this.db,
-      "SELECT * FROM items WHERE state = 'succeeded' AND due_ms <= ? ORDER BY due_ms, id LIMIT ?",
-    ).all(now, exclude.size + 1);
-    return rows.find((r) => !exclude.has(r.id));
+    const first = this.items.firstDue("state = 'succeeded' AND due_ms <= ?", [now], exclude);
+    return first === undefined ? undefined : this.items.get(first.id);
   }
 
   earliestDue(): number | undefined {

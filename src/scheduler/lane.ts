@@ -155,7 +155,7 @@ export class Lane {
     if (free > 0) {
       const create = items.nextInState('uploaded', fp, now, this.inflightItems);
       if (create) return { kind: 'create', item: create };
-    } else if (items.nextInState('uploaded', fp, now, this.inflightItems)) {
+    } else if (items.hasDue('uploaded', fp, now, this.inflightItems)) {
       this.slotBlocked = true;
     }
     const waiting = items.countInStates(fp, ['uploaded']) + this.uploadsInflight;
