@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fg from 'fast-glob';
 import { clock } from '../clock.js';
@@ -7,7 +8,7 @@ import type { Logger } from '../log.js';
 import { writeAtomically } from './download.js';
 import { hashFile, nameIdentity, urlIdentity } from './identity.js';
 import { assignOutputNames, namingOptions, writeOutputsOfDone } from './naming.js';
-import { inspectSource, type SourceType } from './transcode.js';
+import { inspectSource, sha256, SMALL_FILE_BYTES, type SourceType } from './transcode.js';
 import { readUrlList, type UrlEntry } from './urls.js';
 import { loopSafeFs } from './walk.js';
 
@@ -68,15 +69,26 @@ export async function discover(config: Config, opts: DiscoverOptions = {}): Prom
       const srcPath = path.join(dir, e.path);
       const size = e.stats?.size ?? 0;
       const mtimeMs = e.stats ? Math.floor(e.stats.mtimeMs) : null;
-      const look = await inspectSource(srcPath, size, topts);
+      const cached = size === 0 ? undefined : opts.cachedHash?.(e.path, size, mtimeMs);
+      // A small file is read once, whole, for its headers and its hash (SMALL_FILE_BYTES);
+      // if that read fails, the usual reads below say why.
+      let whole: { bytes: Buffer; hash: string | null } | undefined;
+      if (size > 0 && size <= SMALL_FILE_BYTES) {
+        try {
+          const bytes = readFileSync(srcPath);
+          whole = { bytes, hash: cached === undefined ? sha256(bytes) : null };
+        } catch {
+          whole = undefined;
+        }
+      }
+      const look = await inspectSource(srcPath, size, topts, whole);
       let contentHash: string;
       let skipReason = look.skipReason;
       if (size === 0) {
         contentHash = nameIdentity('empty', e.path);
       } else {
-        const cached = opts.cachedHash?.(e.path, size, mtimeMs);
         try {
-          contentHash = cached ?? (await hashFile(srcPath));
+          contentHash = cached ?? whole?.hash ?? (await hashFile(srcPath));
         } catch (err) {
           contentHash = nameIdentity('unreadable', e.path);
           skipReason ??= `cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
