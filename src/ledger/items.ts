@@ -33,6 +33,8 @@ export class Items {
   private readonly insertItem;
   /** firstDue's SQL by WHERE clause and number of excluded ids. */
   private readonly probes = new Map<string, string[]>();
+  /** byStates' statements by question and list of states. */
+  private readonly stateStatements = new Map<string, Database.Statement>();
 
   constructor(private readonly db: Database.Database) {
     this.byId = db.prepare<[number], ItemRow>('SELECT * FROM items WHERE id = ?');
@@ -149,8 +151,7 @@ export class Items {
 
   /** Whether a lane has any item in these states (an indexed probe, unlike a count). */
   hasInStates(keyFp: string, states: readonly ItemState[]): boolean {
-    const marks = states.map(() => '?').join(',');
-    return stmt(this.db, `SELECT 1 FROM items WHERE key_fp = ? AND state IN (${marks}) LIMIT 1`).get(keyFp, ...states) !== undefined;
+    return this.byStates('has', states, (marks) => `SELECT 1 FROM items WHERE key_fp = ? AND state IN (${marks}) LIMIT 1`).get(keyFp, ...states) !== undefined;
   }
 
   /** Whether unclaimed photos wait to be uploaded by any lane. */
@@ -159,15 +160,29 @@ export class Items {
   }
 
   countInStates(keyFp: string | null, states: readonly ItemState[]): number {
-    const marks = states.map(() => '?').join(',');
     if (keyFp === null) {
-      return (stmt(this.db, `SELECT COUNT(*) AS n FROM items WHERE state IN (${marks})`).get(...states) as { n: number }).n;
+      return (this.byStates('count', states, (marks) => `SELECT COUNT(*) AS n FROM items WHERE state IN (${marks})`).get(...states) as { n: number }).n;
     }
     return (
-      stmt(this.db, `SELECT COUNT(*) AS n FROM items WHERE key_fp = ? AND state IN (${marks})`).get(keyFp, ...states) as {
+      this.byStates('countKey', states, (marks) => `SELECT COUNT(*) AS n FROM items WHERE key_fp = ? AND state IN (${marks})`).get(keyFp, ...states) as {
         n: number;
       }
     ).n;
+  }
+
+  /**
+   * The statement for a question about a list of states, prepared once per list: the lanes
+   * ask these ~200,000 times in W1, and building and looking up the SQL text each time cost
+   * more than SQLite's answer.
+   */
+  private byStates(kind: string, states: readonly ItemState[], sql: (marks: string) => string): Database.Statement {
+    const key = `${kind}:${states.join(',')}`;
+    let s = this.stateStatements.get(key);
+    if (!s) {
+      s = stmt(this.db, sql(states.map(() => '?').join(',')));
+      this.stateStatements.set(key, s);
+    }
+    return s;
   }
 
   /** Items not yet terminal that this lane can still act on (unclaimed queued ones count for every lane). */
