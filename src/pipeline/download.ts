@@ -205,6 +205,8 @@ async function fetchResult(url: string, opts: DownloadOptions): Promise<{ bytes:
  * (W1: 10,000 outputs). On a real disk the fsyncs dominate either way, and they block the
  * process no longer than the ledger's own fsync on the `done` commit that follows, at a
  * few photos a minute (the service's call limits): no poll is late by more than that.
+ * One clock.ioTurn, not inline: the write still ends after the events already queued, as
+ * the thread-pool version did, so a simulation's order of events is what it was.
  */
 export function writeAtomically(target: string, bytes: Buffer, outputDir: string): Promise<void> {
   return clock.ioTurn(() => writeAtomicallyNow(target, bytes, outputDir));

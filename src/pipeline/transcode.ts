@@ -53,7 +53,10 @@ const HEAD_BYTES = 256;
  */
 export const SMALL_FILE_BYTES = 8 * 1024 * 1024;
 
-/** The whole file: directly when `sizeHint` says it is small, else on the thread pool. */
+/**
+ * The whole file: directly (as one clock.ioTurn, so it still ends after the events already
+ * queued, as a thread-pool read did) when `sizeHint` says it is small, else on the thread pool.
+ */
 export function readWhole(file: string, sizeHint: number | null | undefined): Promise<Buffer> {
   if (sizeHint != null && sizeHint <= SMALL_FILE_BYTES) return clock.ioTurn(() => readFileSync(file));
   return clock.io(readFile(file));
