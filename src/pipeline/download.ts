@@ -156,8 +156,9 @@ export function outputPathFor(outputDir: string, relPath: string, ext: string): 
 
 async function fetchResult(url: string, opts: DownloadOptions): Promise<{ bytes: Buffer; ext: string }> {
   let current = new URL(url);
-  const deadline = clock.deadline(opts.deadlineMs);
-  const signal = opts.abort ? AbortSignal.any([deadline.signal, opts.abort]) : deadline.signal;
+  // Aborted by the run's signal too (the deadline's `also`), as AbortSignal.any would.
+  const deadline = clock.deadline(opts.deadlineMs, opts.abort);
+  const signal = deadline.signal;
   try {
     for (let hop = 0; hop < 5; hop++) {
       if (current.protocol !== 'https:' && !(opts.allowHttp && current.protocol === 'http:')) {
