@@ -242,8 +242,9 @@ export class ApiClient {
     const req: WireRequest = { method: spec.method, url: this.#url(spec.path), headers };
     if (spec.body !== undefined) req.body = spec.body;
 
-    const deadline = clock.deadline(this.#timeoutMs);
-    req.signal = opts.signal ? AbortSignal.any([opts.signal, deadline.signal]) : deadline.signal;
+    // Aborted by the caller's signal too (the deadline's `also`), as AbortSignal.any would.
+    const deadline = clock.deadline(this.#timeoutMs, opts.signal);
+    req.signal = deadline.signal;
     const atMs = clock.now();
     const record = (r: Omit<CallRecord, 'atMs' | 'method' | 'endpoint' | 'path' | 'sentRequestId' | 'durationMs'>) =>
       this.#onCall?.({

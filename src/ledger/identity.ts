@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import type { Items } from './items.js';
 import type { ItemRow } from './rows.js';
-import { stmt } from './statements.js';
+import { inTransaction, stmt } from './statements.js';
 import type { ItemState } from './transitions.js';
 
 /**
@@ -443,7 +443,7 @@ export class Identity {
   /** A file darkroom wrote (after its rename into place); an output also becomes its name's output. */
   recordFile(f: OutputFile): void {
     const now = clock.now();
-    this.db.transaction(() => {
+    inTransaction(this.db, () => {
       stmt(
         this.db,
         `INSERT INTO output_files (path, item_id, input_id, kind, step_index, bytes, written_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -453,7 +453,7 @@ export class Identity {
       if (f.kind === 'output' && f.inputId !== null) {
         stmt(this.db, 'UPDATE inputs SET output_path = ?, written_ms = ? WHERE id = ?').run(f.path, now, f.inputId);
       }
-    })();
+    });
   }
 
   /** Whether darkroom wrote this file (so it may write it again). */

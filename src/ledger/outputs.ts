@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Items } from './items.js';
 import type { ItemRow } from './rows.js';
-import { stmt } from './statements.js';
+import { inTransaction, stmt } from './statements.js';
 
 /** The download stage's writes (L4: an item is `done` only after its file is in place). */
 export class Outputs {
@@ -12,11 +12,8 @@ export class Outputs {
 
   /** The next finished item waiting for its result to be downloaded. */
   nextToDownload(now: number, exclude: ReadonlySet<number>): ItemRow | undefined {
-    const rows = stmt<[number, number], ItemRow>(
-      this.db,
-      "SELECT * FROM items WHERE state = 'succeeded' AND due_ms <= ? ORDER BY due_ms, id LIMIT ?",
-    ).all(now, exclude.size + 1);
-    return rows.find((r) => !exclude.has(r.id));
+    const first = this.items.firstDue("state = 'succeeded' AND due_ms <= ?", [now], exclude);
+    return first === undefined ? undefined : this.items.get(first.id);
   }
 
   earliestDue(): number | undefined {
@@ -95,12 +92,12 @@ export class Outputs {
    * it created again. Counted on the attempt, so the refreshes of one task are bounded.
    */
   refreshUrl(item: ItemRow, reason: string, dueMs: number): ItemRow {
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       stmt(
         this.db,
         'UPDATE attempts SET url_refreshes = url_refreshes + 1 WHERE id = (SELECT id FROM attempts WHERE item_id = ? AND task_id = ? ORDER BY id DESC LIMIT 1)',
       ).run(item.id, item.task_id);
       return this.items.move(item.id, 'downloading', 'active', { result_url: null, due_ms: dueMs, reason: null, retries: 0 }, reason);
-    })();
+    });
   }
 }

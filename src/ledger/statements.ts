@@ -16,3 +16,20 @@ export function stmt<P extends unknown[] = unknown[], R = unknown>(db: Database.
   }
   return s as unknown as Database.Statement<P, R>;
 }
+
+const runners = new WeakMap<Database.Database, (fn: () => unknown) => unknown>();
+
+/**
+ * Run `fn` in a transaction (a savepoint when one is already open), as
+ * `db.transaction(fn)()` does, without building a new wrapper each time: better-sqlite3's
+ * `transaction()` makes four wrapper functions per call, about 12 µs, which at ~100,000
+ * state changes a night was a tenth of a simulation's ledger time.
+ */
+export function inTransaction<T>(db: Database.Database, fn: () => T): T {
+  let run = runners.get(db);
+  if (!run) {
+    run = db.transaction((f: () => unknown) => f());
+    runners.set(db, run);
+  }
+  return run(fn) as T;
+}

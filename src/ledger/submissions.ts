@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import type { Items } from './items.js';
 import type { ItemRow, SubmissionRow } from './rows.js';
-import { stmt } from './statements.js';
+import { inTransaction, stmt } from './statements.js';
 
 export interface SubmissionOutcome {
   readonly httpStatus: number | null;
@@ -32,7 +32,7 @@ export class Submissions {
 
   /** L1: committed before the request leaves the process. */
   begin(item: ItemRow, capability: string, keyFp: string, requestId: string): number {
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       this.items.move(item.id, 'uploaded', 'submitting', { key_fp: keyFp, request_id: requestId });
       const r = stmt(
         this.db,
@@ -40,11 +40,11 @@ export class Submissions {
          VALUES (?, ?, ?, ?, ?, 'sending', ?)`,
       ).run(item.id, item.step_index, capability, keyFp, requestId, clock.now());
       return Number(r.lastInsertRowid);
-    })();
+    });
   }
 
   accept(submissionId: number, item: ItemRow, a: Accepted): ItemRow {
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       const now = clock.now();
       this.resolve(submissionId, 'accepted', {
         httpStatus: 200,
@@ -69,7 +69,7 @@ export class Submissions {
         request_id: a.responseRequestId,
         retries: 0,
       });
-    })();
+    });
   }
 
   /**
@@ -77,7 +77,7 @@ export class Submissions {
    * another create (`uploaded`) or, when the request itself is wrong, to `failed`.
    */
   reject(submissionId: number, item: ItemRow, o: SubmissionOutcome, to: 'uploaded' | 'failed', dueMs: number, reason: string): ItemRow {
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       this.resolve(submissionId, 'rejected', o, null, null);
       return this.items.move(item.id, 'submitting', to, {
         due_ms: dueMs,
@@ -85,15 +85,15 @@ export class Submissions {
         request_id: o.responseRequestId,
         retries: item.retries + 1,
       }, reason);
-    })();
+    });
   }
 
   /** L2: the outcome is unknown; the item is held until an operator decides. */
   ambiguous(submissionId: number, item: ItemRow, o: SubmissionOutcome, reason: string): ItemRow {
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       this.resolve(submissionId, 'ambiguous', o, null, null);
       return this.items.move(item.id, 'submitting', 'held', { reason, request_id: o.responseRequestId, hold_kind: 'ambiguous' }, reason);
-    })();
+    });
   }
 
   /** Creates of this item's step whose outcome stayed unknown (bounds `onAmbiguous: resubmit`). */

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import type { Items } from './items.js';
 import type { ItemRow } from './rows.js';
-import { stmt } from './statements.js';
+import { inTransaction, stmt } from './statements.js';
 
 /** What a poll learned about an item's task, written with the attempt it belongs to. */
 export class Tasks {
@@ -13,10 +13,10 @@ export class Tasks {
 
   /** Still running: count the poll, set when the next one is due. */
   polled(item: ItemRow, status: string, nextDueMs: number): void {
-    this.db.transaction(() => {
+    inTransaction(this.db, () => {
       this.bumpAttempt(item, status, null, null, false);
       this.items.patch(item.id, 'active', { due_ms: nextDueMs });
-    })();
+    });
   }
 
   /**
@@ -24,7 +24,7 @@ export class Tasks {
    * the next step, with no download of the intermediate.
    */
   succeeded(item: ItemRow, resultUrl: string, isLastStep: boolean): ItemRow {
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       this.bumpAttempt(item, 'SUCCESS', resultUrl, null, true);
       // retries counts this stage's failures: the download starts with a clean count.
       const row = this.items.move(item.id, 'active', 'succeeded', { result_url: resultUrl, due_ms: 0, reason: null, retries: 0 });
@@ -38,30 +38,30 @@ export class Tasks {
         task_started_ms: null,
         due_ms: 0,
       }, `step ${row.step_index + 1} done`);
-    })();
+    });
   }
 
   /** FAIL with attempts left (safe to retry, reusing the input URL), or a task that vanished. */
   recreate(item: ItemRow, status: string, reason: string, dueMs: number): ItemRow {
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       this.bumpAttempt(item, status, null, reason, true);
       return this.items.move(item.id, 'active', 'uploaded', { task_id: null, business_type: null, due_ms: dueMs }, reason);
-    })();
+    });
   }
 
   failed(item: ItemRow, status: string, reason: string): ItemRow {
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       this.bumpAttempt(item, status, null, reason, true);
       return this.items.move(item.id, 'active', 'failed', { reason }, reason);
-    })();
+    });
   }
 
   /** The polling cap passed: the task may still finish, so it is held, not failed. */
   timedOut(item: ItemRow, reason: string): ItemRow {
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       this.bumpAttempt(item, 'TIMEOUT', null, reason, true);
       return this.items.move(item.id, 'active', 'held', { reason, hold_kind: 'timeout' }, reason);
-    })();
+    });
   }
 
   /** When a poll last saw the item's current task still running (its start if none has). */

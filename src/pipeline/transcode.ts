@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -42,6 +43,25 @@ export interface Inspection {
 /** Sharp's default input limit (268 MP) is below a large-format archive scan; this is four times that. */
 const MAX_INPUT_PIXELS = 1_073_741_824;
 const HEAD_BYTES = 256;
+
+/**
+ * Files up to this size are read with one direct call rather than on the thread pool: a
+ * read through fs/promises is four round trips (open, stat, read, close), 1-2 ms of
+ * wall-clock time on a busy 2-core machine against ~0.02 ms for a small file read
+ * directly, and a simulation's virtual clock waits for every one (W1 reads 10,000 photos
+ * twice). 8 MiB from the page cache takes ~2 ms, from an SSD ~10 ms: less than any
+ * scheduler's timing cares about. Larger files (TIFF scans) still go to the thread pool.
+ */
+export const SMALL_FILE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The whole file: directly (as one clock.ioTurn, so it still ends after the events already
+ * queued, as a thread-pool read did) when `sizeHint` says it is small, else on the thread pool.
+ */
+export function readWhole(file: string, sizeHint: number | null | undefined): Promise<Buffer> {
+  if (sizeHint != null && sizeHint <= SMALL_FILE_BYTES) return clock.ioTurn(() => readFileSync(file));
+  return clock.io(readFile(file));
+}
 
 export function sniffSource(head: Uint8Array): SourceType | null {
   const t = sniffImage(head);
@@ -145,7 +165,7 @@ export async function inspectSource(file: string, sizeBytes: number, opts: Trans
   let facts: Facts;
   try {
     const known = type === 'png' || type === 'jpeg' ? headerFacts(head) : null;
-    // hasAlpha does not enter the decision; the upload reads the facts again, with sharp.
+    // hasAlpha does not enter the decision; a conversion reads the facts again, with sharp.
     facts = known ? { ...known, hasAlpha: false } : await clock.io(factsOf(type, file));
   } catch (err) {
     return { type, skipReason: `cannot read the ${NAMES[type]} image: ${firstLine(err)}`, transcode: null };
@@ -174,6 +194,8 @@ export interface PrepareItem {
   readonly rel_path: string;
   readonly src_path: string;
   readonly content_hash: string | null;
+  /** The size discovery recorded: small files are read directly (SMALL_FILE_BYTES). */
+  readonly size_bytes?: number | null;
 }
 
 /**
@@ -185,12 +207,13 @@ export async function prepareUpload(item: PrepareItem, opts: TranscodeOptions): 
   if (item.content_hash?.startsWith('url:')) return { kind: 'url', url: item.src_path };
   let bytes: Buffer;
   try {
-    bytes = await clock.io(readFile(item.src_path));
+    bytes = await readWhole(item.src_path, item.size_bytes);
   } catch (err) {
     return { kind: 'skip', reason: `cannot read ${item.rel_path} (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
   }
   if (bytes.length === 0) return { kind: 'skip', reason: 'empty file' };
-  if (item.content_hash !== null && /^[0-9a-f]{64}$/.test(item.content_hash) && sha256(bytes) !== item.content_hash) {
+  const hashed = item.content_hash !== null && /^[0-9a-f]{64}$/.test(item.content_hash);
+  if (hashed && sha256(bytes) !== item.content_hash) {
     return { kind: 'skip', reason: 'the file changed after it was found; run again to process the new version' };
   }
   const type = sniffSource(bytes.subarray(0, HEAD_BYTES));
@@ -209,12 +232,16 @@ export async function prepareUpload(item: PrepareItem, opts: TranscodeOptions): 
     return bytes.length > opts.maxUploadBytes ? { kind: 'skip', reason: tooBigText(bytes.length, opts) } : asIs(type);
   }
   try {
-    const facts = await clock.io(factsOf(type, bytes));
+    // Plain PNG and JPEG headers say all the decision needs (sharp's metadata() is ~0.2 ms
+    // of CPU even for a tiny image); the conversion itself wants sharp's full facts.
+    const known = type === 'png' || type === 'jpeg' ? headerFacts(bytes) : null;
+    let facts = known ? { ...known, hasAlpha: false } : await clock.io(factsOf(type, bytes));
     const d = decide(type, facts, opts);
     if (d.skipReason) return { kind: 'skip', reason: d.skipReason };
     if (d.transcode === null) {
       return bytes.length > opts.maxUploadBytes ? { kind: 'skip', reason: tooBigText(bytes.length, opts) } : asIs(type as ImageType);
     }
+    if (known) facts = await clock.io(factsOf(type, bytes));
     const out = await clock.io(convert(bytes, type, facts, opts.maxPixels));
     if (out.bytes.length > opts.maxUploadBytes) {
       return {

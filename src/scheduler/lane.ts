@@ -161,7 +161,7 @@ export class Lane {
     if (free > 0) {
       const create = this.createCandidate(now);
       if (create) return create;
-    } else if (items.nextInState('uploaded', fp, now, this.inflightItems)) {
+    } else if (items.hasDue('uploaded', fp, now, this.inflightItems)) {
       this.slotBlocked = true;
     }
     const waiting = items.countInStates(fp, ['uploaded']) + this.uploadsInflight;
