@@ -15,6 +15,13 @@ export interface ProblemItem {
   readonly taskId: string | null;
 }
 
+/** The states of the items that need a person, as an SQL list. */
+export const PROBLEM_STATES = "('failed', 'held', 'skipped')";
+
+/** The columns of a ProblemItem, from `items i`; `report` adds its own after them. */
+export const PROBLEM_COLUMNS = `i.id, i.rel_path AS path, i.state, i.step_index AS step, i.reason, i.request_id AS requestId, i.task_id AS taskId,
+            (SELECT s.request_id FROM submissions s WHERE s.item_id = i.id ORDER BY s.id DESC LIMIT 1) AS sentRequestId`;
+
 /**
  * One step of the pipeline: where the photos stand with it. done = past it (its result
  * passed on, or the photo finished); working = at it (for step 1, also still to upload);
@@ -70,9 +77,7 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
 
   const problems = stmt<[number], ProblemItem>(
     db,
-    `SELECT i.id, i.rel_path AS path, i.state, i.step_index AS step, i.reason, i.request_id AS requestId, i.task_id AS taskId,
-            (SELECT s.request_id FROM submissions s WHERE s.item_id = i.id ORDER BY s.id DESC LIMIT 1) AS sentRequestId
-     FROM items i WHERE i.state IN ('failed', 'held', 'skipped') ORDER BY i.state, i.id LIMIT ?`,
+    `SELECT ${PROBLEM_COLUMNS} FROM items i WHERE i.state IN ${PROBLEM_STATES} ORDER BY i.state, i.id LIMIT ?`,
   ).all(problemLimit);
 
   return {
