@@ -98,8 +98,12 @@ export function progressJson(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 
     calls: { ...s.calls, uploads: p.calls.uploads, tasks: p.calls.tasks, account: p.calls.account },
     problems: s.problems,
     atMs: p.atMs,
-    // status.steps (done, working, waiting, failed, held per step) with the display's own figures beside them
-    steps: p.steps.map((st) => ({ ...s.steps?.find((x) => x.step === st.index), step: st.index, ...st })),
+    // status.steps (done, working, waiting, failed, held per step) with the display's own figures
+    // after them (running among these: the field order of this output does not change)
+    steps: p.steps.map((st) => {
+      const { running: _, ...ledger } = s.steps?.find((x) => x.step === st.index) ?? { running: 0 };
+      return { ...ledger, step: st.index, ...st };
+    }),
     tasks: { active: p.keys.reduce((a, k) => a + k.tasks, 0), perKey: perKeyTasks },
     limits: p.limits ? { ...p.limits, from: limitsFrom } : null,
     throughput: p.throughput,

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { readStatus, type LedgerStatus } from './status.js';
+import { PROBLEM_COLUMNS, PROBLEM_STATES, readStatus, type LedgerStatus, type ProblemItem } from './status.js';
 import { stmt } from './statements.js';
 
 /** One finished step of a done item: which capability ran and the task that did it. */
@@ -20,18 +20,9 @@ export interface ReportDoneItem {
   readonly steps: readonly ReportStep[];
 }
 
-export interface ReportProblem {
-  readonly id: number;
-  readonly path: string;
+/** A problem as `status` lists it, with its source file and the time of its last change. */
+export interface ReportProblem extends ProblemItem {
   readonly srcPath: string;
-  readonly state: 'failed' | 'held' | 'skipped';
-  readonly step: number;
-  readonly reason: string | null;
-  /** The X-Request-Id darkroom sent with the item's latest create, if any. */
-  readonly sentRequestId: string | null;
-  /** The service's requestId for the failure, if it gave one. */
-  readonly requestId: string | null;
-  readonly taskId: string | null;
   readonly atMs: number;
 }
 
@@ -109,10 +100,8 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
 
     const problems = stmt<[number], ReportProblem>(
       db,
-      `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
-              i.request_id AS requestId, i.task_id AS taskId, i.updated_ms AS atMs,
-              (SELECT s.request_id FROM submissions s WHERE s.item_id = i.id ORDER BY s.id DESC LIMIT 1) AS sentRequestId
-       FROM items i WHERE i.state IN ('held', 'failed', 'skipped')
+      `SELECT ${PROBLEM_COLUMNS}, i.src_path AS srcPath, i.updated_ms AS atMs
+       FROM items i WHERE i.state IN ${PROBLEM_STATES}
        ORDER BY CASE i.state WHEN 'held' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END, i.rel_path
        LIMIT ?`,
     ).all(problemLimit);

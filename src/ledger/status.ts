@@ -15,10 +15,26 @@ export interface ProblemItem {
   readonly taskId: string | null;
 }
 
+/** The states of the items that need a person, as an SQL list. */
+export const PROBLEM_STATES = "('failed', 'held', 'skipped')";
+
+/** The columns of a ProblemItem, from `items i`; `report` adds its own after them. */
+export const PROBLEM_COLUMNS = `i.id, i.rel_path AS path, i.state, i.step_index AS step, i.reason, i.request_id AS requestId, i.task_id AS taskId,
+            (SELECT s.request_id FROM submissions s WHERE s.item_id = i.id ORDER BY s.id DESC LIMIT 1) AS sentRequestId`;
+
+/** Items on one step in one state. */
+export interface StepGroup {
+  readonly step: number;
+  readonly state: ItemState;
+  readonly n: number;
+}
+
 /**
- * One step of the pipeline: where the photos stand with it. done = past it (its result
- * passed on, or the photo finished); working = at it (for step 1, also still to upload);
- * waiting = not there yet; failed (with skipped) and held = stopped at it.
+ * One step of the pipeline: where the photos stand with it. done = past it (its task
+ * succeeded: the result passed on, being downloaded, or the photo finished); working = at it
+ * (for step 1, also still to upload); waiting = not there yet; failed (with skipped) and
+ * held = stopped at it. A done photo stays on the last step it ran, so a step added to the
+ * job after it finished does not count it as past.
  */
 export interface StepStatus {
   /** 0-based, as `step` of a problem. */
@@ -27,6 +43,8 @@ export interface StepStatus {
   readonly capability: string | null;
   readonly done: number;
   readonly working: number;
+  /** Of working: a task running (active) or its create in flight (submitting). */
+  readonly running: number;
   readonly waiting: number;
   readonly failed: number;
   readonly held: number;
@@ -51,7 +69,7 @@ export interface LedgerStatus {
 /** Everything `darkroom status` shows, read from the ledger alone. */
 export function readStatus(db: Database.Database, now: number, problemLimit = 200): LedgerStatus {
   // One scan of the (state, step_index) index gives both the state counts and the steps.
-  const groups = stmt<[], { step: number; state: ItemState; n: number }>(
+  const groups = stmt<[], StepGroup>(
     db,
     'SELECT step_index AS step, state, COUNT(*) AS n FROM items GROUP BY state, step_index',
   ).all();
@@ -70,9 +88,7 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
 
   const problems = stmt<[number], ProblemItem>(
     db,
-    `SELECT i.id, i.rel_path AS path, i.state, i.step_index AS step, i.reason, i.request_id AS requestId, i.task_id AS taskId,
-            (SELECT s.request_id FROM submissions s WHERE s.item_id = i.id ORDER BY s.id DESC LIMIT 1) AS sentRequestId
-     FROM items i WHERE i.state IN ('failed', 'held', 'skipped') ORDER BY i.state, i.id LIMIT ?`,
+    `SELECT ${PROBLEM_COLUMNS} FROM items i WHERE i.state IN ${PROBLEM_STATES} ORDER BY i.state, i.id LIMIT ?`,
   ).all(problemLimit);
 
   return {
@@ -89,8 +105,8 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
   };
 }
 
-/** Items per step and state (`groups`), folded into StepStatus. */
-function readSteps(db: Database.Database, groups: readonly { step: number; state: ItemState; n: number }[]): StepStatus[] {
+/** The steps the last run recorded (`meta.pipeline`), else those the creates were made for, folded with the items. */
+function readSteps(db: Database.Database, groups: readonly StepGroup[]): StepStatus[] {
   const meta = stmt<[], { value: string }>(db, "SELECT value FROM meta WHERE key = 'pipeline'").get();
   let pipeline: string[] = [];
   try {
@@ -103,17 +119,29 @@ function readSteps(db: Database.Database, groups: readonly { step: number; state
     db,
     'SELECT step_index AS step, MIN(capability) AS capability FROM submissions GROUP BY step_index',
   ).all();
-  const count = Math.max(1, pipeline.length, ...groups.map((g) => g.step + 1), ...made.map((m) => m.step + 1));
+  const known = Math.max(pipeline.length, ...made.map((m) => m.step + 1));
+  return foldSteps(groups, Array.from({ length: known }, (_, s) => pipeline[s] ?? made.find((m) => m.step === s)?.capability ?? null));
+}
+
+/**
+ * Items per step and state (`groups`) folded into StepStatus, one per step: at least one,
+ * every step of `capabilities` (which names them) and every step an item is on.
+ */
+export function foldSteps(groups: readonly StepGroup[], capabilities: readonly (string | null)[]): StepStatus[] {
+  const count = Math.max(1, capabilities.length, ...groups.map((g) => g.step + 1));
   return Array.from({ length: count }, (_, s) => {
-    const out = { step: s, capability: pipeline[s] ?? made.find((m) => m.step === s)?.capability ?? null, done: 0, working: 0, waiting: 0, failed: 0, held: 0 };
+    const out = { step: s, capability: capabilities[s] ?? null, done: 0, working: 0, waiting: 0, failed: 0, held: 0, running: 0 };
     for (const g of groups) {
-      if (g.state === 'done' || g.step > s) out.done += g.n;
+      if (g.step > s) out.done += g.n;
       else if (g.step < s) {
         if (!TERMINAL.has(g.state)) out.waiting += g.n;
-      } else if (g.state === 'succeeded' || g.state === 'downloading') out.done += g.n;
+      } else if (g.state === 'succeeded' || g.state === 'downloading' || g.state === 'done') out.done += g.n;
       else if (g.state === 'failed' || g.state === 'skipped') out.failed += g.n;
       else if (g.state === 'held') out.held += g.n;
-      else out.working += g.n;
+      else {
+        out.working += g.n;
+        if (g.state === 'active' || g.state === 'submitting') out.running += g.n;
+      }
     }
     return out;
   });

@@ -1,19 +1,12 @@
-import type { ProblemItem, ProgressFacts } from '../ledger/index.js';
+import type { LedgerStatus, ProgressFacts } from '../ledger/index.js';
 import { ASSUMED_LATENCY_MS, estimate, type Bound, type ModelLimits } from './model.js';
 
 /**
  * What the live display, the minute line and `darkroom status` show, computed from the
  * ledger's facts alone (plus the job's steps and limits when the jobs file is at hand).
  */
-export interface Progress {
+export interface Progress extends Pick<LedgerStatus, 'total' | 'done' | 'failed' | 'skipped' | 'held' | 'pending' | 'problems'> {
   readonly atMs: number;
-  readonly total: number;
-  readonly done: number;
-  /** Includes skipped, as in `status`. */
-  readonly failed: number;
-  readonly skipped: number;
-  readonly held: number;
-  readonly pending: number;
   readonly steps: readonly StepProgress[];
   readonly keys: readonly KeyProgress[];
   readonly limits: ModelLimits | null;
@@ -22,7 +15,6 @@ export interface Progress {
   /** Calls per photo-step so far (creates and polls, FAIL retries included; uploads apart); null before any step ended. */
   readonly callsPerStep: number | null;
   readonly eta: Eta | null;
-  readonly problems: readonly ProblemItem[];
 }
 
 export interface StepProgress {
@@ -91,24 +83,18 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
   const s = f.status;
   // The ledger's own account of the pipeline (status.steps: the steps the last run recorded) when no jobs file is named.
   const ledgerSteps = s.steps ?? [];
-  const seenSteps = Math.max(0, ledgerSteps.length, ...f.byStep.map((r) => r.step + 1), ...f.stepCapabilities.map((r) => r.step + 1));
-  const stepCount = ctx.steps?.length ?? seenSteps;
-  const capabilityOf = (i: number) =>
-    ctx.steps?.[i]?.capability ?? ledgerSteps[i]?.capability ?? f.stepCapabilities.find((r) => r.step === i)?.capability ?? null;
+  const stepCount = ctx.steps?.length ?? ledgerSteps.length;
+  const capabilityOf = (i: number) => ctx.steps?.[i]?.capability ?? ledgerSteps[i]?.capability ?? null;
 
-  // Per step: photos past it, and photos on it with a task running.
+  // Per step: photos past it, and photos on it with a task running (as status.steps counts them).
   const through = s.total - s.skipped;
-  const steps: StepProgress[] = [];
-  for (let i = 0; i < stepCount; i++) {
-    let done = 0;
-    let running = 0;
-    for (const r of f.byStep) {
-      if (r.state === 'skipped') continue;
-      if (r.step > i || (r.step === i && AFTER_TASK.has(r.state))) done += r.n;
-      if (r.step === i && (r.state === 'active' || r.state === 'submitting')) running += r.n;
-    }
-    steps.push({ index: i, capability: capabilityOf(i), done, total: through, running });
-  }
+  const steps: StepProgress[] = Array.from({ length: stepCount }, (_, i) => ({
+    index: i,
+    capability: capabilityOf(i),
+    done: ledgerSteps[i]?.done ?? 0,
+    total: through,
+    running: ledgerSteps[i]?.running ?? 0,
+  }));
 
   // Keys: the job's, then any other the ledger has seen in the last hour or with tasks.
   const fps = new Set<string>([...(ctx.keys ?? []), ...Object.keys(s.calls.perKey), ...Object.keys(f.slots)]);

@@ -78,18 +78,12 @@ export interface Audit {
   bursts503: Array<{ fromMs: number; untilMs: number }>;
 }
 
-interface KeyRecord {
+/** A key's audit figures worked out when the audit is taken: from the call times, and the tasks active then. */
+type TakenAtSnapshot = 'calls' | 'maxCallsInAnyMinute' | 'maxCallsInAnyHour' | 'callsLastMinute' | 'callsLastHour' | 'activeNow';
+
+/** What the recorder keeps per key: the arrival times, and every other figure counted as it goes. */
+interface KeyRecord extends Omit<KeyAudit, TakenAtSnapshot> {
   times: number[];
-  accepted: number;
-  rejected429: number;
-  rejectedByScope: Partial<Record<RateScope, number>>;
-  injected429: number;
-  answered503: number;
-  unauthorized: number;
-  maxActiveTasks: number;
-  creates: number;
-  uploads: number;
-  polls: number;
 }
 
 export class AuditRecorder {

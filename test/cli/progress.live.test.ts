@@ -3,11 +3,16 @@ import { installClock, VirtualClock } from '../../src/clock.js';
 import { LiveProgress } from '../../src/progress/live.js';
 import { buildProgress, type Progress } from '../../src/progress/snapshot.js';
 import type { ProgressFacts } from '../../src/ledger/index.js';
+import { foldSteps } from '../../src/ledger/status.js';
 
 const LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
 
 function picture(done: number, total: number, now: number): Progress {
   const pending = total - done;
+  const byStep = [
+    { step: 0, state: 'done', n: done },
+    { step: 0, state: 'queued', n: pending },
+  ].filter((r) => r.n > 0) as ProgressFacts['byStep'];
   const facts: ProgressFacts = {
     status: {
       total,
@@ -19,12 +24,9 @@ function picture(done: number, total: number, now: number): Progress {
       states: { queued: pending, uploading: 0, uploaded: 0, submitting: 0, active: 0, succeeded: 0, downloading: 0, done, held: 0, failed: 0, skipped: 0 },
       calls: { total: done * 3, perKey: { k_test: { lastMinute: 5, lastHour: done * 3 } } },
       problems: [],
-      steps: [],
+      steps: foldSteps(byStep, ['enhance']),
     },
-    byStep: [
-      { step: 0, state: 'done', n: done },
-      { step: 0, state: 'queued', n: pending },
-    ].filter((r) => r.n > 0) as ProgressFacts['byStep'],
+    byStep,
     slots: {},
     callsByKind: { upload: done, task: done * 2, account: 0 },
     recent: { sinceMs: 0, done, calls: done * 3, firstCallMs: now - 60_000 },

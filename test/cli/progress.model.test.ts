@@ -3,6 +3,7 @@ import type { ProgressFacts } from '../../src/ledger/index.js';
 import type { ItemState } from '../../src/ledger/index.js';
 import { estimate, formatDuration } from '../../src/progress/model.js';
 import { colorWanted, fit, frameRows, stripAnsi, summaryLine } from '../../src/progress/render.js';
+import { foldSteps } from '../../src/ledger/status.js';
 import { buildProgress } from '../../src/progress/snapshot.js';
 
 const H = 3_600_000;
@@ -24,11 +25,11 @@ function facts(over: Partial<ProgressFacts> & { states?: Partial<Record<ItemStat
     stepCapabilities: [],
     failRetries: 0,
     ...over,
-    status: { ...baseStatus(states, total, terminal), ...over.status },
+    status: { ...baseStatus(states, total, terminal, over.byStep ?? []), ...over.status },
   };
 }
 
-function baseStatus(states: Record<ItemState, number>, total: number, terminal: number): ProgressFacts['status'] {
+function baseStatus(states: Record<ItemState, number>, total: number, terminal: number, byStep: ProgressFacts['byStep']): ProgressFacts['status'] {
   return {
     total,
     done: states.done,
@@ -39,7 +40,7 @@ function baseStatus(states: Record<ItemState, number>, total: number, terminal: 
     states,
     calls: { total: 0, perKey: {} },
     problems: [],
-    steps: [],
+    steps: foldSteps(byStep, []),
   };
 }
 

@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +7,7 @@ import { stringify } from 'yaml';
 import { fingerprintKey } from '../../src/api/key.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
+import { listenLocal } from '../helpers/http.js';
 import { makeTempDir } from '../helpers/job.js';
 import { testRaw, write16BitPng, writeBmp, writeRotatedJpeg, writeTiff } from '../inputs/images.js';
 import { filesUnder } from '../pipelines/helpers.js';
@@ -24,7 +23,7 @@ const ENV = { K1: KEYS[0]!, K2: KEYS[1]!, K3: KEYS[2]! };
 /** Photos that already live on the web: a tiny server on 127.0.0.1, counting what is fetched. */
 async function imageHost(images: Record<string, Buffer>): Promise<{ origin: string; hits: Map<string, number>; close: () => Promise<void> }> {
   const hits = new Map<string, number>();
-  const server = http.createServer((req, res) => {
+  const server = await listenLocal((req, res) => {
     const body = images[req.url ?? ''];
     hits.set(req.url ?? '', (hits.get(req.url ?? '') ?? 0) + 1);
     if (!body) {
@@ -34,16 +33,7 @@ async function imageHost(images: Record<string, Buffer>): Promise<{ origin: stri
     res.writeHead(200, { 'content-type': req.url!.endsWith('.png') ? 'image/png' : 'image/jpeg', 'content-length': body.length });
     res.end(body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    hits,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
-  };
+  return { origin: server.origin, hits, close: server.close };
 }
 
 async function rgba(file: string, x: number, y: number): Promise<number[]> {

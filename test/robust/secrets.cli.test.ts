@@ -1,6 +1,5 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/index.js';
@@ -8,6 +7,7 @@ import { silentLogger } from '../../src/log.js';
 import { downloadStage } from '../../src/pipeline/download.js';
 import { startSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
+import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir } from '../helpers/job.js';
 
 /**
@@ -30,20 +30,13 @@ interface Seen {
 
 async function server(handler: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen[]) => void) {
   const seen: Seen[] = [];
-  const s = http.createServer((req, res) => {
+  const s = await listenLocal((req, res) => {
     seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
     req.resume();
     req.on('end', () => handler(req, res, seen));
   });
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  cleanups.push(
-    () =>
-      new Promise<void>((r) => {
-        s.closeAllConnections();
-        s.close(() => r());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, seen };
+  cleanups.push(s.close);
+  return { url: s.origin, seen };
 }
 
 /** Every file under `dir`, with its bytes. */
