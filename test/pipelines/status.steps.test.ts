@@ -18,14 +18,14 @@ describe('status: progress per step', () => {
     put(7, 2, 'done');
     const steps = l.status().steps;
     expect(steps).toEqual([
-      { step: 0, capability: 'restore', done: 5, working: 2, waiting: 0, failed: 0, held: 0 },
-      { step: 1, capability: 'colorize', done: 3, working: 1, waiting: 2, failed: 1, held: 0 },
-      { step: 2, capability: 'upscale', done: 2, working: 0, waiting: 3, failed: 0, held: 1 },
+      { step: 0, capability: 'restore', done: 5, working: 2, waiting: 0, failed: 0, held: 0, running: 1 },
+      { step: 1, capability: 'colorize', done: 3, working: 1, waiting: 2, failed: 1, held: 0, running: 0 },
+      { step: 2, capability: 'upscale', done: 2, working: 0, waiting: 3, failed: 0, held: 1, running: 0 },
     ]);
   });
 
   it('lists one step for a ledger that recorded no pipeline', () => {
     const l = Ledger.open(':memory:');
-    expect(l.status().steps).toEqual([{ step: 0, capability: null, done: 0, working: 0, waiting: 0, failed: 0, held: 0 }]);
+    expect(l.status().steps).toEqual([{ step: 0, capability: null, done: 0, working: 0, waiting: 0, failed: 0, held: 0, running: 0 }]);
   });
 });
