@@ -17,11 +17,15 @@ export interface Clock {
   setTimer(fn: () => void, delayMs: number): TimerHandle;
   clearTimer(handle: TimerHandle): void;
   /**
-   * Mark real I/O (a file read, an fsync, sharp's thread pool) as in progress. A virtual
-   * clock does not move while any is pending, so a simulation stays reproducible however
-   * long the disk takes.
+   * Mark one piece of real I/O (a file read, an fsync, a call into sharp's thread pool) as
+   * in progress. A virtual clock does not move while any is pending, and hands the results
+   * back one at a time in the order the work was started, so a simulation stays
+   * reproducible however long the disk takes and in whatever order it finishes. `work`
+   * must not itself wait on other `io`: wrap work made of several pieces in `hold`.
    */
   io<T>(work: Promise<T>): Promise<T>;
+  /** Keep a virtual clock still while `work` (which may do several `io`) runs. */
+  hold<T>(work: Promise<T>): Promise<T>;
 }
 
 export class SystemClock implements Clock {
@@ -53,6 +57,10 @@ export class SystemClock implements Clock {
   io<T>(work: Promise<T>): Promise<T> {
     return work;
   }
+
+  hold<T>(work: Promise<T>): Promise<T> {
+    return work;
+  }
 }
 
 interface VirtualTimer {
@@ -71,7 +79,11 @@ export class VirtualClock implements Clock {
   private timers: VirtualTimer[] = [];
   private nextId = 1;
   private seq = 0;
-  private pendingIo = 0;
+  /** I/O started and not yet handed back, oldest first. */
+  private readonly ioQueue: { done: boolean; deliver: () => void }[] = [];
+  private held = 0;
+  /** Inside run(): results are handed back by its loop, at quiet moments. */
+  private driving = 0;
 
   constructor(startMs = Date.UTC(2026, 0, 1)) {
     this.current = startMs;
@@ -97,10 +109,31 @@ export class VirtualClock implements Clock {
   }
 
   io<T>(work: Promise<T>): Promise<T> {
-    this.pendingIo++;
-    return work.finally(() => {
-      this.pendingIo--;
+    return new Promise<T>((resolve, reject) => {
+      const ticket = { done: false, deliver: () => {} };
+      this.ioQueue.push(ticket);
+      const finish = (deliver: () => void) => {
+        ticket.done = true;
+        ticket.deliver = deliver;
+        if (this.driving === 0) this.deliverReady(Infinity);
+      };
+      work.then(
+        (v) => finish(() => resolve(v)),
+        (err: unknown) => finish(() => reject(err)),
+      );
     });
+  }
+
+  hold<T>(work: Promise<T>): Promise<T> {
+    this.held++;
+    return work.finally(() => {
+      this.held--;
+    });
+  }
+
+  /** Hand back finished I/O, at most `max`, in the order it was started. */
+  private deliverReady(max: number): void {
+    for (let n = 0; n < max && this.ioQueue.length > 0 && this.ioQueue[0]!.done; n++) this.ioQueue.shift()!.deliver();
   }
 
   /** Time of the earliest pending timer, or undefined when none is pending. */
@@ -136,16 +169,27 @@ export class VirtualClock implements Clock {
    */
   async run(done: () => boolean, opts: { maxMs?: number } = {}): Promise<void> {
     const limit = opts.maxMs === undefined ? Infinity : this.current + opts.maxMs;
-    while (!done()) {
-      await settle();
-      while (this.pendingIo > 0) await settle();
-      if (done()) return;
-      const next = this.nextTimerAt();
-      if (next === undefined) {
-        throw new Error('VirtualClock.run: no pending timers and not done (deadlock)');
+    this.driving++;
+    try {
+      while (!done()) {
+        await settle();
+        while (this.ioQueue.length > 0 || this.held > 0) {
+          // One result at a time, each once what the last one set off has settled: the
+          // disk and the thread pool finish in their own order, and it must not show.
+          this.deliverReady(1);
+          await settle();
+        }
+        if (done()) return;
+        const next = this.nextTimerAt();
+        if (next === undefined) {
+          throw new Error('VirtualClock.run: no pending timers and not done (deadlock)');
+        }
+        if (next > limit) throw new Error(`VirtualClock.run: passed maxMs without finishing`);
+        this.advanceTo(next);
       }
-      if (next > limit) throw new Error(`VirtualClock.run: passed maxMs without finishing`);
-      this.advanceTo(next);
+    } finally {
+      this.driving--;
+      if (this.driving === 0) this.deliverReady(Infinity);
     }
   }
 
@@ -182,6 +226,9 @@ export const clock = {
   },
   io<T>(work: Promise<T>): Promise<T> {
     return installed.io(work);
+  },
+  hold<T>(work: Promise<T>): Promise<T> {
+    return installed.hold(work);
   },
   /**
    * Direct (synchronous) file work, run as one turn of I/O: after the work already

@@ -112,7 +112,7 @@ export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCod
   const failRate = args.failRate ?? 0;
   const a = expectedAttempts(failRate);
 
-  const found = await clock.io(discover(config));
+  const found = await clock.hold(discover(config));
   const ledgerExists = existsSync(config.ledger);
   let states = new Map<string, { state: ItemState; step: number }>();
   let facts: ProgressFacts | null = null;

@@ -105,7 +105,7 @@ export async function downloadStage(ledger: Ledger, item: ItemRow, opts: Downloa
       throw new DownloadError('DARKROOM_OUTPUT_TAKEN', `${target} is the output of ${rival.rel_path} already (two inputs differ only in their extension); rename one of them and run again`, true);
     }
     claimed = { ...claimed, output_path: target };
-    await clock.io(writeAtomically(target, bytes, opts.outputDir));
+    await writeAtomically(target, bytes, opts.outputDir);
     crashPoint('output');
     await writeOtherOutputs(ledger, claimed, { bytes, ext }, targets, {
       outputDir: opts.outputDir,

@@ -190,7 +190,7 @@ export async function writeOtherOutputs(
   // not one it would refuse as a stranger's.
   for (const [i, t] of targets.entries()) {
     ledger.identity.recordFile({ path: t.path, itemId: item.id, inputId: t.input?.id ?? null, kind: 'output', stepIndex: last, bytes: result.bytes.length });
-    if (i > 0) await clock.io(io.write(t.path, result.bytes));
+    if (i > 0) await clock.hold(io.write(t.path, result.bytes));
   }
   if (opts.output.keepIntermediates) await writeIntermediates(ledger, item, targets, opts, io);
   if (opts.output.sidecar) {
@@ -218,7 +218,7 @@ async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readon
         continue;
       }
       ledger.identity.recordFile({ path: file, itemId: item.id, inputId: t.input?.id ?? null, kind: 'intermediate', stepIndex: step, bytes: got.bytes.length });
-      await clock.io(io.write(file, got.bytes));
+      await clock.hold(io.write(file, got.bytes));
     }
   }
 }
@@ -307,7 +307,7 @@ async function writeSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, resu
   }
   const bytes = Buffer.from(`${JSON.stringify(buildSidecar(ledger, item, t, result, opts, io.outputDir), null, 2)}\n`);
   ledger.identity.recordFile({ path: file, itemId: item.id, inputId: t.input?.id ?? null, kind: 'sidecar', stepIndex: null, bytes: bytes.length });
-  await clock.io(io.write(file, bytes));
+  await clock.hold(io.write(file, bytes));
 }
 
 /**
@@ -347,7 +347,7 @@ export async function writeOutputsOfDone(
       continue;
     }
     ledger.identity.recordFile({ path: target.path, itemId: item.id, inputId: input.id, kind: 'output', stepIndex: Math.max(0, opts.steps.length - 1), bytes: bytes.length });
-    if (target.path !== source) await clock.io(io.write(target.path, bytes));
+    if (target.path !== source) await clock.hold(io.write(target.path, bytes));
     if (opts.output.sidecar) await writeSidecar(ledger, item, target, { bytes, ext }, opts, { ...io, fetch: () => Promise.reject(new Error('no fetch')) });
     copied++;
   }

@@ -75,7 +75,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     if (r.recreated > 0) log.warn({ items: r.recreated }, 'onAmbiguous: resubmit: held creates sent to be created again');
   }
   // Files and URL list, identified by content and reconciled with the ledger (issue 5).
-  const { found, added } = await clock.io(
+  const { found, added } = await clock.hold(
     discoverInto(config, ledger, { keyFps: opts.keys.map((k) => k.fingerprint), log, adjust: skipSameFile }),
   );
   log.info({ found: found.length, ...added, recovered, tempFilesSwept }, 'run started');
