@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { realpathSync } from 'node:fs';
 import { ApiClient, type CallRecord, type Transport } from '../api/index.js';
 import { clock } from '../clock.js';
@@ -83,6 +84,9 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   const run: RunState = { stopped: false, noCreates: false, accountStop: undefined };
   // Aborts what is in flight once an interrupt's grace period is over.
   const hard = new AbortController();
+  // Every call and download in flight listens to it (clock.deadline): with several keys that
+  // is more than the default 10, which would print a leak warning that is not one.
+  setMaxListeners(1000, hard.signal);
   let graceTimer: ReturnType<typeof clock.setTimer> | undefined;
 
   const latency = new LatencyModel();
