@@ -15,7 +15,7 @@
  * Its tasks are the simulator's, drawn from the same seed: the yardstick meets the same
  * latencies as the run it is set beside.
  */
-import { solvePollTable, nextPollAt, type PollTable } from '../src/scheduler/schedule.js';
+import { pollsUntil, solvePollTable, type PollTable } from '../src/scheduler/schedule.js';
 import { Rng } from '../src/sim/random.js';
 import { pickOutcome } from '../src/sim/tasks.js';
 import { tStarOf, type Workload } from './workloads.js';
@@ -86,17 +86,9 @@ function runAt(tasks: readonly DrawnTask[], photos: number, priceMs: number, tab
     const key = `${t.sigma.toFixed(3)}|${rel}`;
     let table = tables.get(key);
     if (!table) tables.set(key, (table = solvePollTable(t.sigma, Math.exp(rel))));
-    const L = t.latencyMs / t.medianMs;
-    let at = 0;
-    let n = 0;
-    do {
-      const next = nextPollAt(table, at);
-      // past the grid's end (one task in 100,000): poll a quarter later each time
-      at = Number.isNaN(next) ? at * 1.25 : next;
-      n++;
-    } while (at < L);
+    const { polls: n, seenAt: at } = pollsUntil(table, t.latencyMs / t.medianMs);
     polls += n;
-    lag += (at - L) * t.medianMs;
+    lag += at * t.medianMs - t.latencyMs;
     slots[k] = slots[k]! + at * t.medianMs;
   }
   const slotsMs = Math.max(...slots);

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import path from 'node:path';
 import fg from 'fast-glob';
 import { clock } from '../clock.js';
@@ -9,7 +8,7 @@ import type { Logger } from '../log.js';
 import { writeAtomically } from './download.js';
 import { hashFile, nameIdentity, urlIdentity } from './identity.js';
 import { assignOutputNames, namingOptions, writeOutputsOfDone } from './naming.js';
-import { inspectSource, sha256, type Inspection, type SourceType } from './transcode.js';
+import { inspectSource, readHead, sha256, type Inspection, type SourceType } from './transcode.js';
 import { readUrlList, type UrlEntry } from './urls.js';
 import { loopSafeFs } from './walk.js';
 
@@ -96,7 +95,7 @@ export async function discover(config: Config, opts: DiscoverOptions = {}): Prom
       let bytes: Buffer | undefined;
       let readError: unknown = null;
       try {
-        bytes = size <= READ_WHOLE ? readFileSync(srcPath) : await clock.io(readStart(srcPath, HEAD_BYTES));
+        bytes = size <= READ_WHOLE ? readFileSync(srcPath) : await clock.io(readHead(srcPath, HEAD_BYTES));
       } catch (err) {
         readError = err;
       }
@@ -135,17 +134,6 @@ export async function discover(config: Config, opts: DiscoverOptions = {}): Prom
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL, large.length) }, worker));
   return out;
-}
-
-async function readStart(file: string, n: number): Promise<Buffer> {
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.alloc(n);
-    const { bytesRead } = await fh.read(buf, 0, n, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
 }
 
 export interface DiscoverySummary {

@@ -127,7 +127,8 @@ async function factsOf(type: SourceType, input: string | Buffer): Promise<Facts>
   };
 }
 
-async function readHead(file: string, n: number): Promise<Buffer> {
+/** The first `n` bytes of a file (fewer if it is shorter). */
+export async function readHead(file: string, n: number): Promise<Buffer> {
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.alloc(n);

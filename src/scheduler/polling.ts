@@ -1,5 +1,5 @@
 import type { LatencyModel, LogNormal } from './latency.js';
-import { nextPollAt, PollTables } from './schedule.js';
+import { BEYOND_GRID_BACKOFF, nextPollAt, PollTables } from './schedule.js';
 
 /**
  * When to poll a task.
@@ -42,8 +42,6 @@ export const DEFAULT_PLANNER: PollPlannerOptions = {
 const TOLERANCE = 0.03;
 /** Tasks of a capability seen finished before its latency model is trusted without a hint. */
 const WARMUP_TASKS = 10;
-/** Past the end of the model's grid (the model is wrong about this task): back off by a quarter. */
-const BEYOND_MODEL_BACKOFF = 0.25;
 
 /** One lane's poll timing: the shared latency model, and this lane's price of a poll. */
 export class PollPlanner {
@@ -125,6 +123,6 @@ export class PollPlanner {
     const { mu, sigma } = this.latency.predict(capability, hintMs);
     const median = Math.exp(mu);
     const at = nextPollAt(this.tables.get(sigma, this.priceMs / median), elapsedMs / median) * median;
-    return clamp(Number.isNaN(at) ? elapsedMs * BEYOND_MODEL_BACKOFF : at - elapsedMs);
+    return clamp(Number.isNaN(at) ? elapsedMs * (BEYOND_GRID_BACKOFF - 1) : at - elapsedMs);
   }
 }

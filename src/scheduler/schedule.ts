@@ -110,6 +110,21 @@ export function nextPollAt(t: PollTable, at: number): number {
   return x[j]! > at ? x[j]! : Number.NaN;
 }
 
+/** Past the grid's end the model has no weight left: poll a quarter later each time. */
+export const BEYOND_GRID_BACKOFF = 1.25;
+
+/** Following the table, the polls a task of latency `at` (units of the median) takes, and when the last sees it done. */
+export function pollsUntil(t: PollTable, latency: number): { polls: number; seenAt: number } {
+  let at = 0;
+  let polls = 0;
+  do {
+    const next = nextPollAt(t, at);
+    at = Number.isNaN(next) ? at * BEYOND_GRID_BACKOFF : next;
+    polls++;
+  } while (at < latency);
+  return { polls, seenAt: at };
+}
+
 /** Tables by rounded (σ, ln λ/median): λ moves continuously, the tables need not. */
 export class PollTables {
   private readonly cache = new Map<string, PollTable>();

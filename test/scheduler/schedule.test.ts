@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextPollAt, PollTables, solvePollTable, type PollTable } from '../../src/scheduler/schedule.js';
+import { nextPollAt, pollsUntil, PollTables, solvePollTable, type PollTable } from '../../src/scheduler/schedule.js';
 
 /** Deterministic standard normals. */
 function normals(n: number, seed = 7): number[] {
@@ -14,13 +14,9 @@ function follow(t: PollTable, sigma: number, draws: readonly number[]): { polls:
   let lag = 0;
   for (const z of draws) {
     const L = Math.exp(sigma * z);
-    let at = 0;
-    do {
-      const next = nextPollAt(t, at);
-      at = Number.isNaN(next) ? at * 1.25 : next;
-      polls++;
-    } while (at < L);
-    lag += at - L;
+    const seen = pollsUntil(t, L);
+    polls += seen.polls;
+    lag += seen.seenAt - L;
   }
   return { polls: polls / draws.length, lag: lag / draws.length };
 }
