@@ -159,7 +159,7 @@ export class Lane {
     if (this.control.noCreates) return undefined;
     const free = this.freeSlots();
     if (free > 0) {
-      const create = this.createCandidate(now);
+      const create = this.createCandidate(now, free);
       if (create) return create;
     } else if (items.hasDue('uploaded', fp, now, this.inflightItems)) {
       this.slotBlocked = true;
@@ -176,9 +176,9 @@ export class Lane {
     return Math.max(0, this.slotLimit - this.ledger.items.countInStates(this.opts.keyFp, ['active', 'submitting']));
   }
 
-  /** A create into a free slot, if one is due. */
-  private createCandidate(now: number): Action | undefined {
-    if (this.control.stopped || this.control.noCreates || this.freeSlots() === 0) return undefined;
+  /** A create into a free slot, if one is due (`free`: the free slots, when the caller has counted them). */
+  private createCandidate(now: number, free = this.freeSlots()): Action | undefined {
+    if (this.control.stopped || this.control.noCreates || free === 0) return undefined;
     const item = this.ledger.items.nextInState('uploaded', this.opts.keyFp, now, this.inflightItems);
     return item ? { kind: 'create', item } : undefined;
   }
@@ -226,7 +226,7 @@ export class Lane {
     const items = this.ledger.items;
     const dues = [items.earliestDue('active', fp, this.inflightItems)];
     if (!this.control.noCreates && !this.control.stopped) {
-      const free = Math.max(0, this.slotLimit - items.countInStates(fp, ['active', 'submitting']));
+      const free = this.freeSlots();
       if (free > 0) dues.push(items.earliestDue('uploaded', fp, this.inflightItems));
       const waiting = items.countInStates(fp, ['uploaded']) + this.uploadsInflight;
       if (waiting < free + 1) dues.push(items.earliestDue('queued', fp, this.inflightItems));
