@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { SPEC_ERROR_STATUSES } from '../helpers/errorTable.js';
 import { ApiClient, type CallRecord } from '../../src/api/client.js';
 import { ApiError } from '../../src/api/errors.js';
 import { TransportError, type WireRequest, type WireResponse } from '../../src/api/transport.js';
@@ -38,17 +39,7 @@ function errorBody(code: number, requestId: string | null = 'srv-9') {
 }
 
 describe('ApiClient errors', () => {
-  it.each([
-    [400, 24403, 'stop-account', 'DARKROOM_NOT_SUBSCRIBED'],
-    [400, 20601, 'stop-account', 'DARKROOM_INSUFFICIENT_CREDITS'],
-    [400, -2, 'fix-request', 'DARKROOM_BAD_REQUEST'],
-    [400, -3, 'fix-request', 'DARKROOM_INVALID_MODE'],
-    [401, -1, 'stop-account', 'DARKROOM_INVALID_KEY'],
-    [404, -60404, 'not-found', 'DARKROOM_TASK_NOT_FOUND'],
-    [429, -1000, 'retry-later', 'DARKROOM_RATE_LIMITED'],
-    [503, -1000, 'retry-later', 'DARKROOM_SERVICE_UNAVAILABLE'],
-    [500, -1, 'ambiguous', 'DARKROOM_SERVER_ERROR'],
-  ] as const)('HTTP %i code %i → ApiError %s %s, logged once, key never shown', async (status, code, kind, errCode) => {
+  it.each(SPEC_ERROR_STATUSES)('HTTP %i code %i → ApiError %s %s, logged once, key never shown', async (status, code, kind, errCode) => {
     const { client, records } = setup(() => json(status, errorBody(code), { 'x-request-id': 'srv-9' }));
     const e = await failure(client.create('enhance', { image: 'https://img/a.jpg' }, { requestId: 'mine-1' }));
     expect(e.name).toBe('ApiError');
