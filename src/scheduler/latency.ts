@@ -32,7 +32,7 @@ const PRIOR_WEIGHT = 4;
 const MIN_SIGMA = 0.05;
 
 /** E[x] and E[x²] of x ~ N(mu, sigma²) given lo < x ≤ hi. */
-export function truncatedMoments(lo: number, hi: number, mu: number, sigma: number): { ex: number; ex2: number } {
+function truncatedMoments(lo: number, hi: number, mu: number, sigma: number): { ex: number; ex2: number } {
   const a = (lo - mu) / sigma;
   const b = (hi - mu) / sigma;
   const finiteA = Number.isFinite(a);
