@@ -87,6 +87,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
     if (result.recovered.ambiguous > 0) {
       lines.push(`note: ${result.recovered.ambiguous} create(s) were in flight when an earlier run stopped; their photos are held (see above)`);
     }
+    if (result.halt) lines.push(`stopped: ${result.halt.message}`);
     lines.push(...accountStopLines(result, config.keyEnvs));
     if (result.interrupted) lines.push('interrupted: run `darkroom run` again to continue where this one stopped');
     return { exitCode: result.exitCode, report: lines.join('\n'), result, outputDir: config.output.dir };

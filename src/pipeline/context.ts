@@ -14,8 +14,33 @@ export interface AccountStop {
   readonly creditsOnly: boolean;
 }
 
+/**
+ * Why a run stopped early for something other than the account: the operator's line and
+ * the exit code. A config problem (the base URL redirects, the ledger was moved) stops
+ * every call at once and exits 2; a local problem with the outputs (disk full, read-only
+ * folder) stops new creates and uploads but finishes the work already paid for, and exits 1.
+ * Either way every photo stays resumable: nothing is marked failed for it.
+ */
+export interface RunHalt {
+  readonly kind: 'config' | 'disk' | 'ledger';
+  /** One line: what happened and what to do. */
+  readonly message: string;
+  readonly exitCode: 1 | 2;
+  /** true: no call of any kind from now on; false: paid work (polls, downloads) goes on. */
+  readonly immediate: boolean;
+}
+
 export interface RunState extends RunControl {
   accountStop: AccountStop | undefined;
+  /** The first halt wins; see haltRun. */
+  halt: RunHalt | undefined;
+}
+
+/** Stop the run for a config, disk or ledger problem (RunHalt); the first reason is the one reported. */
+export function haltRun(run: RunState, halt: RunHalt): void {
+  run.halt ??= halt;
+  run.noCreates = true;
+  if (halt.immediate) run.stopped = true;
 }
 
 /** What every stage of one lane needs. */

@@ -10,7 +10,7 @@ import { Lane, type LaneStages } from '../scheduler/lane.js';
 import { Notifier } from '../scheduler/notifier.js';
 import { LatencyModel } from '../scheduler/latency.js';
 import { PollPlanner } from '../scheduler/polling.js';
-import type { AccountStop, RunState, StageContext } from './context.js';
+import type { AccountStop, RunHalt, RunState, StageContext } from './context.js';
 import { createStage } from './create.js';
 import { discoverInto } from './discover.js';
 import { downloadStage, sweepTempFiles, type ResultFetch } from './download.js';
@@ -55,11 +55,13 @@ export interface RunResult {
   readonly recovered: RecoveryReport;
   readonly tempFilesSwept: number;
   readonly accountStop: AccountStop | undefined;
+  /** Set when the run stopped for a config, disk or ledger problem (its line and exit code). */
+  readonly halt: RunHalt | undefined;
   /** Set when the run stopped for insufficient credits (20601). */
   readonly credits?: CreditsShortfall;
   readonly interrupted: boolean;
-  /** DESIGN.md: 0 all done · 1 some failed or held · 3 account problem · 130 interrupted. */
-  readonly exitCode: 0 | 1 | 3 | 130;
+  /** 0 all done · 1 some failed, held or not yet downloaded · 2 config · 3 account problem · 130 interrupted. */
+  readonly exitCode: 0 | 1 | 2 | 3 | 130;
 }
 
 /** One `darkroom run`: recover, discover, then drive every lane and the downloader to the end. */
@@ -81,7 +83,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   );
   log.info({ found: found.length, ...added, recovered, tempFilesSwept }, 'run started');
 
-  const run: RunState = { stopped: false, noCreates: false, accountStop: undefined };
+  const run: RunState = { stopped: false, noCreates: false, accountStop: undefined, halt: undefined };
   // Aborts what is in flight once an interrupt's grace period is over.
   const hard = new AbortController();
   // Every call and download in flight listens to it (clock.deadline): with several keys that
@@ -172,7 +174,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
 
   const status = ledger.status();
   const interrupted = opts.signal?.aborted ?? false;
-  const exitCode = interrupted ? 130 : run.accountStop ? 3 : status.done === status.total ? 0 : 1;
+  const exitCode = interrupted ? 130 : run.halt ? run.halt.exitCode : run.accountStop ? 3 : status.done === status.total ? 0 : 1;
   log.info({ exitCode, done: status.done, failed: status.failed, held: status.held, pending: status.pending }, 'run ended');
   return {
     status,
@@ -180,6 +182,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     recovered,
     tempFilesSwept,
     accountStop: run.accountStop,
+    halt: run.halt,
     ...(credits ? { credits } : {}),
     interrupted,
     exitCode,
