@@ -3,10 +3,11 @@ import { formatDuration } from '../progress/model.js';
 import type { Progress } from '../progress/snapshot.js';
 
 /** The human form of a status: counts first, then every item that needs a person's attention. */
-export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { callsPerMinute: number; callsPerHour: number }): string {
+export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { callsPerMinute: number; callsPerHour: number }, jobsFile?: string): string {
   const lines: string[] = [];
   lines.push(`ledger   ${ledgerFile}`);
   lines.push(`photos   ${s.total} total · ${s.done} done · ${s.failed} failed${s.skipped ? ` (${s.skipped} skipped)` : ''} · ${s.held} held · ${s.pending} pending`);
+  if (s.paidNotDownloaded > 0) lines.push(paidNotDownloadedLine(s.paidNotDownloaded, jobsFile));
   const busy = Object.entries(s.states).filter(([k, n]) => n > 0 && !['done', 'failed', 'held', 'skipped'].includes(k));
   if (busy.length > 0) lines.push(`in work  ${busy.map(([k, n]) => `${k} ${n}`).join(' · ')}`);
   const keys = Object.entries(s.calls.perKey);
@@ -28,15 +29,25 @@ export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { cal
       lines.push(`  ${p.path}  step ${p.step + 1}: ${p.reason ?? 'no reason recorded'}${ids ? ` [${ids}]` : ''}`);
     }
   }
+  const why = s.notDownloaded.filter((n) => n.reason);
+  if (why.length > 0) {
+    lines.push('', 'paid, not yet downloaded:');
+    for (const n of why) lines.push(`  ${n.path}: ${n.reason}`);
+  }
   return lines.join('\n');
+}
+
+/** The line every status and the end of a run show while results are paid for and not on disk. */
+export function paidNotDownloadedLine(n: number, jobsFile?: string): string {
+  return `paid     ${n} paid, not yet downloaded: run \`darkroom run ${jobsFile ?? '<jobs.yaml>'}\` again to fetch them`;
 }
 
 /**
  * `darkroom status` with the live display's figures: the lines of formatStatus, then per
  * step, per key (task slots and call windows), rates and the ETA from the budget model.
  */
-export function formatProgress(p: Progress, s: LedgerStatus, ledgerFile: string, limitsFrom: 'jobs' | 'default'): string {
-  const lines = formatStatus(s, ledgerFile, p.limits ?? undefined).split('\n');
+export function formatProgress(p: Progress, s: LedgerStatus, ledgerFile: string, limitsFrom: 'jobs' | 'default', jobsFile?: string): string {
+  const lines = formatStatus(s, ledgerFile, p.limits ?? undefined, jobsFile).split('\n');
   const extra: string[] = [];
   for (const st of p.steps) {
     const pct = st.total > 0 ? ` (${Math.floor((100 * st.done) / st.total)}%)` : '';
@@ -109,5 +120,7 @@ export function progressJson(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 
     throughput: p.throughput,
     callsPerStep: p.callsPerStep,
     eta: p.pending === 0 ? null : p.eta,
+    paidNotDownloaded: s.paidNotDownloaded,
+    notDownloaded: s.notDownloaded,
   });
 }

@@ -83,7 +83,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
     } finally {
       live.stop();
     }
-    const lines = [formatStatus(result.status, config.ledger, config.limits)];
+    const lines = [formatStatus(result.status, config.ledger, config.limits, args.jobs)];
     if (result.recovered.ambiguous > 0) {
       lines.push(`note: ${result.recovered.ambiguous} create(s) were in flight when an earlier run stopped; their photos are held (see above)`);
     }

@@ -24,6 +24,8 @@ interface Target {
   readonly file: string;
   readonly config: Config | null;
   readonly keys: readonly string[] | undefined;
+  /** The jobs file as named on the command line, for the hints. */
+  readonly jobs?: string | undefined;
 }
 
 async function target(args: StatusArgs, env: NodeJS.ProcessEnv): Promise<Target> {
@@ -34,7 +36,7 @@ async function target(args: StatusArgs, env: NodeJS.ProcessEnv): Promise<Target>
   const config = loadConfig(args.jobs, { ledger: args.ledger, env });
   // The job's keys are listed even before they made a call, by fingerprint only, when set.
   const keys = config.keyEnvs.map((n) => env[n]?.trim()).filter((k): k is string => Boolean(k)).map(fingerprintKey);
-  return { file: config.ledger, config, keys: keys.length > 0 ? keys : undefined };
+  return { file: config.ledger, config, keys: keys.length > 0 ? keys : undefined, jobs: args.jobs };
 }
 
 function render(reader: ProgressReader, t: Target, json: boolean): string {
@@ -47,7 +49,7 @@ function render(reader: ProgressReader, t: Target, json: boolean): string {
     limits: t.config?.limits ?? SPEC_LIMITS,
     keys: t.keys,
   });
-  return json ? progressJson(p, facts.status, limitsFrom) : formatProgress(p, facts.status, t.file, limitsFrom);
+  return json ? progressJson(p, facts.status, limitsFrom) : formatProgress(p, facts.status, t.file, limitsFrom, t.jobs);
 }
 
 /** `darkroom status`: read from the ledger alone, safe while a run writes (WAL); never creates a ledger. */

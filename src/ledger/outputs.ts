@@ -2,6 +2,8 @@ import type Database from 'better-sqlite3';
 import type { Items } from './items.js';
 import type { ItemRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
+import { readSpaceFacts, type SpaceFacts } from './space.js';
+import { countNotDownloaded, PARKED_MS } from './undownloaded.js';
 
 /** The download stage's writes (L4: an item is `done` only after its file is in place). */
 export class Outputs {
@@ -10,15 +12,40 @@ export class Outputs {
     private readonly items: Items,
   ) {}
 
-  /** The next finished item waiting for its result to be downloaded. */
+  /** The next finished item waiting for its result to be downloaded (a parked one never is: PARKED_MS is not `<= now`). */
   nextToDownload(now: number, exclude: ReadonlySet<number>): ItemRow | undefined {
     const first = this.items.firstDue("state = 'succeeded' AND due_ms <= ?", [now], exclude);
     return first === undefined ? undefined : this.items.get(first.id);
   }
 
+  /** When the next download that this run will still try is due (parked ones aside). */
   earliestDue(): number | undefined {
-    const r = stmt<[], { d: number | null }>(this.db, "SELECT MIN(due_ms) AS d FROM items WHERE state = 'succeeded'").get();
+    const r = stmt<[number], { d: number | null }>(this.db, "SELECT MIN(due_ms) AS d FROM items WHERE state = 'succeeded' AND due_ms < ?").get(PARKED_MS);
     return r?.d ?? undefined;
+  }
+
+  /** Results this run will still try to download (waiting or backing off; parked ones aside). */
+  waiting(): number {
+    return stmt<[number], { n: number }>(this.db, "SELECT COUNT(*) AS n FROM items WHERE state = 'succeeded' AND due_ms < ?").get(PARKED_MS)!.n;
+  }
+
+  /** Photos paid for whose result is not on disk yet (undownloaded.ts). */
+  notDownloaded(): number {
+    return countNotDownloaded(this.db);
+  }
+
+  /** For the disk check before a run: the outputs still to write, and what results weighed so far. */
+  spaceFacts(): SpaceFacts {
+    return readSpaceFacts(this.db);
+  }
+
+  /**
+   * At the start of a run: every paid result not yet downloaded is due at once, parked ones
+   * and those backing off from an earlier run alike (downloads cost no API call, and the
+   * operator may have moved the file in the way or freed space since).
+   */
+  dueAllNow(): number {
+    return stmt(this.db, "UPDATE items SET due_ms = 0 WHERE state = 'succeeded' AND due_ms > 0").run().changes;
   }
 
   start(item: ItemRow): ItemRow {
@@ -29,7 +56,7 @@ export class Outputs {
     return this.items.move(item.id, 'downloading', 'done', { output_path: outputPath, reason: null }, outputPath);
   }
 
-  /** A failed download is repeated later (the result URL is free to fetch) until retries run out. */
+  /** A failed download or write is repeated later (the result URL is free to fetch); a paid result is never given up. */
   retryLater(item: ItemRow, reason: string, dueMs: number): ItemRow {
     return this.items.move(item.id, 'downloading', 'succeeded', { due_ms: dueMs, retries: item.retries + 1, reason }, reason);
   }
@@ -39,8 +66,13 @@ export class Outputs {
     return this.items.move(item.id, 'downloading', 'succeeded', { due_ms: 0 }, 'download interrupted');
   }
 
-  failed(item: ItemRow, reason: string): ItemRow {
-    return this.items.move(item.id, 'downloading', 'failed', { reason }, reason);
+  /**
+   * This run cannot write the result (a file of the operator's at the output path, a name
+   * the file system refuses): the photo stays paid-for, with the reason saying what to do,
+   * and is not tried again until the next run (dueAllNow), so it is not retried in a loop.
+   */
+  park(item: ItemRow, reason: string): ItemRow {
+    return this.items.move(item.id, 'downloading', 'succeeded', { due_ms: PARKED_MS, retries: item.retries + 1, reason }, reason);
   }
 
   /**

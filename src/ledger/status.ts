@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { stmt } from './statements.js';
 import { STATES, TERMINAL, type ItemState } from './transitions.js';
+import { countNotDownloaded, listNotDownloaded, type NotDownloaded } from './undownloaded.js';
 
 export interface ProblemItem {
   readonly id: number;
@@ -64,6 +65,10 @@ export interface LedgerStatus {
   readonly problems: readonly ProblemItem[];
   /** Per step of a multi-step pipeline (issue 5); one entry for a single step. */
   readonly steps: readonly StepStatus[];
+  /** Of pending: photos whose last task succeeded (paid) and whose output is not on disk yet (undownloaded.ts). */
+  readonly paidNotDownloaded: number;
+  /** The first 200 of them, with why their last download failed. */
+  readonly notDownloaded: readonly NotDownloaded[];
 }
 
 /** Everything `darkroom status` shows, read from the ledger alone. */
@@ -102,6 +107,8 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
     states,
     calls: { total: totalCalls, perKey },
     problems,
+    paidNotDownloaded: countNotDownloaded(db),
+    notDownloaded: listNotDownloaded(db, problemLimit),
   };
 }
 

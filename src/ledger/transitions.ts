@@ -37,15 +37,19 @@ const ALLOWED: Readonly<Record<ItemState, readonly ItemState[]>> = {
   submitting: ['active', 'uploaded', 'held', 'failed'],
   // back to uploaded: FAIL (retry the step) or the task vanished (create again once)
   active: ['succeeded', 'uploaded', 'failed', 'held'],
-  // to uploaded: the next step of a pipeline
-  succeeded: ['downloading', 'uploaded', 'failed'],
-  // to active: the result URL expired, so the task is polled once more for a fresh one
-  downloading: ['done', 'succeeded', 'failed', 'uploaded', 'active'],
+  // to uploaded: the next step of a pipeline. Never to failed: the task is paid for, and its
+  // result is downloaded however long that takes (src/pipeline/download.ts)
+  succeeded: ['downloading', 'uploaded'],
+  // back to succeeded: the download or write failed, tried again later (or parked until the
+  // next run); to active: the result URL expired, so the task is polled once more for a fresh one
+  downloading: ['done', 'succeeded', 'uploaded', 'active'],
   // to queued: its file changed, so the new content is processed again (src/ledger/identity.ts)
   done: ['queued'],
   // an operator's `darkroom retry --held`
   held: ['uploaded', 'active'],
-  failed: ['queued', 'uploaded'],
+  // `darkroom retry --failed` (src/ledger/failed.ts): queued or uploaded to be created again;
+  // succeeded for a photo an older darkroom failed after its task succeeded (only its download was missing)
+  failed: ['queued', 'uploaded', 'succeeded'],
   skipped: ['queued'],
 };
 

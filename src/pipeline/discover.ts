@@ -5,7 +5,7 @@ import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Discovered, Ledger, ReconcileReport } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import { writeAtomically } from './download.js';
+import { copyAtomically, writeBufferAtomically } from './atomic.js';
 import { hashFile, nameIdentity, urlIdentity } from './identity.js';
 import { assignOutputNames, namingOptions, writeOutputsOfDone } from './naming.js';
 import { inspectSource, readHead, sha256, type Inspection, type SourceType } from './transcode.js';
@@ -176,7 +176,8 @@ export async function discoverInto(config: Config, ledger: Ledger, opts: Discove
   const { copied, missing } = await writeOutputsOfDone(ledger, {
     outputDir: config.output.dir,
     naming,
-    write: (target, bytes) => writeAtomically(target, bytes, config.output.dir),
+    write: (target, bytes) => writeBufferAtomically(target, bytes, config.output.dir),
+    copy: (target, from) => copyAtomically(from.path, target, from.bytes, config.output.dir),
     log: opts.log,
   });
   opts.log.info(

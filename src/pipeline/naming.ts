@@ -1,10 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { clock } from '../clock.js';
 import { fillPattern, type Config, type OutputConfig, type StepConfig } from '../config/index.js';
 import type { InputRow, ItemRow, Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import { DownloadError } from './download.js';
+import { DownloadError } from './downloadError.js';
+import { OutputWriteError } from './outputfs.js';
 import { EXTENSIONS, sniffImage } from './inspect.js';
 import { nameFromUrl } from './urls.js';
 
@@ -147,13 +148,29 @@ function inside(outputDir: string, rel: string, shown: string): string {
   return target;
 }
 
+/**
+ * A result as written to its first file: where, how many bytes, its type; `data` when the
+ * whole result was in memory anyway (the in-process simulator hands results over whole).
+ */
+export interface WrittenResult {
+  readonly path: string;
+  readonly bytes: number;
+  readonly ext: string;
+  readonly data?: Buffer;
+}
+
+/** Where an intermediate goes once its type is known, and the ledger's record of it, made just before the rename. */
+export type Placement = { readonly target: string; readonly beforeRename: (bytes: number) => void } | null;
+
 export interface WriteIo {
   readonly outputDir: string;
   readonly naming?: NamingOptions | undefined;
-  /** Write a file atomically (L4): temp file, fsync, rename, folder fsync. */
+  /** Write a small file atomically (L4: temp file, fsync, rename, folder fsync): a sidecar. */
   readonly write: (target: string, bytes: Buffer) => Promise<void>;
-  /** Fetch a result URL (intermediates), checked as the final result is. */
-  readonly fetch: (url: string) => Promise<{ bytes: Buffer; ext: string }>;
+  /** Another output with the content of one already written (L4 too): copied, never read into memory. */
+  readonly copy: (target: string, from: WrittenResult) => Promise<void>;
+  /** Fetch a result URL (an intermediate), checked as the final result is, straight into the file `place` names. */
+  readonly download: (url: string, place: (ext: string) => Placement) => Promise<WrittenResult | null>;
   readonly log: Logger;
 }
 
@@ -179,7 +196,7 @@ export function checkTargets(ledger: Ledger, item: ItemRow, targets: readonly Ou
 export async function writeOtherOutputs(
   ledger: Ledger,
   item: ItemRow,
-  result: { bytes: Buffer; ext: string },
+  result: WrittenResult,
   targets: readonly OutputTarget[],
   io: WriteIo,
 ): Promise<void> {
@@ -189,8 +206,8 @@ export async function writeOtherOutputs(
   // a crash between the two leaves a file this ledger owns, written again on the next run,
   // not one it would refuse as a stranger's.
   for (const [i, t] of targets.entries()) {
-    ledger.identity.recordFile({ path: t.path, itemId: item.id, inputId: t.input?.id ?? null, kind: 'output', stepIndex: last, bytes: result.bytes.length });
-    if (i > 0) await clock.hold(io.write(t.path, result.bytes));
+    ledger.identity.recordFile({ path: t.path, itemId: item.id, inputId: t.input?.id ?? null, kind: 'output', stepIndex: last, bytes: result.bytes });
+    if (i > 0) await clock.hold(io.copy(t.path, result));
   }
   if (opts.output.keepIntermediates) await writeIntermediates(ledger, item, targets, opts, io);
   if (opts.output.sidecar) {
@@ -203,22 +220,38 @@ async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readon
   for (let step = 0; step < opts.steps.length - 1; step++) {
     const ok = attempts.filter((a) => a.step_index === step && a.status === 'SUCCESS' && a.result_url).at(-1);
     if (!ok) continue;
-    let got: { bytes: Buffer; ext: string };
+    // The files this intermediate goes to, known once its type is: the first is downloaded, the others copied from it.
+    let files: { file: string; t: OutputTarget }[] = [];
+    const record = (f: { file: string; t: OutputTarget }, bytes: number) =>
+      ledger.identity.recordFile({ path: f.file, itemId: item.id, inputId: f.t.input?.id ?? null, kind: 'intermediate', stepIndex: step, bytes });
+    let got: WrittenResult | null;
     try {
-      got = await io.fetch(ok.result_url!);
+      got = await clock.hold(
+        io.download(ok.result_url!, (ext) => {
+          files = [];
+          for (const t of targets) {
+            const file = inside(io.outputDir, relOutputPath(t.dir, t.name, ext, opts, step), item.rel_path);
+            const owner = ledger.identity.fileAt(file);
+            if ((existsSync(file) && owner === undefined) || (owner !== undefined && (owner.kind !== 'intermediate' || owner.itemId !== item.id))) {
+              io.log.warn({ item: item.id, step: step + 1 }, `intermediate ${file} not written: another file has that name`);
+              continue;
+            }
+            files.push({ file, t });
+          }
+          const first = files[0];
+          return first ? { target: first.file, beforeRename: (bytes: number) => record(first, bytes) } : null;
+        }),
+      );
     } catch (err) {
+      // A full or read-only disk is the run's problem, not this intermediate's: the photo is retried.
+      if (err instanceof OutputWriteError) throw err;
       io.log.warn({ item: item.id, step: step + 1 }, `intermediate result of step ${step + 1} (${opts.steps[step]!.capability}) of ${item.rel_path} not kept: ${(err as Error).message}`);
       continue;
     }
-    for (const t of targets) {
-      const file = inside(io.outputDir, relOutputPath(t.dir, t.name, got.ext, opts, step), item.rel_path);
-      const owner = ledger.identity.fileAt(file);
-      if ((existsSync(file) && owner === undefined) || (owner !== undefined && (owner.kind !== 'intermediate' || owner.itemId !== item.id))) {
-        io.log.warn({ item: item.id, step: step + 1 }, `intermediate ${file} not written: another file has that name`);
-        continue;
-      }
-      ledger.identity.recordFile({ path: file, itemId: item.id, inputId: t.input?.id ?? null, kind: 'intermediate', stepIndex: step, bytes: got.bytes.length });
-      await clock.hold(io.write(file, got.bytes));
+    if (got === null) continue;
+    for (const f of files.slice(1)) {
+      record(f, got.bytes);
+      await clock.hold(io.copy(f.file, got));
     }
   }
 }
@@ -248,7 +281,7 @@ export interface Sidecar {
   readonly timings: { foundAt: string; writtenAt: string; totalMs: number; tasksMs: number };
 }
 
-export function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, result: { bytes: Buffer; ext: string }, opts: NamingOptions, outputDir: string): Sidecar {
+export function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, result: { bytes: number; ext: string }, opts: NamingOptions, outputDir: string): Sidecar {
   const attempts = ledger.identity.attemptsOf(item.id);
   const stepCount = Math.max(opts.steps.length, ...attempts.map((a) => a.step_index + 1));
   const steps = Array.from({ length: stepCount }, (_, i) => {
@@ -285,7 +318,7 @@ export function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, res
     darkroom: 1,
     output: path.relative(outputDir, t.path).split(path.sep).join('/'),
     type: result.ext,
-    bytes: result.bytes.length,
+    bytes: result.bytes,
     source,
     sameContent: ledger.identity.inputsOf(item.id).map((r) => (r.kind === 'url' ? r.src : r.name)),
     steps,
@@ -298,7 +331,14 @@ export function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, res
   };
 }
 
-async function writeSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, result: { bytes: Buffer; ext: string }, opts: NamingOptions, io: WriteIo): Promise<void> {
+async function writeSidecar(
+  ledger: Ledger,
+  item: ItemRow,
+  t: OutputTarget,
+  result: { bytes: number; ext: string },
+  opts: NamingOptions,
+  io: Pick<WriteIo, 'outputDir' | 'write' | 'log'>,
+): Promise<void> {
   const file = `${t.path}.json`;
   const owner = ledger.identity.fileAt(file);
   if ((existsSync(file) && owner === undefined) || (owner !== undefined && owner.kind !== 'sidecar')) {
@@ -318,7 +358,7 @@ async function writeSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, resu
  */
 export async function writeOutputsOfDone(
   ledger: Ledger,
-  io: Omit<WriteIo, 'fetch'>,
+  io: Omit<WriteIo, 'download'>,
 ): Promise<{ copied: number; missing: string[] }> {
   const opts = io.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
   let copied = 0;
@@ -334,8 +374,9 @@ export async function writeOutputsOfDone(
       io.log.warn({ item: item.id }, `no output for ${input.name}: the photo was done before, but none of its outputs is left to copy; move its other names' outputs back, or retry it`);
       continue;
     }
-    const bytes = await clock.io(Promise.resolve().then(() => readFileSync(source)));
-    const type = sniffImage(bytes.subarray(0, 16));
+    // Its type from its first bytes and its size: the file itself is copied by the kernel, never read in whole.
+    const { head, size } = await clock.ioTurn(() => headOf(source));
+    const type = sniffImage(head);
     const ext = type ? EXTENSIONS[type] : path.extname(source).slice(1);
     const target = outputTargets(ledger, item, ext, io.outputDir, opts).find((t) => t.input?.id === input.id);
     if (!target) continue;
@@ -346,12 +387,23 @@ export async function writeOutputsOfDone(
       missing.push(input.name);
       continue;
     }
-    ledger.identity.recordFile({ path: target.path, itemId: item.id, inputId: input.id, kind: 'output', stepIndex: Math.max(0, opts.steps.length - 1), bytes: bytes.length });
-    if (target.path !== source) await clock.hold(io.write(target.path, bytes));
-    if (opts.output.sidecar) await writeSidecar(ledger, item, target, { bytes, ext }, opts, { ...io, fetch: () => Promise.reject(new Error('no fetch')) });
+    ledger.identity.recordFile({ path: target.path, itemId: item.id, inputId: input.id, kind: 'output', stepIndex: Math.max(0, opts.steps.length - 1), bytes: size });
+    if (target.path !== source) await clock.hold(io.copy(target.path, { path: source, bytes: size, ext }));
+    if (opts.output.sidecar) await writeSidecar(ledger, item, target, { bytes: size, ext }, opts, io);
     copied++;
   }
   return { copied, missing };
+}
+
+function headOf(file: string): { head: Buffer; size: number } {
+  const fd = openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(16);
+    const n = readSync(fd, head, 0, 16, 0);
+    return { head: head.subarray(0, n), size: fstatSync(fd).size };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function iso(ms: number): string {

@@ -10,12 +10,15 @@ import { Lane, type LaneStages } from '../scheduler/lane.js';
 import { Notifier } from '../scheduler/notifier.js';
 import { LatencyModel } from '../scheduler/latency.js';
 import { PollPlanner } from '../scheduler/polling.js';
-import type { AccountStop, RunHalt, RunState, StageContext } from './context.js';
+import { sweepTempFiles } from './atomic.js';
+import { haltRun, type AccountStop, type RunHalt, type RunState, type StageContext } from './context.js';
 import { createStage } from './create.js';
 import { discoverInto } from './discover.js';
-import { downloadStage, sweepTempFiles, type ResultFetch } from './download.js';
-import { namingOptions } from './naming.js';
+import { checkOutputSpace, probeOutputFolder } from './diskcheck.js';
+import { downloadLoop, Patience } from './downloader.js';
+import type { OutputFs } from './outputfs.js';
 import { pollStage } from './poll.js';
+import type { ResultFetch } from './result.js';
 import { uploadStage } from './upload.js';
 
 export interface RunOptions {
@@ -39,6 +42,8 @@ export interface RunOptions {
    * so an interrupted run exits well within 5 s.
    */
   readonly graceMs?: number;
+  /** The file-system calls that write outputs (src/pipeline/outputfs.ts); tests inject a full or read-only disk. */
+  readonly outputFs?: OutputFs;
 }
 
 /** 20601: what the account has against what the work left needs. */
@@ -68,9 +73,13 @@ export interface RunResult {
 export async function runJob(opts: RunOptions): Promise<RunResult> {
   const { config, ledger, log } = opts;
   const random = opts.random ?? Math.random;
-  const tempFilesSwept = sweepTempFiles(config.output.dir);
+  // Before anything else: an output folder that cannot take a file stops the run with 0 calls.
+  const outputProblem = probeOutputFolder(config.output.dir, opts.outputFs);
+  const tempFilesSwept = outputProblem === null ? sweepTempFiles(config.output.dir) : 0;
   const recovered = ledger.recover();
   ledger.items.releaseQueuedClaims();
+  // Paid results not yet on disk (an earlier run's outage, full disk, a file in the way) come first.
+  ledger.outputs.dueAllNow();
   // L2: ambiguous creates are resent only when an operator says so, here by the config.
   if (config.onAmbiguous === 'resubmit') {
     const ids = ledger.held.resubmittable(config.maxAttempts);
@@ -78,12 +87,16 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     if (r.recreated > 0) log.warn({ items: r.recreated }, 'onAmbiguous: resubmit: held creates sent to be created again');
   }
   // Files and URL list, identified by content and reconciled with the ledger (issue 5).
-  const { found, added } = await clock.hold(
-    discoverInto(config, ledger, { keyFps: opts.keys.map((k) => k.fingerprint), log, adjust: skipSameFile }),
-  );
+  const { found, added } =
+    outputProblem === null
+      ? await clock.hold(discoverInto(config, ledger, { keyFps: opts.keys.map((k) => k.fingerprint), log, adjust: skipSameFile }))
+      : { found: [], added: { added: 0, known: 0 } };
   log.info({ found: found.length, ...added, recovered, tempFilesSwept }, 'run started');
 
   const run: RunState = { stopped: false, noCreates: false, accountStop: undefined, halt: undefined };
+  // Room for the results still to come (diskcheck.ts), before the first upload.
+  const diskProblem = outputProblem ?? checkOutputSpace(config.output.dir, ledger.outputs.spaceFacts(), config, opts.outputFs);
+  if (diskProblem !== null) haltRun(run, { kind: 'disk', immediate: true, exitCode: 2, message: diskProblem });
   // Aborts what is in flight once an interrupt's grace period is over.
   const hard = new AbortController();
   // Every call and download in flight listens to it (clock.deadline): with several keys that
@@ -149,11 +162,23 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     for (const lane of lanes) lane.wake();
   };
   let credits: CreditsShortfall | undefined;
+  const patience = new Patience(config.limits.downloadPatienceMinutes * 60_000);
+  const downloader = {
+    ledger,
+    config,
+    log,
+    random,
+    abort: hard.signal,
+    allowHttp: opts.baseUrl.startsWith('http:'),
+    resultFetch: opts.resultFetch,
+    fs: opts.outputFs,
+    onActivity: opts.onActivity,
+  };
   try {
     for (;;) {
       const before = handedBack;
       let lanesDone = false;
-      const downloads = downloadLoop(opts, run, hard.signal, random, activity, wakeLanes, () => lanesDone);
+      const downloads = downloadLoop(downloader, run, activity, wakeLanes, () => lanesDone, patience);
       try {
         await Promise.all(lanes.map((l) => l.run()));
       } finally {
@@ -175,7 +200,10 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   const status = ledger.status();
   const interrupted = opts.signal?.aborted ?? false;
   const exitCode = interrupted ? 130 : run.halt ? run.halt.exitCode : run.accountStop ? 3 : status.done === status.total ? 0 : 1;
-  log.info({ exitCode, done: status.done, failed: status.failed, held: status.held, pending: status.pending }, 'run ended');
+  log.info(
+    { exitCode, done: status.done, failed: status.failed, held: status.held, pending: status.pending, paidNotDownloaded: status.paidNotDownloaded },
+    'run ended',
+  );
   return {
     status,
     discovered: { ...added, skipped: found.filter((f) => f.skipReason).length },
@@ -245,54 +273,4 @@ function logCall(ledger: Ledger, log: Logger, keyFp: string, rec: CallRecord): v
     { method: rec.method, path: rec.path, httpStatus: rec.httpStatus, code: rec.businessCode, requestId: rec.requestId, sentRequestId: rec.sentRequestId, ms: rec.durationMs, key: keyFp },
     'call',
   );
-}
-
-/**
- * Downloads are not API calls: they run beside the lanes, a few at a time. None starts
- * once the run is stopped (interrupt, invalid key, not subscribed); those in flight
- * finish or are aborted with the run's other calls.
- */
-async function downloadLoop(
-  opts: RunOptions,
-  run: RunState,
-  abort: AbortSignal,
-  random: () => number,
-  activity: Notifier,
-  handBack: () => void,
-  producersDone: () => boolean,
-): Promise<void> {
-  const { ledger, config, log } = opts;
-  const inflight = new Map<number, Promise<unknown>>();
-  const dl = {
-    abort,
-    outputDir: config.output.dir,
-    naming: namingOptions(config),
-    allowHttp: opts.baseUrl.startsWith('http:'),
-    deadlineMs: 5 * 60_000,
-    maxRetries: 5,
-    random,
-    log,
-    ...(opts.resultFetch ? { fetch: opts.resultFetch } : {}),
-  };
-  for (;;) {
-    if (run.stopped) break;
-    const now = clock.now();
-    while (inflight.size < config.limits.downloads) {
-      const item = ledger.outputs.nextToDownload(now, new Set(inflight.keys()));
-      if (!item) break;
-      const p = downloadStage(ledger, item, dl).then((outcome) => {
-        if (outcome === 'refresh') handBack();
-      }).finally(() => {
-        inflight.delete(item.id);
-        activity.notify();
-        opts.onActivity?.();
-      });
-      inflight.set(item.id, p);
-    }
-    const waiting = ledger.items.countInStates(null, ['succeeded']) - inflight.size;
-    if (inflight.size === 0 && waiting <= 0 && producersDone()) break;
-    const next = waiting > 0 ? ledger.outputs.earliestDue() : undefined;
-    await activity.wait(next !== undefined && next > now ? next : Infinity);
-  }
-  await Promise.all(inflight.values());
 }

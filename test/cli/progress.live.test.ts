@@ -25,6 +25,8 @@ function picture(done: number, total: number, now: number): Progress {
       calls: { total: done * 3, perKey: { k_test: { lastMinute: 5, lastHour: done * 3 } } },
       problems: [],
       steps: foldSteps(byStep, ['enhance']),
+      paidNotDownloaded: 0,
+      notDownloaded: [],
     },
     byStep,
     slots: {},

@@ -41,6 +41,8 @@ function baseStatus(states: Record<ItemState, number>, total: number, terminal: 
     calls: { total: 0, perKey: {} },
     problems: [],
     steps: foldSteps(byStep, []),
+    paidNotDownloaded: 0,
+    notDownloaded: [],
   };
 }
 

@@ -3,7 +3,8 @@ import { installClock, VirtualClock } from '../../src/clock.js';
 import { loadConfig, resolveKeys } from '../../src/config/index.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/log.js';
-import { runJob, type RunResult } from '../../src/pipeline/runner.js';
+import type { FetchedResult } from '../../src/pipeline/result.js';
+import { runJob, type RunOptions, type RunResult } from '../../src/pipeline/runner.js';
 import { inProcessResultFetch, inProcessTransport } from '../../src/sim/inprocess.js';
 import { SimModel } from '../../src/sim/model.js';
 import type { SimOptions } from '../../src/sim/options.js';
@@ -13,6 +14,10 @@ export interface SimulateOptions extends JobOptions {
   readonly sim?: Partial<Omit<SimOptions, 'keys' | 'resultOrigin'>>;
   readonly seed?: number;
   readonly intercept?: (req: WireRequest, forward: () => Promise<WireResponse>) => Promise<WireResponse>;
+  /** Stand between the downloader and the simulator's result origin (a result host that is down, say). */
+  readonly resultIntercept?: (url: URL, forward: () => Promise<FetchedResult>) => Promise<FetchedResult>;
+  /** More of runJob's options (a test's output file system, say). */
+  readonly runOptions?: Partial<Pick<RunOptions, 'outputFs'>>;
   /** Reuse a job folder and ledger (a restart). */
   readonly job?: TestJob;
   readonly ledger?: Ledger;
@@ -49,8 +54,9 @@ export async function simulate(opts: SimulateOptions = {}) {
       ledger,
       log: silentLogger(),
       transport: inProcessTransport(model, opts.intercept),
-      resultFetch: inProcessResultFetch(model),
+      resultFetch: resultFetchFor(inProcessResultFetch(model), opts.resultIntercept),
       random,
+      ...opts.runOptions,
       ...(opts.signal ? { signal: opts.signal } : {}),
     }).finally(() => {
       finished = true;
@@ -61,4 +67,11 @@ export async function simulate(opts: SimulateOptions = {}) {
   } finally {
     restore();
   }
+}
+
+function resultFetchFor(
+  base: (url: URL) => Promise<FetchedResult>,
+  intercept: SimulateOptions['resultIntercept'],
+): (url: URL) => Promise<FetchedResult> {
+  return intercept ? (url) => intercept(url, () => base(url)) : base;
 }

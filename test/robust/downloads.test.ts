@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,7 +34,7 @@ function succeededItem(ledger: Ledger, rel: string, resultUrl: string): ItemRow 
 }
 
 function options(outputDir: string, over: Partial<DownloadOptions> = {}): DownloadOptions {
-  return { outputDir, allowHttp: true, deadlineMs: 60_000, maxRetries: 5, random: () => 0.5, log: silentLogger(), ...over };
+  return { outputDir, allowHttp: true, deadlineMs: 60_000, random: () => 0.5, log: silentLogger(), ...over };
 }
 
 async function serve(handler: http.RequestListener): Promise<string> {
@@ -146,17 +146,34 @@ describe('the output folder', () => {
     expect(all.filter((f) => f.endsWith(TEMP_SUFFIX))).toEqual([]);
   });
 
-  it('never has a file overwritten that the ledger did not write: the photo fails naming it', async () => {
+  it('never has a file overwritten that the ledger did not write: the photo stays paid-for, parked with what to do, fetched once', async () => {
     const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
     // photo-1.png comes back as photo-1.png (the simulator passes the bytes through).
     const foreign = path.join(job.outputDir, 'photo-1.png');
     mkdirSync(job.outputDir, { recursive: true });
     writeFileSync(foreign, 'the operator’s own file');
-    const r = await simulate({ job });
-    expect(r.result.status).toMatchObject({ total: 3, done: 2, failed: 1 });
-    expect(r.result.status.problems[0]!.reason).toContain(`${foreign} already exists and was not written by this ledger`);
+    const gets = new Map<string, number>();
+    const r = await simulate({
+      job,
+      resultIntercept: (url, forward) => {
+        gets.set(url.pathname, (gets.get(url.pathname) ?? 0) + 1);
+        return forward();
+      },
+    });
+    // Not failed: its task succeeded and was paid for. Parked for this run, not retried in a loop.
+    expect(r.result.status).toMatchObject({ total: 3, done: 2, failed: 0, pending: 1, paidNotDownloaded: 1 });
+    expect([...gets.values()].sort()).toEqual([1, 1, 1]);
+    expect(r.result.status.notDownloaded[0]!.reason).toContain(`${foreign} already exists and was not written by this ledger; move it away and run again`);
+    expect(r.result.exitCode).toBe(1);
     expect(readFileSync(foreign, 'utf8')).toBe('the operator’s own file');
+
+    // The operator moves the file away; the next run downloads the result, creating nothing.
+    rmSync(foreign);
+    const again = await simulate({ job, ledger: r.ledger, model: r.model, clock: r.clock });
+    expect(again.result.status).toMatchObject({ total: 3, done: 3, pending: 0, paidNotDownloaded: 0 });
+    expect(Object.values(again.audit.createsPerSource)).toEqual([1, 1, 1]);
+    expect(readFileSync(foreign).subarray(0, 4).toString('latin1')).toBe('\x89PNG');
   });
 
   it('does take back its own file, renamed into place by a run killed before it could say done', async () => {
@@ -195,8 +212,8 @@ describe('the output folder', () => {
     mkdirSync(job.outputDir, { recursive: true });
     symlinkSync(elsewhere, path.join(job.outputDir, 'nested'));
     const r = await simulate({ job });
-    expect(r.result.status).toMatchObject({ total: 3, done: 2, failed: 1 });
-    expect(r.result.status.problems[0]!.reason).toMatch(/leads outside the output folder .* through a symbolic link/);
+    expect(r.result.status).toMatchObject({ total: 3, done: 2, failed: 0, paidNotDownloaded: 1 });
+    expect(r.result.status.notDownloaded[0]!.reason).toMatch(/leads outside the output folder .* through a symbolic link/);
     expect(readdirSync(elsewhere, { recursive: true })).toEqual([]);
   });
 });

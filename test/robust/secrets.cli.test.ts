@@ -124,7 +124,6 @@ describe('the key', () => {
       outputDir: path.join(dir, 'out'),
       allowHttp: true,
       deadlineMs: 10_000,
-      maxRetries: 1,
       random: () => 0.5,
       log: silentLogger(),
     });

@@ -1,0 +1,132 @@
+import { closeSync, constants, copyFile, fsync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statfsSync, write, writeSync } from 'node:fs';
+
+/**
+ * The file-system calls that put results in the output folder, in one place, so a test can
+ * make any of them fail as a full or read-only disk would (ENOSPC after a few outputs,
+ * EROFS, EACCES) without root, a tmpfs or a real full disk. `nodeOutputFs` is the only
+ * implementation outside tests.
+ *
+ * Sync and async forms both exist on purpose: small files (the in-process simulator's
+ * results, sidecars) are written in one synchronous turn (see atomic.ts), a streamed result
+ * through the thread pool, so a long write or the fsync of a 1 GB file never blocks the
+ * event loop (an API call's timeout timer firing late there would turn an answered create
+ * into an ambiguous one).
+ */
+export interface OutputFs {
+  /** mkdir -p. */
+  mkdirp(dir: string): void;
+  /** Create a new file for writing (O_EXCL: never an existing one), mode 0644; its fd. */
+  create(file: string): number;
+  /** Write all of `data`. */
+  write(fd: number, data: Uint8Array): void;
+  writeAsync(fd: number, data: Uint8Array): Promise<void>;
+  fsync(fd: number): void;
+  fsyncAsync(fd: number): Promise<void>;
+  close(fd: number): void;
+  /** Copy a file to a path that must not exist yet (COPYFILE_EXCL); the kernel copies, no buffer of ours. */
+  copyAsync(from: string, to: string): Promise<void>;
+  rename(from: string, to: string): void;
+  /** rm -f. */
+  remove(file: string): void;
+  /** fsync a folder, so a rename in it survives a power cut. */
+  syncDir(dir: string): void;
+  /** Bytes an unprivileged writer may still use on the file system holding `dir` (statfs f_bavail × f_bsize). */
+  freeBytes(dir: string): number;
+}
+
+const promised = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, v?: T) => void) => void): Promise<T> =>
+  new Promise<T>((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v as T))));
+
+export const nodeOutputFs: OutputFs = {
+  mkdirp: (dir) => void mkdirSync(dir, { recursive: true }),
+  create: (file) => openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644),
+  write: (fd, data) => {
+    for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, data.length - at);
+  },
+  writeAsync: async (fd, data) => {
+    for (let at = 0; at < data.length; ) {
+      at += await promised<number>((cb) => write(fd, data, at, data.length - at, null, (err, n) => cb(err, n)));
+    }
+  },
+  fsync: (fd) => fsyncSync(fd),
+  fsyncAsync: (fd) => promised<void>((cb) => fsync(fd, (err) => cb(err))),
+  close: (fd) => closeSync(fd),
+  copyAsync: async (from, to) => {
+    await promised<void>((cb) => copyFile(from, to, constants.COPYFILE_EXCL, (err) => cb(err)));
+    const fd = openSync(to, 'r');
+    try {
+      await promised<void>((cb) => fsync(fd, (err) => cb(err)));
+    } finally {
+      closeSync(fd);
+    }
+  },
+  rename: (from, to) => renameSync(from, to),
+  remove: (file) => rmSync(file, { force: true }),
+  syncDir: (dir) => {
+    const fd = openSync(dir, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  },
+  freeBytes: (dir) => {
+    const s = statfsSync(dir);
+    return s.bavail * s.bsize;
+  },
+};
+
+/**
+ * errno codes of a write that say the output folder cannot take files now (full, over
+ * quota, read-only, no permission, failing): every later output would meet the same, so
+ * the run stops paying for new results (RunHalt `disk`) and keeps the paid ones to
+ * download later. ENAMETOOLONG is not among them: it is one name's problem.
+ */
+export const DISK_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO']);
+
+const MEANING: Record<string, string> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EIO: 'input/output error',
+  ENAMETOOLONG: 'file name too long',
+};
+
+/** A file-system call on an output failed: which one, where, and whether the whole folder is unusable. */
+export class OutputWriteError extends Error {
+  override readonly name = 'OutputWriteError';
+  readonly code = 'DARKROOM_OUTPUT_WRITE';
+  /** The errno code (ENOSPC…), or 'UNKNOWN'. */
+  readonly errno: string;
+  /** Every output would fail the same way (DISK_CODES). */
+  readonly disk: boolean;
+  constructor(
+    readonly op: string,
+    readonly file: string,
+    cause: unknown,
+  ) {
+    const errno = typeof (cause as { code?: unknown })?.code === 'string' ? (cause as { code: string }).code : 'UNKNOWN';
+    super(`cannot ${op} ${file}: ${MEANING[errno] ?? String((cause as Error)?.message ?? cause)} (${errno})`);
+    this.errno = errno;
+    this.disk = DISK_CODES.has(errno);
+  }
+}
+
+/** Run one file-system step, turning its errno error into an OutputWriteError naming the step and path. */
+export function fsStep<T>(op: string, file: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw err instanceof OutputWriteError ? err : new OutputWriteError(op, file, err);
+  }
+}
+
+export async function fsStepAsync<T>(op: string, file: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw err instanceof OutputWriteError ? err : new OutputWriteError(op, file, err);
+  }
+}
