@@ -5,6 +5,7 @@ import { ConfigError } from '../config/errors.js';
 import { LedgerBusyError } from '../ledger/lock.js';
 import { LedgerTooNewError } from '../ledger/migrate.js';
 import { LedgerMissingError } from '../ledger/open.js';
+import { DISK_CODES, OutputWriteError } from '../pipeline/outputfs.js';
 
 export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, interrupted: 130 } as const;
 
@@ -20,6 +21,18 @@ export function describeError(err: unknown): { exitCode: number; line: string } 
   const e = err as { code?: string; message?: string };
   if (e?.code === 'SQLITE_NOTADB' || e?.code === 'SQLITE_CORRUPT') {
     return { exitCode: EXIT.usage, line: `darkroom: the ledger is not a darkroom database or is damaged (${e.code}); check --ledger` };
+  }
+  // The disk filled under the ledger: SQLite rolled the change back, so the ledger is whole
+  // and the run resumes from it once there is room.
+  if (e?.code === 'SQLITE_FULL') {
+    return { exitCode: EXIT.someFailed, line: 'darkroom: the ledger could not be written: the disk holding it is full (SQLITE_FULL); free space there and run again, nothing is lost' };
+  }
+  if (err instanceof OutputWriteError) {
+    return { exitCode: EXIT.someFailed, line: `darkroom: ${err.message}; free space or fix the folder, then run again` };
+  }
+  const sys = err as { code?: string; path?: string; syscall?: string };
+  if (typeof sys?.code === 'string' && DISK_CODES.has(sys.code) && typeof sys.path === 'string') {
+    return { exitCode: EXIT.someFailed, line: `darkroom: ${new OutputWriteError(sys.syscall ?? 'write', sys.path, err).message}; free space or fix permissions, then run again` };
   }
   const msg = (e?.message ?? String(err)).split('\n')[0];
   return { exitCode: EXIT.someFailed, line: `darkroom: unexpected error: ${msg} (details in the log beside the ledger)` };

@@ -110,18 +110,20 @@ export async function main(argv: string[]): Promise<number> {
     )
     .command(
       'retry [jobs]',
-      'put held photos back to work (asks first: a create whose answer was lost may already be charged)',
+      'put held or failed photos back to work (says what it costs and asks first)',
       (y) =>
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger path)' })
           .option('held', { type: 'boolean', default: false, describe: 'retry the held photos (ambiguous creates, timed-out tasks)' })
+          .option('failed', { type: 'boolean', default: false, describe: 'retry the failed photos (ERROR, OTHER, attempts used up, refused); paid ones are only downloaded' })
           .option('ledger', { type: 'string', describe: 'ledger file (default: ./darkroom.db)' })
-          .option('yes', { type: 'boolean', default: false, describe: 'do not ask; accept that a second charge is possible' })
-          .example('darkroom retry --held jobs.yaml', 'list the held photos and ask before re-queueing them'),
+          .option('yes', { type: 'boolean', default: false, describe: 'do not ask; accept the cost (for --held: that a second charge is possible)' })
+          .example('darkroom retry --held jobs.yaml', 'list the held photos and ask before re-queueing them')
+          .example('darkroom retry --failed jobs.yaml', 'list the failed photos, say what retrying costs, and ask'),
       async (a) => {
         const { askOnTerminal, retryCommand } = await import('./retry.js');
         const r = await retryCommand(
-          { jobs: a.jobs, ledger: a.ledger, held: a.held, yes: a.yes },
+          { jobs: a.jobs, ledger: a.ledger, held: a.held, failed: a.failed, yes: a.yes },
           { env: process.env, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY), ask: askOnTerminal },
         );
         if (r.stderr) err(r.stderr);

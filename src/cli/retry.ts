@@ -3,12 +3,15 @@ import { createInterface } from 'node:readline/promises';
 import { loadConfig } from '../config/index.js';
 import { acquireRunLock, Ledger, type HeldItem } from '../ledger/index.js';
 import { EXIT } from './errors.js';
+import { retryFailedCommand } from './retryFailed.js';
 
 export interface RetryArgs {
   readonly jobs?: string | undefined;
   readonly ledger?: string | undefined;
-  /** What to retry; `--held` is the only kind so far, and must be named. */
+  /** What to retry, named explicitly: `--held` (ambiguous creates, timed-out tasks) or `--failed`. */
   readonly held: boolean;
+  /** `--failed`: photos that failed (retryFailed.ts). */
+  readonly failed?: boolean | undefined;
   /** Skip the question (scripts, cron). */
   readonly yes: boolean;
 }
@@ -36,9 +39,10 @@ export interface RetryOutcome {
  * (exit 2): an unattended script must say yes explicitly.
  */
 export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryOutcome> {
-  if (!args.held) {
-    return { exitCode: EXIT.usage, stdout: '', stderr: 'darkroom: name what to retry: --held (the only kind so far)' };
+  if (args.held === Boolean(args.failed)) {
+    return { exitCode: EXIT.usage, stdout: '', stderr: 'darkroom: name what to retry: --held or --failed (one at a time)' };
   }
+  if (args.failed) return retryFailedCommand(args, io);
   const file = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }).ledger : path.resolve(args.ledger ?? 'darkroom.db');
   const reader = Ledger.open(file, { readonly: true });
   let held: HeldItem[];

@@ -10,5 +10,7 @@ export { acquireRunLock, LedgerBusyError } from './lock.js';
 export { chooseBucketMs, type ReportData, type ReportDoneItem, type ReportProblem, type ReportStep, type ReportLatency, type ReportBucket, type ReportOptions } from './report.js';
 export { ProgressReader, readProgress, readItemStates, readCallWindows, RECENT_WINDOW_MS, type ProgressFacts, type ProgressOptions } from './progress.js';
 export { type HeldItem, type HoldKind, type Requeued } from './held.js';
+export { type FailedItem, type FailedRequeued } from './failed.js';
+export { PARKED_MS, type NotDownloaded } from './undownloaded.js';
 export { crashPoint, CRASH_PHASES, type CrashPhase } from './crashpoint.js';
 export { CONTENT_CHANGED_NOTE, type FoundFile, type FoundUrl, type InputRow, type OutputFile, type AttemptRecord, type ReconcileReport, type ReconcileOptions } from './identity.js';

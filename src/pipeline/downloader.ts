@@ -20,6 +20,8 @@ export interface DownloaderOptions {
   readonly resultFetch?: ResultFetch | undefined;
   readonly fs?: OutputFs | undefined;
   readonly onActivity?: (() => void) | undefined;
+  /** Wake the lanes so they see a stop or a halt at once. */
+  readonly wakeLanes?: (() => void) | undefined;
 }
 
 /**
@@ -82,9 +84,12 @@ export async function downloadLoop(
     onDiskError: (err) => {
       if (run.halt === undefined) log.error({ code: err.errno, file: err.file }, `output folder cannot take files: ${err.message}; no new creates`);
       haltRun(run, { kind: 'disk', immediate: false, exitCode: 1, message: diskHaltMessage(err) });
+      o.wakeLanes?.();
     },
   };
   let gaveUp = false;
+  // A stage that threw (the ledger could not be written: SQLITE_FULL, say) stops the run, as a lane's does.
+  let crash: { err: unknown } | undefined;
   for (;;) {
     if (run.stopped) break;
     const now = clock.now();
@@ -95,9 +100,16 @@ export async function downloadLoop(
       const item = ledger.outputs.nextToDownload(now, new Set(inflight.keys()));
       if (!item) break;
       const p = downloadStage(ledger, item, dl)
-        .then((outcome) => {
-          if (outcome === 'refresh') handBack();
-        })
+        .then(
+          (outcome) => {
+            if (outcome === 'refresh') handBack();
+          },
+          (err: unknown) => {
+            crash ??= { err };
+            run.stopped = true;
+            o.wakeLanes?.();
+          },
+        )
         .finally(() => {
           inflight.delete(item.id);
           activity.notify();
@@ -115,6 +127,7 @@ export async function downloadLoop(
     await activity.wait(wake);
   }
   await Promise.all(inflight.values());
+  if (crash) throw crash.err;
   if (gaveUp) {
     log.warn(
       { waiting: ledger.outputs.waiting(), patienceMinutes: config.limits.downloadPatienceMinutes },

@@ -173,6 +173,9 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     resultFetch: opts.resultFetch,
     fs: opts.outputFs,
     onActivity: opts.onActivity,
+    wakeLanes: () => {
+      for (const lane of lanes) lane.wake();
+    },
   };
   try {
     for (;;) {
