@@ -30,6 +30,8 @@ export async function uploadStage(ctx: StageContext, item: ItemRow): Promise<Fee
     return {};
   }
   if (prepared.transcoded !== null) ctx.log.debug({ item: item.id, transcoded: prepared.transcoded }, 'converted before upload');
+  // New work stopped while the file was read (a full output disk, credits out): not uploaded now, still queued.
+  if (ctx.run.noCreates) return {};
   const claimed = ledger.items.move(item.id, 'queued', 'uploading', { key_fp: ctx.keyFp });
   try {
     const { imageUrl } = await ctx.client.upload(prepared.bytes, prepared.filename, prepared.contentType, { signal: ctx.abort });

@@ -1,0 +1,72 @@
+import { readdirSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { formatStatus } from '../../src/cli/format.js';
+import { Ledger } from '../../src/ledger/index.js';
+import type { FetchedResult } from '../../src/pipeline/result.js';
+import { makeJob } from '../helpers/job.js';
+import { simulate } from '../helpers/simulate.js';
+import { createsPerPhoto, query } from './helpers.js';
+
+/**
+ * Issue 12, point 1: a paid result is never given up. A task that reached SUCCESS stays
+ * succeeded whatever happens to its download: retried with backoff while the run has work,
+ * then for at most limits.downloadPatienceMinutes, then reported "paid, not yet downloaded"
+ * (never failed); the next run downloads it first, creating nothing.
+ */
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+
+const MIN = 60_000;
+const unavailable = (): FetchedResult => ({ status: 503, headers: { 'retry-after': '5' }, body: Buffer.alloc(0) });
+
+describe('a result-host outage longer than the run\'s patience', () => {
+  it('leaves every photo paid-for and pending, none failed; the rerun downloads them all with one create each', async () => {
+    const job = await makeJob({ photos: 12, steps: [{ capability: 'enhance' }] });
+    const ledger = Ledger.open(job.ledgerFile);
+    cleanups.push(job.cleanup, () => ledger.close());
+    let down = true;
+    let gets = 0;
+    const r1 = await simulate({
+      job,
+      ledger,
+      resultIntercept: (_url, forward) => {
+        gets++;
+        return down ? Promise.resolve(unavailable()) : forward();
+      },
+    });
+
+    // Every task succeeded (the service charged for 12), no result is on disk, none failed.
+    expect(r1.result.status).toMatchObject({ total: 12, done: 0, failed: 0, held: 0, pending: 12, paidNotDownloaded: 12 });
+    expect(r1.result.exitCode).toBe(1);
+    expect(r1.result.status.states.succeeded).toBe(12);
+    expect(Object.values(r1.audit.createsPerSource)).toEqual(Array(12).fill(1));
+    expect(query(job.ledgerFile, "SELECT COUNT(*) AS n FROM transitions WHERE to_state = 'failed'")).toEqual([{ n: 0 }]);
+    // Retried with backoff, not once each: the host was asked again and again.
+    expect(gets).toBeGreaterThan(3 * 12);
+    // The run kept trying for its patience (10 min by default) after the last task ended, then stopped.
+    const lastPaid = query<{ t: number }>(job.ledgerFile, "SELECT MAX(at_ms) AS t FROM transitions WHERE from_state = 'active' AND to_state = 'succeeded'")[0]!.t;
+    expect(r1.endMs - lastPaid).toBeGreaterThanOrEqual(10 * MIN);
+    expect(r1.endMs - lastPaid).toBeLessThan(11 * MIN);
+    // What the operator reads at the end of the run, and in `status`.
+    const text = formatStatus(r1.result.status, job.ledgerFile, undefined, 'jobs.yaml');
+    expect(text).toContain('12 paid, not yet downloaded: run `darkroom run jobs.yaml` again to fetch them');
+    expect(text).toMatch(/result host answered HTTP 503/);
+    expect(r1.result.status.problems).toEqual([]);
+
+    // The host is back: the next run downloads every result first, and creates nothing.
+    down = false;
+    const r2 = await simulate({ job, ledger, model: r1.model, clock: r1.clock, resultIntercept: (_url, forward) => forward() });
+    expect(r2.result.status).toMatchObject({ total: 12, done: 12, failed: 0, pending: 0, paidNotDownloaded: 0 });
+    expect(r2.result.exitCode).toBe(0);
+    expect(createsPerPhoto(job, job.sizes.keys(), r2.audit.createsPerSource)).toEqual(Object.fromEntries([...job.sizes.keys()].map((k) => [k, 1])));
+    const outputs = readdirSync(job.outputDir, { recursive: true }).map(String).filter((f) => /\.(jpg|png|webp)$/.test(f));
+    expect(outputs).toHaveLength(12);
+    // Downloaded first: the second run made no API call of any kind before they were all done.
+    expect(r2.endMs - r2.startMs).toBeLessThan(MIN);
+    const calls2 = query<{ n: number }>(job.ledgerFile, 'SELECT COUNT(*) AS n FROM calls WHERE at_ms >= ?', r2.startMs)[0]!.n;
+    expect(calls2).toBe(0);
+  });
+});
