@@ -244,7 +244,7 @@ async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readon
       );
     } catch (err) {
       // A full or read-only disk is the run's problem, not this intermediate's: the photo is retried.
-      if (err instanceof OutputWriteError) throw err;
+      if (err instanceof OutputWriteError && err.disk) throw err;
       io.log.warn({ item: item.id, step: step + 1 }, `intermediate result of step ${step + 1} (${opts.steps[step]!.capability}) of ${item.rel_path} not kept: ${(err as Error).message}`);
       continue;
     }
@@ -347,7 +347,13 @@ async function writeSidecar(
   }
   const bytes = Buffer.from(`${JSON.stringify(buildSidecar(ledger, item, t, result, opts, io.outputDir), null, 2)}\n`);
   ledger.identity.recordFile({ path: file, itemId: item.id, inputId: t.input?.id ?? null, kind: 'sidecar', stepIndex: null, bytes: bytes.length });
-  await clock.hold(io.write(file, bytes));
+  try {
+    await clock.hold(io.write(file, bytes));
+  } catch (err) {
+    // An output name near the 255-byte limit leaves no room for `.json`: the output stands without its sidecar.
+    if (!(err instanceof OutputWriteError && err.errno === 'ENAMETOOLONG')) throw err;
+    io.log.warn({ item: item.id }, `sidecar ${file} not written: ${err.message}`);
+  }
 }
 
 /**

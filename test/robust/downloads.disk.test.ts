@@ -179,6 +179,19 @@ describe('long names', () => {
   });
 });
 
+describe('a name at the limit', () => {
+  it('leaves no room for a sidecar\'s `.json`: the output is written and done, the sidecar skipped with a warning', async () => {
+    const job = await makeJob({ photos: 0, steps: [{ capability: 'enhance' }], extra: { output: { dir: './out', sidecar: true } } });
+    cleanups.push(job.cleanup);
+    const long = `${'s'.repeat(251)}.jpg`;
+    await writePhoto(path.join(job.inputDir, long), 1);
+    await writePhoto(path.join(job.inputDir, 'short.jpg'), 2);
+    const r = await simulate({ job });
+    expect(r.result.status).toMatchObject({ total: 2, done: 2, failed: 0, pending: 0 });
+    expect(readdirSync(job.outputDir).sort()).toEqual([long, 'short.jpg', 'short.jpg.json'].sort());
+  });
+});
+
 describe('the ledger\'s own disk filling', () => {
   it('SQLITE_FULL is one line with what to do, exit 1, not a stack trace', () => {
     const err = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
