@@ -130,12 +130,12 @@ function afterFailure(ledger: Ledger, claimed: ItemRow, err: unknown, opts: Down
     if (err.errno === 'ENAMETOOLONG') {
       ledger.outputs.park(
         claimed,
-        `paid, not downloaded: ${err.message}: the output's name is longer than the file system allows; shorten the input's name or output.pattern and run again`,
+        `${err.message}: the output's name is longer than the file system allows; shorten the input's name or output.pattern and run again`,
       );
       return 'parked';
     }
     if (err.disk) opts.onDiskError?.(err);
-    ledger.outputs.retryLater(claimed, `paid, not downloaded yet: ${err.message}`, backoff(claimed.retries));
+    ledger.outputs.retryLater(claimed, err.message, backoff(claimed.retries));
     return 'retry';
   }
   const e = err instanceof DownloadError ? err : new DownloadError('DARKROOM_DOWNLOAD_FAILED', String((err as Error)?.message ?? err), false);
@@ -150,16 +150,16 @@ function afterFailure(ledger: Ledger, claimed: ItemRow, err: unknown, opts: Down
     }
     ledger.outputs.retryLater(
       claimed,
-      `paid, not downloaded yet: ${e.message}, after ${refreshes} fresh URL(s) from the service; asking for another later`,
+      `${e.message}, after ${refreshes} fresh URL(s) from the service; asking for another later`,
       backoff(refreshes - MAX_URL_REFRESHES, URL_REFRESH_CAP_MS),
     );
     return 'retry';
   }
   if (e.permanent) {
-    ledger.outputs.park(claimed, `paid, not downloaded: ${e.message}`);
+    ledger.outputs.park(claimed, e.message);
     return 'parked';
   }
-  ledger.outputs.retryLater(claimed, `paid, not downloaded yet: ${e.message}`, backoff(claimed.retries));
+  ledger.outputs.retryLater(claimed, e.message, backoff(claimed.retries));
   return 'retry';
 }
 

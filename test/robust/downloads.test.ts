@@ -139,8 +139,10 @@ describe('the output folder', () => {
     mkdirSync(path.join(job.outputDir, 'nested'), { recursive: true });
     writeFileSync(path.join(job.outputDir, `.photo-1.png.1a2b3c4d${TEMP_SUFFIX}`), 'partial');
     writeFileSync(path.join(job.outputDir, 'nested', `.x.jpg.00ff00ff${TEMP_SUFFIX}`), 'partial');
+    // Today's temp names (issue 12: short and fixed, whatever the output is called).
+    writeFileSync(path.join(job.outputDir, 'nested', `.dr-00ff00ff${TEMP_SUFFIX}`), 'partial');
     const r = await simulate({ job });
-    expect(r.result.tempFilesSwept).toBe(2);
+    expect(r.result.tempFilesSwept).toBe(3);
     expect(r.result.status.done).toBe(2);
     const all = readdirSync(job.outputDir, { recursive: true }).map(String);
     expect(all.filter((f) => f.endsWith(TEMP_SUFFIX))).toEqual([]);
