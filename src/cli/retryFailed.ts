@@ -115,7 +115,10 @@ export function describeFailed(failed: readonly FailedItem[], steps: readonly st
   const downloads = failed.filter((f) => f.kind === 'download').length;
   const recreate = failed.length - downloads;
   if (downloads > 0) {
-    lines.push(`${downloads} of them only need their download: the task succeeded and was paid for; they go back to be downloaded, at no cost.`);
+    lines.push(
+      `${downloads} of them only need their download: the task succeeded and was paid for; they go back to be downloaded, at no cost ` +
+        '(should the service no longer know a task, it is created once more, as for any vanished task).',
+    );
   }
   if (recreate > 0) {
     lines.push(
