@@ -102,7 +102,10 @@ export async function downloadLoop(
       const p = downloadStage(ledger, item, dl)
         .then(
           (outcome) => {
-            if (outcome === 'refresh') handBack();
+            // Past the patience a fresh URL is not asked for now (a poll, an API call, for a
+            // download this run would not make): the task stays `active`, and the next run's
+            // first poll gets the URL.
+            if (outcome === 'refresh' && !patience.over(clock.now())) handBack();
           },
           (err: unknown) => {
             crash ??= { err };

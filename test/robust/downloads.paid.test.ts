@@ -70,3 +70,31 @@ describe('a result-host outage longer than the run\'s patience', () => {
     expect(calls2).toBe(0);
   });
 });
+
+describe('a service that keeps handing out result URLs that do not work', () => {
+  it('is asked for a fresh URL three times at once, then only after a wait: the photos stay paid-for, never failed', async () => {
+    const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
+    const ledger = Ledger.open(job.ledgerFile);
+    cleanups.push(job.cleanup, () => ledger.close());
+    // Every URL, the first and every fresh one a poll hands out, answers 410 Gone.
+    const r = await simulate({ job, ledger, resultIntercept: async () => ({ status: 410, headers: {}, body: Buffer.alloc(0) }) });
+    expect(r.result.status).toMatchObject({ total: 3, done: 0, failed: 0, pending: 3, paidNotDownloaded: 3 });
+    expect(Object.values(r.audit.createsPerSource)).toEqual([1, 1, 1]);
+    const refreshes = query<{ n: number }>(job.ledgerFile, 'SELECT url_refreshes AS n FROM attempts').map((a) => a.n);
+    // 3 at once, then one after each wait (capped at 10 min) within the run's 10 min of patience.
+    for (const n of refreshes) {
+      expect(n).toBeGreaterThan(3);
+      expect(n).toBeLessThanOrEqual(3 + 10);
+    }
+    // (A photo whose last event was a fresh URL, handed out as the run's patience ended, has no reason to show.)
+    const reasons = r.result.status.notDownloaded.map((x) => x.reason).filter((x) => x !== null);
+    expect(reasons.length).toBeGreaterThan(0);
+    for (const reason of reasons) expect(reason).toMatch(/result URL expired \(HTTP (403|404|410) from http:\/\/results\.invalid\), after \d+ fresh URL\(s\) from the service; asking for another later/);
+
+    // Links that work again: the next run fetches a fresh one for each photo and downloads it, creating nothing.
+    const again = await simulate({ job, ledger, model: r.model, clock: r.clock });
+    expect(again.result.status).toMatchObject({ total: 3, done: 3, failed: 0, pending: 0 });
+    expect(Object.values(again.audit.createsPerSource)).toEqual([1, 1, 1]);
+  });
+});
+
