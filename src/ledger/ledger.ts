@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import { Calls } from './calls.js';
+import { InputChecks } from './checks.js';
 import { Identity } from './identity.js';
 import { Held } from './held.js';
 import { Items } from './items.js';
@@ -23,6 +24,8 @@ export class Ledger {
   /** Inputs by content: names, duplicates, output files (issue 5). */
   readonly identity: Identity;
   readonly held: Held;
+  /** What each input's full decode found, by content (issue 12). */
+  readonly checks: InputChecks;
 
   private constructor(
     readonly file: string,
@@ -35,6 +38,7 @@ export class Ledger {
     this.calls = new Calls(db);
     this.identity = new Identity(db, this.items);
     this.held = new Held(db, this.items);
+    this.checks = new InputChecks(db);
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {

@@ -21,18 +21,22 @@ export const STATES = [
   'held',
   'failed',
   'skipped',
+  // every name of the photo disappeared from the inputs before it was done (src/ledger/gone.ts)
+  'gone',
 ] as const;
 
 export type ItemState = (typeof STATES)[number];
 
 /** States in which nothing more happens without an operator. */
-export const TERMINAL: ReadonlySet<ItemState> = new Set(['done', 'held', 'failed', 'skipped']);
+export const TERMINAL: ReadonlySet<ItemState> = new Set(['done', 'held', 'failed', 'skipped', 'gone']);
 
 const ALLOWED: Readonly<Record<ItemState, readonly ItemState[]>> = {
-  queued: ['uploading', 'skipped', 'failed'],
+  // to gone: discovery found none of its names (src/ledger/gone.ts), also from skipped and failed
+  queued: ['uploading', 'skipped', 'failed', 'gone'],
   // back to queued: the upload call failed in a way that is safe to repeat
   uploading: ['uploaded', 'queued', 'failed', 'skipped'],
-  uploaded: ['submitting', 'failed'],
+  // to skipped: discovery found its output path unusable before its first create (src/pipeline/outputPaths.ts)
+  uploaded: ['submitting', 'failed', 'skipped'],
   // back to uploaded: definitely not created (not sent, 429, 503), try again later
   submitting: ['active', 'uploaded', 'held', 'failed'],
   // back to uploaded: FAIL (retry the step) or the task vanished (create again once)
@@ -45,8 +49,10 @@ const ALLOWED: Readonly<Record<ItemState, readonly ItemState[]>> = {
   done: ['queued'],
   // an operator's `darkroom retry --held`
   held: ['uploaded', 'active'],
-  failed: ['queued', 'uploaded'],
-  skipped: ['queued'],
+  failed: ['queued', 'uploaded', 'gone'],
+  skipped: ['queued', 'gone'],
+  // a name of it found again: back to the state it was gone from; to queued also when its name has new content
+  gone: ['queued', 'skipped', 'failed'],
 };
 
 export class InvalidTransitionError extends Error {

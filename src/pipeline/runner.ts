@@ -51,7 +51,8 @@ export interface CreditsShortfall {
 
 export interface RunResult {
   readonly status: LedgerStatus;
-  readonly discovered: { readonly added: number; readonly known: number; readonly skipped: number };
+  /** hidden: files left out for a name starting with a dot (input.hidden: false); gone: photos whose files disappeared. */
+  readonly discovered: { readonly added: number; readonly known: number; readonly skipped: number; readonly hidden: number; readonly gone: number };
   readonly recovered: RecoveryReport;
   readonly tempFilesSwept: number;
   readonly accountStop: AccountStop | undefined;
@@ -78,7 +79,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     if (r.recreated > 0) log.warn({ items: r.recreated }, 'onAmbiguous: resubmit: held creates sent to be created again');
   }
   // Files and URL list, identified by content and reconciled with the ledger (issue 5).
-  const { found, added } = await clock.hold(
+  const { found, added, hidden, identity } = await clock.hold(
     discoverInto(config, ledger, { keyFps: opts.keys.map((k) => k.fingerprint), log, adjust: skipSameFile }),
   );
   log.info({ found: found.length, ...added, recovered, tempFilesSwept }, 'run started');
@@ -178,7 +179,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   log.info({ exitCode, done: status.done, failed: status.failed, held: status.held, pending: status.pending }, 'run ended');
   return {
     status,
-    discovered: { ...added, skipped: found.filter((f) => f.skipReason).length },
+    discovered: { ...added, skipped: found.filter((f) => f.skipReason).length, hidden, gone: identity.gone },
     recovered,
     tempFilesSwept,
     accountStop: run.accountStop,
