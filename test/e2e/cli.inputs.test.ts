@@ -52,7 +52,7 @@ describe('darkroom run: hidden files and deleted inputs', () => {
     expect(r.stdout).toMatch(/3 total · 3 done · 0 failed · 0 held · 0 pending · 1 gone/);
     const s = await runCli(['status', job.jobsFile, '--json']);
     expect(s.code).toBe(0);
-    const j = JSON.parse(s.stdout) as Record<string, number> & { states: Record<string, number> };
+    const j = JSON.parse(s.stdout) as { total: number; done: number; failed: number; held: number; pending: number; gone: number; states: Record<string, number> };
     expect(j).toMatchObject({ total: 3, done: 3, failed: 0, held: 0, pending: 0, skipped: 0, gone: 1 });
     expect(j.states.gone).toBe(1);
     expect(j.total).toBe(j.done + j.failed + j.held + j.pending);
