@@ -2,7 +2,7 @@ import type { WireRequest, WireResponse } from '../../src/api/index.js';
 import { installClock, VirtualClock } from '../../src/clock.js';
 import { loadConfig, resolveKeys } from '../../src/config/index.js';
 import { Ledger } from '../../src/ledger/index.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger, type Logger } from '../../src/log.js';
 import { runJob, type RunResult } from '../../src/pipeline/runner.js';
 import { inProcessResultFetch, inProcessTransport } from '../../src/sim/inprocess.js';
 import { SimModel } from '../../src/sim/model.js';
@@ -19,6 +19,8 @@ export interface SimulateOptions extends JobOptions {
   readonly model?: SimModel;
   readonly clock?: VirtualClock;
   readonly signal?: AbortSignal;
+  /** The run's log (silent by default). */
+  readonly log?: Logger;
 }
 
 export const SIM_KEY = 'sim-test-key-0123456789';
@@ -47,7 +49,7 @@ export async function simulate(opts: SimulateOptions = {}) {
       baseUrl: 'http://sim.invalid',
       keys,
       ledger,
-      log: silentLogger(),
+      log: opts.log ?? silentLogger(),
       transport: inProcessTransport(model, opts.intercept),
       resultFetch: inProcessResultFetch(model),
       random,

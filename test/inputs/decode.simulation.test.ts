@@ -1,7 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fingerprintKey } from '../../src/api/key.js';
+import { VirtualClock } from '../../src/clock.js';
+import { Ledger } from '../../src/ledger/index.js';
+import { SimModel } from '../../src/sim/model.js';
 import { makeJob, writePhoto } from '../helpers/job.js';
 import { SIM_KEY, simulate } from '../helpers/simulate.js';
 import { sourceIdOf } from '../robust/helpers.js';
@@ -64,5 +68,32 @@ describe('inputs decoded in full before any call', () => {
       expect.stringMatching(/^huge-280mpx\.jpg skipped: truncated or damaged JPG \(/),
     ]);
     expect(r.audit.keys[fingerprintKey(SIM_KEY)]?.uploads ?? 0).toBe(0);
+  });
+});
+
+describe('decode verdicts kept by content', () => {
+  it('a rerun decodes nothing already checked; a changed file is decoded again', async () => {
+    const job = await makeJob({ photos: 0, steps: [{ capability: 'enhance' }], baseUrl: 'http://sim.invalid' });
+    cleanups.push(job.cleanup);
+    const inp = (rel: string) => path.join(job.inputDir, rel);
+    await writePhoto(inp('a.jpg'), 1);
+    await writePhoto(inp('b.png'), 2, 'png');
+    writeFileSync(inp('bad.png'), await corruptZlibPng());
+    const ledger = Ledger.open(':memory:');
+    cleanups.push(() => ledger.close());
+    const model = new SimModel({ keys: [SIM_KEY], seed: 1, resultOrigin: 'http://results.invalid', processing: 'passthrough' });
+    const clock = new VirtualClock(Date.UTC(2026, 10, 22, 20, 0, 0));
+    /** The run's own log line about decoding, through the real runner. */
+    const decodedLine = async () => {
+      const lines: string[] = [];
+      const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) });
+      await simulate({ job, ledger, model, clock, log });
+      return (JSON.parse(lines.find((l) => l.includes('inputs decoded in full'))!) as { msg: string }).msg;
+    };
+    expect(await decodedLine()).toMatch(/^inputs decoded in full: 3 new \(1 refused\), 0 already checked/);
+    expect(await decodedLine()).toMatch(/^inputs decoded in full: 0 new \(0 refused\), 3 already checked/);
+    await writePhoto(inp('b.png'), 9, 'png');
+    expect(await decodedLine()).toMatch(/^inputs decoded in full: 1 new \(0 refused\), 2 already checked/);
+    expect(ledger.status()).toMatchObject({ total: 3, done: 2, skipped: 1 }); // b.png's item was reset for its new content
   });
 });
