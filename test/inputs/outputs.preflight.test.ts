@@ -86,3 +86,30 @@ describe('output paths checked before any call', () => {
     expect(r.audit.uploadsPerSource[sourceIdOf(inp(long))]).toBeUndefined();
   });
 });
+
+describe('URL inputs: output paths checked before their first create', () => {
+  it('skips a URL line whose output name is too long or taken, before any create (a URL input has no upload)', async () => {
+    const job = await makeJob({
+      photos: 0,
+      steps: [{ capability: 'enhance' }],
+      baseUrl: 'http://sim.invalid',
+      extra: { input: { dir: './photos', urls: './list.csv' } },
+    });
+    cleanups.push(job.cleanup);
+    await writePhoto(path.join(job.inputDir, 'good.jpg'), 1);
+    const long = '写'.repeat(100); // 300 bytes: a name column may be as long as it likes
+    writeFileSync(path.join(job.dir, 'list.csv'), `url,name\nhttps://images.example/1.jpg,${long}\nhttps://images.example/2.jpg,taken\n`);
+    mkdirSync(job.outputDir, { recursive: true });
+    writeFileSync(path.join(job.outputDir, 'taken.png'), 'an operator\'s own file');
+
+    const r = await simulate({ job });
+    const reasons = Object.fromEntries(r.result.status.problems.map((p) => [p.path, `${p.state}: ${p.reason}`]));
+    expect(reasons['https://images.example/1.jpg']).toBe(
+      `skipped: output file name ${long}.jpg would be 304 bytes, over the file system's 255; rename the input or shorten output.pattern`,
+    );
+    expect(reasons['https://images.example/2.jpg']).toMatch(/^skipped: .*\/out\/taken\.png already exists and was not written by this ledger/);
+    expect(r.result.status).toMatchObject({ total: 3, done: 1, skipped: 2 });
+    const k = r.audit.keys[fingerprintKey(SIM_KEY)]!;
+    expect(k.creates).toBe(1);
+  });
+});
