@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { clock } from '../clock.js';
 import { availableParallelism } from 'node:os';
 import sharp from 'sharp';
 import { BmpError, decodeBmp } from './bmp.js';
@@ -88,4 +89,68 @@ export class Bounded {
     while (this.inflight.size > 0) await Promise.race(this.inflight);
   }
 
+}
+
+export interface DecodeResult {
+  /** null: whole; else why the file is refused. */
+  readonly reason: string | null;
+  /** Decoded by this queue (a verdict to keep), not known already nor taken from a twin. */
+  readonly decodedNow: boolean;
+}
+
+/**
+ * A discovery's decodes: each content once (a second name of it takes the first's verdict),
+ * none whose verdict is already known (the ledger's input_checks), DECODE_PARALLEL at once.
+ */
+export class DecodeQueue {
+  readonly counts = { decoded: 0, refused: 0, known: 0 };
+  private readonly pool = new Bounded(DECODE_PARALLEL);
+  private readonly results = new Map<number, DecodeResult>();
+  private readonly firstOf = new Map<string, number>();
+  private readonly twins: [twin: number, first: number][] = [];
+  private readonly refused: { key: number; decode: () => Promise<string | null> }[] = [];
+
+  constructor(
+    private readonly maxInputPixels: number,
+    private readonly verdictOf?: (contentHash: string) => string | null | undefined,
+  ) {}
+
+  /** Queue file `key` (its content, bytes or path, type and header size); waits only for a free place. */
+  async add(key: number, contentHash: string, input: Buffer | string, type: SourceType, pixels: number | null): Promise<void> {
+    const known = this.verdictOf?.(contentHash);
+    if (known !== undefined) {
+      this.counts.known++;
+      this.results.set(key, { reason: known, decodedNow: false });
+      return;
+    }
+    const first = this.firstOf.get(contentHash);
+    if (first !== undefined) {
+      this.counts.known++;
+      this.twins.push([key, first]);
+      return;
+    }
+    this.firstOf.set(contentHash, key);
+    const decode = () => clock.io(decodeWhole(input, type, pixels, this.maxInputPixels));
+    await this.pool.run(async () => {
+      const reason = await decode();
+      this.counts.decoded++;
+      if (reason !== null) this.refused.push({ key, decode });
+      this.results.set(key, { reason, decodedNow: true });
+    });
+  }
+
+  /** Every result by key, once all decodes are done. */
+  async finish(): Promise<ReadonlyMap<number, DecodeResult>> {
+    await this.pool.drain();
+    // libvips keeps one error buffer for the whole process: two decodes failing at once can
+    // take each other's message, or lose both ("Warning treated as error"). The verdict holds;
+    // for its own message, each refused file is decoded once more, alone (damaged files are few).
+    for (const r of this.refused) {
+      const alone = await r.decode();
+      if (alone !== null) this.results.set(r.key, { reason: alone, decodedNow: true });
+    }
+    this.counts.refused = this.refused.length;
+    for (const [twin, first] of this.twins) this.results.set(twin, { reason: this.results.get(first)?.reason ?? null, decodedNow: false });
+    return this.results;
+  }
 }
