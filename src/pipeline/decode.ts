@@ -42,7 +42,7 @@ export async function decodeWhole(input: Buffer | string, type: SourceType, pixe
     if (/exceeds pixel limit/i.test(detail)) {
       return `over limits.maxInputPixels (${maxInputPixels}) once decoded, though its header said less; scale it down, or raise limits.maxInputPixels`;
     }
-    return `truncated or damaged ${SOURCE_NAMES[type]} (${detail})`;
+    return `truncated or damaged ${SOURCE_NAMES[type]} (${detail}); replace it with a whole copy, which the next run checks again`;
   }
 }
 
