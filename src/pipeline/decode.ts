@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { clock } from '../clock.js';
 import { availableParallelism } from 'node:os';
 import sharp from 'sharp';
+import { clock } from '../clock.js';
 import { BmpError, decodeBmp } from './bmp.js';
 import { SOURCE_NAMES, type SourceType } from './transcode.js';
 
@@ -17,7 +17,7 @@ import { SOURCE_NAMES, type SourceType } from './transcode.js';
  * pixel limit (limits.maxInputPixels) has been checked on the header before this is called;
  * `limitInputPixels` repeats it for a header that understates its size.
  *
- * Memory: an image of up to RAW_UP_TO pixels is decoded to a raw buffer (at most 8 MB);
+ * Memory: an image of up to RAW_UP_TO pixels is decoded to a raw buffer (at most 8 MB: RGBA at 16 bits);
  * a larger one through a shrink to a thumbnail, which libvips streams a few lines at a time.
  * The shrink still reads every byte of compressed data: a JPEG is shrunk by libjpeg's DCT
  * scaling, which entropy-decodes every coefficient (a truncated JPEG fails the same way at
@@ -49,7 +49,7 @@ export async function decodeWhole(input: Buffer | string, type: SourceType, pixe
 /**
  * The decoder's own line. sharp says only "Warning treated as error due to failOn setting"
  * when libvips' message was cleared by another thread, then the warnings it holds: the first
- * of those is the one that stopped this decode when it ran alone (see discover.ts).
+ * of those is the one that stopped this decode when it ran alone (DecodeQueue.finish).
  */
 function describe(message: string): string {
   const lines = message.split('\n').map((l) => l.trim()).filter(Boolean);
@@ -57,7 +57,7 @@ function describe(message: string): string {
   return lines[0] ?? 'corrupt data';
 }
 
-/** Decoded to a raw buffer as it is up to this many pixels (4 MB of RGBA); through a shrink above. */
+/** Decoded to a raw buffer as it is up to this many pixels (4 MB of RGBA, 8 MB at 16 bits); through a shrink above. */
 const RAW_UP_TO = 1_000_000;
 const THUMB = 64;
 
