@@ -6,9 +6,12 @@ import type { Progress } from '../progress/snapshot.js';
 export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { callsPerMinute: number; callsPerHour: number }, jobsFile?: string): string {
   const lines: string[] = [];
   lines.push(`ledger   ${ledgerFile}`);
-  lines.push(`photos   ${s.total} total · ${s.done} done · ${s.failed} failed${s.skipped ? ` (${s.skipped} skipped)` : ''} · ${s.held} held · ${s.pending} pending`);
+  lines.push(
+    `photos   ${s.total} total · ${s.done} done · ${s.failed} failed${s.skipped ? ` (${s.skipped} skipped)` : ''} · ${s.held} held · ${s.pending} pending${s.gone ? ` · ${s.gone} gone` : ''}`,
+  );
   if (s.paidNotDownloaded > 0) lines.push(paidNotDownloadedLine(s.paidNotDownloaded, jobsFile));
-  const busy = Object.entries(s.states).filter(([k, n]) => n > 0 && !['done', 'failed', 'held', 'skipped'].includes(k));
+  if (s.gone) lines.push(`gone     ${s.gone} photo(s) whose files left the input folder before they were done: not in the total; they come back with their files`);
+  const busy = Object.entries(s.states).filter(([k, n]) => n > 0 && !['done', 'failed', 'held', 'skipped', 'gone'].includes(k));
   if (busy.length > 0) lines.push(`in work  ${busy.map(([k, n]) => `${k} ${n}`).join(' · ')}`);
   const keys = Object.entries(s.calls.perKey);
   if (keys.length === 0) lines.push(`calls    ${s.calls.total} in all, none in the last hour`);
@@ -105,6 +108,8 @@ export function progressJson(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 
     held: s.held,
     pending: s.pending,
     skipped: s.skipped,
+    // issue 12: photos whose inputs disappeared before they were done; outside total
+    gone: s.gone,
     states: s.states,
     calls: { ...s.calls, uploads: p.calls.uploads, tasks: p.calls.tasks, account: p.calls.account },
     problems: s.problems,

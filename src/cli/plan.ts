@@ -4,7 +4,8 @@ import { CAPABILITIES, fingerprintKey, isApiError, isCapability, type Credits, t
 import { clock } from '../clock.js';
 import { ConfigError, loadConfig, requireInputDir, type Config, type ResolvedKey } from '../config/index.js';
 import { ProgressReader, type ItemState, type ProgressFacts } from '../ledger/index.js';
-import { discover } from '../pipeline/discover.js';
+import { discoverFiles } from '../pipeline/discover.js';
+import { hiddenLine } from '../pipeline/hidden.js';
 import { ASSUMED_LATENCY_MS, estimate, expectedAttempts, formatDuration, type Bound } from '../progress/model.js';
 import { withAccountClient } from './account.js';
 import { EXIT } from './errors.js';
@@ -56,6 +57,8 @@ export interface PlanResult {
     readonly failed: number;
     /** New photos plus those in progress. */
     readonly toDo: number;
+    /** Files left out because a name on their path starts with a dot (input.hidden: false). */
+    readonly hidden: number;
   };
   readonly steps: readonly PlanStep[];
   /** The fewest calls the work needs: one upload per new file, a create and a poll per step attempt. */
@@ -112,22 +115,25 @@ export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCod
   const failRate = args.failRate ?? 0;
   const a = expectedAttempts(failRate);
 
-  const found = await clock.hold(discover(config));
   const ledgerExists = existsSync(config.ledger);
   let states = new Map<string, { state: ItemState; step: number }>();
   let facts: ProgressFacts | null = null;
   let windows: Record<string, { lastMinute: number; lastHour: number }> = {};
-  if (ledgerExists) {
-    const reader = ProgressReader.open(config.ledger);
-    try {
+  let discovered: Awaited<ReturnType<typeof discoverFiles>>;
+  const reader = ledgerExists ? ProgressReader.open(config.ledger) : null;
+  try {
+    // As run finds them: a content the ledger has decoded already is not decoded again.
+    discovered = await clock.hold(discoverFiles(config, reader ? { decodeVerdict: (h) => reader.decodeVerdict(h) } : {}));
+    if (reader) {
       const now = clock.now();
       states = reader.itemStates();
       facts = reader.read(now);
       windows = reader.callWindows(now);
-    } finally {
-      reader.close();
     }
+  } finally {
+    reader?.close();
   }
+  const found = discovered.found;
 
   const S = config.steps.length;
   const skipped: { path: string; reason: string }[] = [];
@@ -202,7 +208,7 @@ export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCod
     jobsFile: config.file,
     ledgerFile: config.ledger,
     ledgerExists,
-    inputs: { found: found.length, skipped, done, inProgress, held, failed, toDo },
+    inputs: { found: found.length, skipped, done, inProgress, held, failed, toDo, hidden: discovered.hidden },
     steps,
     calls,
     callsAtObservedRate,
@@ -268,6 +274,8 @@ function formatPlan(p: PlanResult): string {
   L.push(
     `inputs   ${i.found} found · ${i.skipped.length} skipped · ${i.done} already done · ${i.toDo} to do${i.inProgress ? ` (${i.inProgress} in progress)` : ''}${i.held ? ` · ${i.held} held (see darkroom retry --held)` : ''}${i.failed ? ` · ${i.failed} failed` : ''}`,
   );
+  const hidden = hiddenLine(i.hidden);
+  if (hidden !== null) L.push(`hidden   ${hidden}`);
   for (const s of i.skipped.slice(0, 20)) L.push(`skipped  ${s.path}: ${s.reason}`);
   if (i.skipped.length > 20) L.push(`skipped  … and ${i.skipped.length - 20} more (plan --json lists them all)`);
   for (const s of p.steps) {

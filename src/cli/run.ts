@@ -4,6 +4,7 @@ import { clock } from '../clock.js';
 import { loadConfig, requireBaseUrl, requireInputDir, resolveKeys } from '../config/index.js';
 import { acquireRunLock, Ledger, ProgressReader } from '../ledger/index.js';
 import { fileLogger, type Logger } from '../log.js';
+import { hiddenLine } from '../pipeline/hidden.js';
 import { runJob, type RunResult } from '../pipeline/runner.js';
 import { LiveProgress, type TtyStream } from '../progress/live.js';
 import { buildProgress } from '../progress/snapshot.js';
@@ -87,6 +88,8 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
     if (result.recovered.ambiguous > 0) {
       lines.push(`note: ${result.recovered.ambiguous} create(s) were in flight when an earlier run stopped; their photos are held (see above)`);
     }
+    const hidden = hiddenLine(result.discovered.hidden);
+    if (hidden !== null) lines.push(`note: ${hidden}`);
     if (result.halt) lines.push(`stopped: ${result.halt.message}`);
     lines.push(...accountStopLines(result, config.keyEnvs));
     if (result.interrupted) lines.push('interrupted: run `darkroom run` again to continue where this one stopped');

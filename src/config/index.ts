@@ -2,4 +2,4 @@ export { ConfigError } from './errors.js';
 export { loadConfig, resolveKeys, requireBaseUrl, requireInputDir, type Config, type InputConfig, type OutputConfig, type LoadOptions, type ResolvedKey } from './load.js';
 export type { StepConfig } from './schema.js';
 export { checkPattern, fillPattern, type Placeholder } from './pattern.js';
-export { DEFAULT_INCLUDE, DEFAULT_INCLUDE_TRANSCODE } from './schema.js';
+export { DEFAULT_INCLUDE, DEFAULT_INCLUDE_TRANSCODE, DEFAULT_MAX_INPUT_PIXELS } from './schema.js';

@@ -37,6 +37,8 @@ export interface InputConfig {
   readonly exclude: readonly string[];
   readonly transcode: 'auto' | 'off';
   readonly maxPixels: number | null;
+  /** Include files and folders whose names start with a dot (input.hidden). */
+  readonly hidden: boolean;
 }
 
 export interface OutputConfig {
@@ -99,6 +101,7 @@ export function loadConfig(file: string, opts: LoadOptions = {}): Config {
       exclude: job.input.exclude,
       transcode: job.input.transcode,
       maxPixels: job.input.maxPixels ?? null,
+      hidden: job.input.hidden,
     },
     output: {
       dir: path.resolve(dir, job.output.dir),

@@ -10,6 +10,9 @@ import { checkPattern } from './pattern.js';
 
 const positiveInt = z.number().int().positive();
 
+/** limits.maxInputPixels by default (see there). */
+export const DEFAULT_MAX_INPUT_PIXELS = 100_000_000;
+
 /** A businessType goes into the poll path: letters, digits, `_` and `-` only. */
 const businessTypeValue = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a businessType name (letters, digits, _ and -)');
 
@@ -55,6 +58,13 @@ export const limitsSchema = z.strictObject({
    * longer outage costs nothing but a second `darkroom run`.
    */
   downloadPatienceMinutes: z.number().nonnegative().default(10),
+  /**
+   * Spec gap: no maximum image size is shown. An input whose header says more pixels is
+   * refused without being decoded (a decompression bomb: a 300 kB PNG can say 70000×70000,
+   * 14.7 GB once decoded). 100 Mpx is 300 MB of RGB, a little more than the largest common
+   * camera (~61 Mpx) and a 600 dpi scan of an A3 sheet (~70 Mpx).
+   */
+  maxInputPixels: positiveInt.default(DEFAULT_MAX_INPUT_PIXELS),
 });
 
 export const stepSchema = z
@@ -106,6 +116,11 @@ export const inputSchema = z
     transcode: z.enum(['auto', 'off']).default('auto'),
     /** Images with more pixels are scaled down to fit (transcode: auto) or skipped (off). No limit by default. */
     maxPixels: positiveInt.optional(),
+    /**
+     * Files and folders whose names start with a dot (`.thumbnails/`, `._photo.jpg` of macOS,
+     * `.Trash-1000/`) are left out and counted; true includes them like any other.
+     */
+    hidden: z.boolean().default(false),
   })
   .superRefine((input, ctx) => {
     if (input.dir === undefined && input.urls === undefined) {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
+import { bringBack, markGone } from './gone.js';
 import type { Items } from './items.js';
 import type { ItemRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
@@ -59,6 +60,10 @@ export interface ReconcileReport {
   readonly duplicates: number;
   /** Skipped items whose reason no longer applies (a config change), queued again. */
   readonly requeued: number;
+  /** Photos whose every name disappeared since the last discovery, before they were done (ledger/gone.ts). */
+  readonly gone: number;
+  /** Gone photos found again. */
+  readonly back: number;
 }
 
 export interface InputRow {
@@ -105,7 +110,7 @@ export interface AttemptRecord {
 export const CONTENT_CHANGED_NOTE = 'content changed';
 
 /** States an item whose content changed may be reset from: nothing of the old content is in flight. */
-const RESETTABLE: ReadonlySet<ItemState> = new Set(['done', 'failed', 'skipped', 'queued']);
+const RESETTABLE: ReadonlySet<ItemState> = new Set(['done', 'failed', 'skipped', 'queued', 'gone']);
 
 type Entry =
   | { kind: 'file'; key: string; name: string; src: string; label: string; hash: string; size: number | null; mtime: number | null; skipReason: string | null }
@@ -227,6 +232,10 @@ export class Identity {
     // Labels (items.rel_path: what status shows) and source paths follow the current names.
     for (const [itemId, list] of touched) this.followNames(itemId, list);
 
+    // A photo that was gone and is found again is back where it was (then looked at below).
+    let back = 0;
+    for (const itemId of touched.keys()) if (bringBack(this.db, this.items, itemId)) back++;
+
     // A skip reason that no longer holds (say transcode turned on) queues the photo again,
     // and one that now holds (transcode turned off) skips a photo not yet started.
     for (const [itemId, list] of touched) {
@@ -243,9 +252,10 @@ export class Identity {
       }
     }
 
+    const gone = markGone(this.db, this.items, gen);
     this.reassignUrlLanes(opts.keyFps);
     const distinct = new Set([...touched.keys()]).size;
-    return { names: unique.length, distinct, added, changed, deferred, duplicates, requeued };
+    return { names: unique.length, distinct, added, changed, deferred, duplicates, requeued, gone, back };
   }
 
   private addTouched(touched: Map<number, Entry[]>, itemId: number, e: Entry): void {

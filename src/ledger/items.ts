@@ -215,7 +215,7 @@ export class Items {
       stmt(
         this.db,
         `SELECT COUNT(*) AS n FROM items
-         WHERE state NOT IN ('done', 'held', 'failed', 'skipped')
+         WHERE state NOT IN ('done', 'held', 'failed', 'skipped', 'gone')
            AND (key_fp = ? OR (key_fp IS NULL AND state = 'queued'))`,
       ).get(keyFp) as { n: number }
     ).n;

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import { Calls } from './calls.js';
 import { Failed } from './failed.js';
+import { InputChecks } from './checks.js';
 import { Identity } from './identity.js';
 import { Held } from './held.js';
 import { Items } from './items.js';
@@ -26,6 +27,8 @@ export class Ledger {
   readonly held: Held;
   /** Failed photos, for `darkroom retry --failed`. */
   readonly failed: Failed;
+  /** What each input's full decode found, by content (issue 12). */
+  readonly checks: InputChecks;
 
   private constructor(
     readonly file: string,
@@ -39,6 +42,7 @@ export class Ledger {
     this.identity = new Identity(db, this.items);
     this.held = new Held(db, this.items);
     this.failed = new Failed(db, this.items);
+    this.checks = new InputChecks(db);
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {

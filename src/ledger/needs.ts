@@ -13,7 +13,7 @@ export function createsNeeded(db: Database.Database, stepCount: number): number 
                WHEN state IN ('queued', 'uploading', 'uploaded', 'submitting') THEN @steps - step_index
                WHEN state = 'active' THEN @steps - step_index - 1
                ELSE 0 END) AS n
-     FROM items WHERE state NOT IN ('done', 'held', 'failed', 'skipped')`,
+     FROM items WHERE state NOT IN ('done', 'held', 'failed', 'skipped', 'gone')`,
   ).get({ steps: stepCount });
   return Math.max(0, r?.n ?? 0);
 }

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { readVerdict } from './checks.js';
 import { openDatabase } from './open.js';
 import { stmt } from './statements.js';
 import { readStatus, type LedgerStatus, type StepGroup } from './status.js';
@@ -198,6 +199,7 @@ export function readCallWindows(db: Database.Database, now: number): Record<stri
  */
 export class ProgressReader {
   private readonly cache: ProgressCache = { lastCallId: 0, upload: 0, account: 0, calls: 0, slowAtMs: -Infinity };
+  private hasChecks: boolean | undefined;
 
   private constructor(private readonly db: Database.Database) {}
 
@@ -215,6 +217,12 @@ export class ProgressReader {
 
   callWindows(now: number): Record<string, { lastMinute: number; lastHour: number }> {
     return readCallWindows(this.db, now);
+  }
+
+  /** What the full decode of a content found (ledger/checks.ts); undefined on a ledger older than those checks. */
+  decodeVerdict(contentHash: string): string | null | undefined {
+    this.hasChecks ??= stmt(this.db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'input_checks'").get() !== undefined;
+    return this.hasChecks ? readVerdict(this.db, contentHash) : undefined;
   }
 
   close(): void {

@@ -60,6 +60,11 @@ export interface LedgerStatus {
   readonly held: number;
   /** Not yet terminal. total = done + failed + held + pending. */
   readonly pending: number;
+  /**
+   * Photos whose files were deleted (or URL lines removed) before they were done
+   * (ledger/gone.ts): not in `total`, nor in any of the figures above.
+   */
+  readonly gone: number;
   readonly states: Record<ItemState, number>;
   readonly calls: { readonly total: number; readonly perKey: Record<string, { lastMinute: number; lastHour: number }> };
   readonly problems: readonly ProblemItem[];
@@ -80,7 +85,8 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
   ).all();
   const states = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<ItemState, number>;
   for (const g of groups) states[g.state] += g.n;
-  const total = Object.values(states).reduce((a, b) => a + b, 0);
+  // A gone photo is no longer an input: outside the total (total = done + failed + held + pending).
+  const total = Object.values(states).reduce((a, b) => a + b, 0) - states.gone;
   const pending = STATES.filter((s) => !TERMINAL.has(s)).reduce((a, s) => a + states[s], 0);
 
   const perKey: Record<string, { lastMinute: number; lastHour: number }> = {};
@@ -104,6 +110,7 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
     skipped: states.skipped,
     held: states.held,
     pending,
+    gone: states.gone,
     states,
     calls: { total: totalCalls, perKey },
     problems,
@@ -139,6 +146,7 @@ export function foldSteps(groups: readonly StepGroup[], capabilities: readonly (
   return Array.from({ length: count }, (_, s) => {
     const out = { step: s, capability: capabilities[s] ?? null, done: 0, working: 0, waiting: 0, failed: 0, held: 0, running: 0 };
     for (const g of groups) {
+      if (g.state === 'gone') continue; // no longer an input
       if (g.step > s) out.done += g.n;
       else if (g.step < s) {
         if (!TERMINAL.has(g.state)) out.waiting += g.n;

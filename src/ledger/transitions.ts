@@ -21,18 +21,22 @@ export const STATES = [
   'held',
   'failed',
   'skipped',
+  // every name of the photo disappeared from the inputs before it was done (src/ledger/gone.ts)
+  'gone',
 ] as const;
 
 export type ItemState = (typeof STATES)[number];
 
 /** States in which nothing more happens without an operator. */
-export const TERMINAL: ReadonlySet<ItemState> = new Set(['done', 'held', 'failed', 'skipped']);
+export const TERMINAL: ReadonlySet<ItemState> = new Set(['done', 'held', 'failed', 'skipped', 'gone']);
 
 const ALLOWED: Readonly<Record<ItemState, readonly ItemState[]>> = {
-  queued: ['uploading', 'skipped', 'failed'],
+  // to gone: discovery found none of its names (src/ledger/gone.ts), also from skipped and failed
+  queued: ['uploading', 'skipped', 'failed', 'gone'],
   // back to queued: the upload call failed in a way that is safe to repeat
   uploading: ['uploaded', 'queued', 'failed', 'skipped'],
-  uploaded: ['submitting', 'failed'],
+  // to skipped: discovery found its output path unusable before its first create (src/pipeline/outputPaths.ts)
+  uploaded: ['submitting', 'failed', 'skipped'],
   // back to uploaded: definitely not created (not sent, 429, 503), try again later
   submitting: ['active', 'uploaded', 'held', 'failed'],
   // back to uploaded: FAIL (retry the step) or the task vanished (create again once)
@@ -48,9 +52,12 @@ const ALLOWED: Readonly<Record<ItemState, readonly ItemState[]>> = {
   // an operator's `darkroom retry --held`
   held: ['uploaded', 'active'],
   // `darkroom retry --failed` (src/ledger/failed.ts): queued or uploaded to be created again;
-  // succeeded for a photo an older darkroom failed after its task succeeded (only its download was missing)
-  failed: ['queued', 'uploaded', 'succeeded'],
-  skipped: ['queued'],
+  // succeeded for a photo an older darkroom failed after its task succeeded (only its download was missing);
+  // gone: its input disappeared (src/ledger/gone.ts)
+  failed: ['queued', 'uploaded', 'succeeded', 'gone'],
+  skipped: ['queued', 'gone'],
+  // a name of it found again: back to the state it was gone from; to queued also when its name has new content
+  gone: ['queued', 'skipped', 'failed'],
 };
 
 export class InvalidTransitionError extends Error {

@@ -138,8 +138,8 @@ function fallbackName(item: ItemRow, layout: OutputConfig['layout']): { dir: str
   return desiredName({ kind: 'file', name: item.rel_path }, layout);
 }
 
-/** An absolute path under outputDir, refusing any that would leave it. */
-function inside(outputDir: string, rel: string, shown: string): string {
+/** An absolute path under outputDir, refusing any that would leave it (also outputPaths.ts, before the upload). */
+export function inside(outputDir: string, rel: string, shown: string): string {
   const target = path.resolve(outputDir, ...rel.split('/'));
   const back = path.relative(path.resolve(outputDir), target);
   if (back === '' || back.startsWith('..') || path.isAbsolute(back)) {

@@ -56,7 +56,8 @@ export interface CreditsShortfall {
 
 export interface RunResult {
   readonly status: LedgerStatus;
-  readonly discovered: { readonly added: number; readonly known: number; readonly skipped: number };
+  /** hidden: files left out for a name starting with a dot (input.hidden: false); gone: photos whose files disappeared. */
+  readonly discovered: { readonly added: number; readonly known: number; readonly skipped: number; readonly hidden: number; readonly gone: number };
   readonly recovered: RecoveryReport;
   readonly tempFilesSwept: number;
   readonly accountStop: AccountStop | undefined;
@@ -87,10 +88,12 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     if (r.recreated > 0) log.warn({ items: r.recreated }, 'onAmbiguous: resubmit: held creates sent to be created again');
   }
   // Files and URL list, identified by content and reconciled with the ledger (issue 5).
-  const { found, added } =
+  const { found, added, hidden, gone } =
     outputProblem === null
-      ? await clock.hold(discoverInto(config, ledger, { keyFps: opts.keys.map((k) => k.fingerprint), log, adjust: skipSameFile }))
-      : { found: [], added: { added: 0, known: 0 } };
+      ? await clock
+          .hold(discoverInto(config, ledger, { keyFps: opts.keys.map((k) => k.fingerprint), log, adjust: skipSameFile }))
+          .then((d) => ({ ...d, gone: d.identity.gone }))
+      : { found: [], added: { added: 0, known: 0 }, hidden: 0, gone: 0 };
   log.info({ found: found.length, ...added, recovered, tempFilesSwept }, 'run started');
 
   const run: RunState = { stopped: false, noCreates: false, accountStop: undefined, halt: undefined };
@@ -209,7 +212,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   );
   return {
     status,
-    discovered: { ...added, skipped: found.filter((f) => f.skipReason).length },
+    discovered: { ...added, skipped: found.filter((f) => f.skipReason).length, hidden, gone },
     recovered,
     tempFilesSwept,
     accountStop: run.accountStop,

@@ -4,6 +4,7 @@ import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { clock } from '../clock.js';
+import { DEFAULT_MAX_INPUT_PIXELS } from '../config/index.js';
 import { bmpSize, BmpError, decodeBmp, isBmp } from './bmp.js';
 import { headerFacts } from './headers.js';
 import { CONTENT_TYPES, EXTENSIONS, sniffImage, type ImageType } from './inspect.js';
@@ -30,6 +31,8 @@ export interface TranscodeOptions {
   readonly transcode: 'auto' | 'off';
   readonly maxPixels: number | null;
   readonly maxUploadBytes: number;
+  /** limits.maxInputPixels: above it an image is refused from its header, never decoded. Default 100 Mpx. */
+  readonly maxInputPixels?: number;
 }
 
 export interface Inspection {
@@ -40,8 +43,6 @@ export interface Inspection {
   readonly transcode: string | null;
 }
 
-/** Sharp's default input limit (268 MP) is below a large-format archive scan; this is four times that. */
-const MAX_INPUT_PIXELS = 1_073_741_824;
 const HEAD_BYTES = 256;
 
 /**
@@ -89,10 +90,25 @@ interface Facts {
   readonly hasAlpha: boolean;
 }
 
-const NAMES: Record<SourceType, string> = { jpeg: 'JPG', png: 'PNG', webp: 'WEBP', tiff: 'TIFF', bmp: 'BMP' };
+/** How the operator knows each type, in messages. */
+export const SOURCE_NAMES: Record<SourceType, string> = { jpeg: 'JPG', png: 'PNG', webp: 'WEBP', tiff: 'TIFF', bmp: 'BMP' };
+const NAMES = SOURCE_NAMES;
+
+/** The hard ceiling (limits.maxInputPixels), from the header alone: a bomb is never decoded. */
+export function overPixelCeiling(width: number, height: number, maxInputPixels: number): string | null {
+  if (width * height <= maxInputPixels) return null;
+  const mpx = Math.round((width * height) / 1e6);
+  return `${width}×${height} (${mpx} Mpx) is over limits.maxInputPixels (${maxInputPixels}): refused from its header, not decoded; scale it down, or raise limits.maxInputPixels`;
+}
+
+export function maxInputPixelsOf(opts: Pick<TranscodeOptions, 'maxInputPixels'>): number {
+  return opts.maxInputPixels ?? DEFAULT_MAX_INPUT_PIXELS;
+}
 
 /** The decision, from what the headers say. */
 function decide(type: SourceType, f: Facts, opts: TranscodeOptions): { skipReason: string | null; transcode: string | null } {
+  const ceiling = overPixelCeiling(f.width, f.height, maxInputPixelsOf(opts));
+  if (ceiling !== null) return { skipReason: ceiling, transcode: null };
   const over = opts.maxPixels !== null && f.width * f.height > opts.maxPixels;
   const overText = `${f.width}×${f.height} is over input.maxPixels (${opts.maxPixels})`;
   if (opts.transcode === 'off') {
@@ -116,7 +132,8 @@ async function factsOf(type: SourceType, input: string | Buffer): Promise<Facts>
     const { width, height } = bmpSize(head);
     return { width, height, orientation: 1, sixteenBit: false, hasAlpha: false };
   }
-  const m = await sharp(input, { limitInputPixels: MAX_INPUT_PIXELS }).metadata();
+  // Headers only: no pixel limit here, so an image over it is refused by decide() with its size.
+  const m = await sharp(input, { limitInputPixels: false }).metadata();
   const sixteenBit = m.depth === 'ushort' || m.depth === 'short' || (m.bitsPerSample ?? 8) > 8;
   return {
     width: m.width ?? 0,
@@ -159,10 +176,7 @@ export async function inspectSource(file: string, sizeBytes: number, opts: Trans
     return { type: null, skipReason: `not ${what} by its content`, transcode: null };
   }
   const tooBig = `file is ${sizeBytes} bytes, over limits.maxUploadBytes (${opts.maxUploadBytes})`;
-  // Off and no pixel limit: nothing but the bytes matters, as before transcoding existed.
-  if (opts.transcode === 'off' && opts.maxPixels === null && type !== 'tiff' && type !== 'bmp') {
-    return { type, skipReason: sizeBytes > opts.maxUploadBytes ? tooBig : null, transcode: null };
-  }
+  // Always the headers, transcoding or not: limits.maxInputPixels applies to every input.
   let facts: Facts;
   try {
     const known = type === 'png' || type === 'jpeg' ? headerFacts(head) : null;
@@ -229,9 +243,6 @@ export async function prepareUpload(item: PrepareItem, opts: TranscodeOptions): 
     filename: path.posix.basename(item.rel_path),
     transcoded: null,
   });
-  if (opts.transcode === 'off' && opts.maxPixels === null && type !== 'tiff' && type !== 'bmp') {
-    return bytes.length > opts.maxUploadBytes ? { kind: 'skip', reason: tooBigText(bytes.length, opts) } : asIs(type);
-  }
   try {
     // Plain PNG and JPEG headers say all the decision needs (sharp's metadata() is ~0.2 ms
     // of CPU even for a tiny image); the conversion itself wants sharp's full facts.
@@ -243,7 +254,7 @@ export async function prepareUpload(item: PrepareItem, opts: TranscodeOptions): 
       return bytes.length > opts.maxUploadBytes ? { kind: 'skip', reason: tooBigText(bytes.length, opts) } : asIs(type as ImageType);
     }
     if (known) facts = await clock.io(factsOf(type, bytes));
-    const out = await clock.io(convert(bytes, type, facts, opts.maxPixels));
+    const out = await clock.io(convert(bytes, type, facts, opts.maxPixels, maxInputPixelsOf(opts)));
     if (out.bytes.length > opts.maxUploadBytes) {
       return {
         kind: 'skip',
@@ -263,6 +274,7 @@ export async function convert(
   type: SourceType,
   facts: Facts,
   maxPixels: number | null,
+  maxInputPixels = DEFAULT_MAX_INPUT_PIXELS,
 ): Promise<{ bytes: Buffer; type: 'jpeg' | 'png'; width: number; height: number }> {
   let img: sharp.Sharp;
   let hasAlpha = facts.hasAlpha;
@@ -271,7 +283,7 @@ export async function convert(
     hasAlpha = d.channels === 4;
     img = sharp(d.data, { raw: { width: d.width, height: d.height, channels: d.channels } });
   } else {
-    img = sharp(bytes, { failOn: 'error', limitInputPixels: MAX_INPUT_PIXELS });
+    img = sharp(bytes, { failOn: 'error', limitInputPixels: maxInputPixels });
   }
   img = img.rotate(); // EXIF orientation; a no-op without one
   const turned = facts.orientation >= 5;

@@ -4,6 +4,7 @@ import { crashPoint, type ItemRow } from '../ledger/index.js';
 import type { Feedback } from '../scheduler/lane.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
 import { checkWhole } from './integrity.js';
+import { outputPathProblem } from './outputPaths.js';
 import { prepareUpload } from './transcode.js';
 
 /**
@@ -12,11 +13,22 @@ import { prepareUpload } from './transcode.js';
  */
 export async function uploadStage(ctx: StageContext, item: ItemRow): Promise<Feedback> {
   const { ledger } = ctx;
+  // Before the first call: an output that cannot be written would be a photo paid for and not delivered.
+  const unwritable = outputPathProblem(ledger, item, ctx.config);
+  if (unwritable !== null) {
+    ledger.items.move(item.id, 'queued', 'skipped', { reason: unwritable }, unwritable);
+    return {};
+  }
   // The file's bytes, or TIFF/BMP/16-bit PNG/EXIF-rotated/oversized ones converted, the
   // source untouched (transcode.ts, issue 5). Checked again here, not only at discovery:
   // the file may have changed since, and a truncated image is only found by reading all of it.
   const { input, limits } = ctx.config;
-  const prepared = await prepareUpload(item, { transcode: input.transcode, maxPixels: input.maxPixels, maxUploadBytes: limits.maxUploadBytes });
+  const prepared = await prepareUpload(item, {
+    transcode: input.transcode,
+    maxPixels: input.maxPixels,
+    maxUploadBytes: limits.maxUploadBytes,
+    maxInputPixels: limits.maxInputPixels,
+  });
   if (prepared.kind === 'url') {
     // A URL input back in the queue (an operator's retry): the service fetches it, nothing to upload.
     const c = ledger.items.move(item.id, 'queued', 'uploading', { key_fp: ctx.keyFp });

@@ -197,7 +197,7 @@ export function renderReport(p: ReportPage): string {
     for (const k of d.calls.byKey) out.push(`<tr><td><code>${t(k.keyFp)}</code></td><td class="num">${formatNumber(k.n)}</td></tr>`);
     out.push('</tbody></table>');
   }
-  const busy = Object.entries(s.states).filter(([k, n]) => n > 0 && !['done', 'failed', 'held', 'skipped'].includes(k));
+  const busy = Object.entries(s.states).filter(([k, n]) => n > 0 && !['done', 'failed', 'held', 'skipped', 'gone'].includes(k));
   if (busy.length > 0) {
     out.push('<table class="small"><caption>Photos still in work</caption><thead><tr><th>State</th><th class="num">Photos</th></tr></thead><tbody>');
     for (const [k, n] of busy) out.push(`<tr><td>${t(k)}</td><td class="num">${formatNumber(n)}</td></tr>`);

@@ -12,7 +12,7 @@ const LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
 
 /** Facts as the ledger would give them; only what a test sets differs from an empty ledger. */
 function facts(over: Partial<ProgressFacts> & { states?: Partial<Record<ItemState, number>> } = {}): ProgressFacts {
-  const states = { queued: 0, uploading: 0, uploaded: 0, submitting: 0, active: 0, succeeded: 0, downloading: 0, done: 0, held: 0, failed: 0, skipped: 0, ...over.states };
+  const states = { queued: 0, uploading: 0, uploaded: 0, submitting: 0, active: 0, succeeded: 0, downloading: 0, done: 0, held: 0, failed: 0, skipped: 0, gone: 0, ...over.states };
   const total = Object.values(states).reduce((a, b) => a + b, 0);
   const terminal = states.done + states.held + states.failed + states.skipped;
   return {
@@ -37,6 +37,7 @@ function baseStatus(states: Record<ItemState, number>, total: number, terminal: 
     skipped: states.skipped,
     held: states.held,
     pending: total - terminal,
+    gone: 0,
     states,
     calls: { total: 0, perKey: {} },
     problems: [],

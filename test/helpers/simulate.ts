@@ -2,7 +2,7 @@ import type { WireRequest, WireResponse } from '../../src/api/index.js';
 import { installClock, VirtualClock } from '../../src/clock.js';
 import { loadConfig, resolveKeys } from '../../src/config/index.js';
 import { Ledger } from '../../src/ledger/index.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger, type Logger } from '../../src/log.js';
 import type { FetchedResult } from '../../src/pipeline/result.js';
 import { runJob, type RunOptions, type RunResult } from '../../src/pipeline/runner.js';
 import { inProcessResultFetch, inProcessTransport } from '../../src/sim/inprocess.js';
@@ -24,6 +24,8 @@ export interface SimulateOptions extends JobOptions {
   readonly model?: SimModel;
   readonly clock?: VirtualClock;
   readonly signal?: AbortSignal;
+  /** The run's log (silent by default). */
+  readonly log?: Logger;
 }
 
 export const SIM_KEY = 'sim-test-key-0123456789';
@@ -52,7 +54,7 @@ export async function simulate(opts: SimulateOptions = {}) {
       baseUrl: 'http://sim.invalid',
       keys,
       ledger,
-      log: silentLogger(),
+      log: opts.log ?? silentLogger(),
       transport: inProcessTransport(model, opts.intercept),
       resultFetch: resultFetchFor(inProcessResultFetch(model), opts.resultIntercept),
       random,
