@@ -5,22 +5,27 @@ import type { ItemRow, Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import { DownloadError } from './download.js';
 import { EXTENSIONS } from './inspect.js';
-import { checkTargets, inside, namingOptions, outputTargets, relOutputPath, type NamingOptions, type OutputTarget } from './naming.js';
+import { checkTargets, namingOptions, outputTargets, type OutputTarget } from './naming.js';
 
 /**
  * Whether a photo's outputs can be written, checked before any call is spent on it (issue
  * 12, point 8): an output found unwritable only at the download is a photo paid for and
  * not delivered. The paths are the download's own (naming.ts: outputTargets, checkTargets,
- * relOutputPath, inside), so the two never disagree on a name.
+ * ledger.outputs.ownerOf), so the two never disagree on a name.
  *
  * The result's type, which gives the extension, is known only once it is downloaded (the
- * spec names no result format; background removal gives PNG), so every type the download
- * accepts is checked: a file of the operator's at `photo.png` holds back `photo.jpg` too.
+ * spec names no result format), so names are checked with the type the result is expected
+ * to have: the input's own (a TIFF or BMP is sent as JPEG or PNG), PNG after background
+ * removal. Checking every type instead would hold back a photo whose name is exactly at the
+ * limit, or whose `.png` twin is an operator's file, for a result type that rarely comes. A
+ * result that does come back in another type is checked again at the download, which parks
+ * the paid photo with what to do (never fails it).
  * What is checked, for each name of the photo:
  * - the path stays inside output.dir: by its name (`{name}` of `...jpg` is `..`), and through
  *   a symbolic link in the output tree (the rule writeAtomically applies before writing);
- * - every file and folder name is at most NAME_MAX bytes, the whole path under PATH_MAX
- *   (outputs, and the sidecars and intermediates the job asks for);
+ * - every file and folder name of an output is at most NAME_MAX bytes, the whole path under
+ *   PATH_MAX (a sidecar or kept intermediate past the limit is skipped with a warning at the
+ *   download, so it never holds back the photo itself);
  * - no file is there that this ledger did not write.
  */
 
@@ -29,7 +34,14 @@ export const NAME_MAX = 255;
 /** Linux's PATH_MAX, with its terminating NUL. */
 export const PATH_MAX = 4096;
 
-const RESULT_EXTENSIONS = [...new Set(Object.values(EXTENSIONS))];
+/** The extension the photo's result is expected to have (see above). */
+export function expectedExtension(item: Pick<ItemRow, 'src_path'>, config: Pick<Config, 'steps'>): string {
+  if (config.steps.at(-1)?.capability === 'remove-background') return EXTENSIONS.png;
+  const own = /\.([A-Za-z0-9]+)(?:[?#].*)?$/.exec(item.src_path)?.[1]?.toLowerCase();
+  if (own === 'png') return EXTENSIONS.png;
+  if (own === 'webp') return EXTENSIONS.webp;
+  return EXTENSIONS.jpeg;
+}
 
 /** Why the photo's outputs cannot be written, or null when they can. */
 export function outputPathProblem(ledger: Ledger, item: ItemRow, config: Config): string | null {
@@ -37,12 +49,13 @@ export function outputPathProblem(ledger: Ledger, item: ItemRow, config: Config)
   const outputDir = config.output.dir;
   const realOutput = realOrNull(outputDir);
   const dirsSeen = new Set<string>();
-  for (const ext of RESULT_EXTENSIONS) {
+  {
+    const ext = expectedExtension(item, config);
     let targets: OutputTarget[];
     let files: string[];
     try {
       targets = outputTargets(ledger, item, ext, outputDir, naming);
-      files = filesOf(targets, ext, naming, outputDir, item);
+      files = targets.map((t) => t.path);
     } catch (err) {
       if (err instanceof DownloadError) return `${err.message}; rename the input, or change output.pattern`;
       throw err;
@@ -69,18 +82,6 @@ export function outputPathProblem(ledger: Ledger, item: ItemRow, config: Config)
     }
   }
   return null;
-}
-
-/** Every file the download would write for these targets: outputs, and the sidecars and intermediates asked for. */
-function filesOf(targets: readonly OutputTarget[], ext: string, naming: NamingOptions, outputDir: string, item: ItemRow): string[] {
-  const files = targets.map((t) => t.path);
-  if (naming.output.sidecar) files.push(...targets.map((t) => `${t.path}.json`));
-  if (naming.output.keepIntermediates) {
-    for (let step = 0; step < naming.steps.length - 1; step++) {
-      for (const t of targets) files.push(inside(outputDir, relOutputPath(t.dir, t.name, ext, naming, step), item.rel_path));
-    }
-  }
-  return files;
 }
 
 function tooLong(outputDir: string, file: string): string | null {

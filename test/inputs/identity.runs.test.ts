@@ -83,10 +83,13 @@ describe('inputs identified by content, across runs', () => {
     // and a stranger's file sits where another new photo's output goes
     await writePhoto(inp('c.jpg'), 3);
     writeFileSync(path.join(job.outputDir, 'c.jpg'), 'not darkroom\'s');
+    const uploadsBefore = uploads(s);
     const r = await run(s);
-    // c.jpg's task succeeded: paid for, so not failed; kept to download once the file is moved (issue 12)
-    expect(r.status).toMatchObject({ total: 2, done: 1, failed: 0, paidNotDownloaded: 1 });
-    expect(r.status.notDownloaded[0]!.reason).toMatch(/c\.jpg already exists and was not written by this ledger/);
+    // c.jpg's output path is taken: caught before its upload, so nothing is paid for it (issue 12, point 8)
+    expect(r.status).toMatchObject({ total: 2, done: 1, failed: 1, skipped: 1, paidNotDownloaded: 0 });
+    expect(r.status.problems.find((p) => p.path === 'c.jpg')!.reason).toMatch(/c\.jpg already exists and was not written by this ledger/);
+    expect(uploads(s)).toBe(uploadsBefore);
+    expect(Object.values(s.model.audit().createsPerSource)).toEqual([1]);
     expect(readFileSync(path.join(job.outputDir, 'c.jpg'), 'utf8')).toBe('not darkroom\'s');
     expect(filesUnder(job.outputDir)).toEqual(['c.jpg']);
   });

@@ -100,14 +100,14 @@ describe('URL inputs: output paths checked before their first create', () => {
     const long = '写'.repeat(100); // 300 bytes: a name column may be as long as it likes
     writeFileSync(path.join(job.dir, 'list.csv'), `url,name\nhttps://images.example/1.jpg,${long}\nhttps://images.example/2.jpg,taken\n`);
     mkdirSync(job.outputDir, { recursive: true });
-    writeFileSync(path.join(job.outputDir, 'taken.png'), 'an operator\'s own file');
+    writeFileSync(path.join(job.outputDir, 'taken.jpg'), 'an operator\'s own file');
 
     const r = await simulate({ job });
     const reasons = Object.fromEntries(r.result.status.problems.map((p) => [p.path, `${p.state}: ${p.reason}`]));
     expect(reasons['https://images.example/1.jpg']).toBe(
       `skipped: output file name ${long}.jpg would be 304 bytes, over the file system's 255; rename the input or shorten output.pattern`,
     );
-    expect(reasons['https://images.example/2.jpg']).toMatch(/^skipped: .*\/out\/taken\.png already exists and was not written by this ledger/);
+    expect(reasons['https://images.example/2.jpg']).toMatch(/^skipped: .*\/out\/taken\.jpg already exists and was not written by this ledger/);
     expect(r.result.status).toMatchObject({ total: 3, done: 1, skipped: 2 });
     const k = r.audit.keys[fingerprintKey(SIM_KEY)]!;
     expect(k.creates).toBe(1);

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, 
 import http from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { WireResponse } from '../../src/api/index.js';
+import type { WireRequest, WireResponse } from '../../src/api/index.js';
 import { Ledger, type ItemRow } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/log.js';
 import { downloadStage, outputPathFor, TEMP_SUFFIX, type DownloadOptions } from '../../src/pipeline/download.js';
@@ -35,6 +35,20 @@ function succeededItem(ledger: Ledger, rel: string, resultUrl: string): ItemRow 
 
 function options(outputDir: string, over: Partial<DownloadOptions> = {}): DownloadOptions {
   return { outputDir, allowHttp: true, deadlineMs: 60_000, random: () => 0.5, log: silentLogger(), ...over };
+}
+
+/** A transport intercept that runs `then` once the upload of the file named `filename` has been answered. */
+function afterUploadOf(filename: string, then: () => void) {
+  let done = false;
+  return async (req: WireRequest, forward: () => Promise<WireResponse>): Promise<WireResponse> => {
+    const res = await forward();
+    const body = Buffer.isBuffer(req.body) ? req.body.toString('latin1') : (req.body ?? '');
+    if (!done && req.url.endsWith('/api/v1/image/upload') && body.includes(`filename="${filename}"`)) {
+      done = true;
+      then();
+    }
+    return res;
+  };
 }
 
 async function serve(handler: http.RequestListener): Promise<string> {
@@ -151,13 +165,17 @@ describe('the output folder', () => {
   it('never has a file overwritten that the ledger did not write: the photo stays paid-for, parked with what to do, fetched once', async () => {
     const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
-    // photo-1.png comes back as photo-1.png (the simulator passes the bytes through).
+    // photo-1.png comes back as photo-1.png (the simulator passes the bytes through). The
+    // operator's file appears once the photo is uploaded: before, the upload stage would have
+    // seen it and skipped the photo unpaid (src/pipeline/outputPaths.ts).
     const foreign = path.join(job.outputDir, 'photo-1.png');
-    mkdirSync(job.outputDir, { recursive: true });
-    writeFileSync(foreign, 'the operator’s own file');
     const gets = new Map<string, number>();
     const r = await simulate({
       job,
+      intercept: afterUploadOf('photo-1.png', () => {
+        mkdirSync(job.outputDir, { recursive: true });
+        writeFileSync(foreign, 'the operator’s own file');
+      }),
       resultIntercept: (url, forward) => {
         gets.set(url.pathname, (gets.get(url.pathname) ?? 0) + 1);
         return forward();
@@ -211,9 +229,14 @@ describe('the output folder', () => {
     const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] }); // one is under nested/deep/
     cleanups.push(job.cleanup);
     const elsewhere = makeTempDir('darkroom-elsewhere-');
-    mkdirSync(job.outputDir, { recursive: true });
-    symlinkSync(elsewhere, path.join(job.outputDir, 'nested'));
-    const r = await simulate({ job });
+    // The link appears once nested/deep/photo-2.webp is uploaded (before, the upload stage skips it unpaid).
+    const r = await simulate({
+      job,
+      intercept: afterUploadOf('photo-2.webp', () => {
+        mkdirSync(job.outputDir, { recursive: true });
+        symlinkSync(elsewhere, path.join(job.outputDir, 'nested'));
+      }),
+    });
     expect(r.result.status).toMatchObject({ total: 3, done: 2, failed: 0, paidNotDownloaded: 1 });
     expect(r.result.status.notDownloaded[0]!.reason).toMatch(/leads outside the output folder .* through a symbolic link/);
     expect(readdirSync(elsewhere, { recursive: true })).toEqual([]);
