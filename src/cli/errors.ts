@@ -2,16 +2,23 @@
 // start, and those indexes bring undici, zod and yaml with them (see main.ts).
 import { isApiError } from '../api/errors.js';
 import { ConfigError } from '../config/errors.js';
+import { LedgerMovedError } from '../ledger/fileCheck.js';
 import { LedgerBusyError } from '../ledger/lock.js';
 import { LedgerTooNewError } from '../ledger/migrate.js';
-import { LedgerMissingError } from '../ledger/open.js';
+import { LedgerMissingError, LedgerUnwritableError } from '../ledger/open.js';
 
 export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, interrupted: 130 } as const;
 
 /** An operator-facing error: one line that says what happened and what to do, and its exit code. */
 export function describeError(err: unknown): { exitCode: number; line: string } {
   if (err instanceof ConfigError) return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
-  if (err instanceof LedgerMissingError || err instanceof LedgerBusyError || err instanceof LedgerTooNewError) {
+  if (
+    err instanceof LedgerMissingError ||
+    err instanceof LedgerBusyError ||
+    err instanceof LedgerTooNewError ||
+    err instanceof LedgerUnwritableError ||
+    err instanceof LedgerMovedError
+  ) {
     return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
   }
   if (isApiError(err)) {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import { loadConfig, requireBaseUrl, requireInputDir, resolveKeys } from '../config/index.js';
-import { acquireRunLock, Ledger, ProgressReader } from '../ledger/index.js';
+import { Ledger, ProgressReader, holderId } from '../ledger/index.js';
 import { fileLogger, type Logger } from '../log.js';
 import { runJob, type RunResult } from '../pipeline/runner.js';
 import { LiveProgress, type TtyStream } from '../progress/live.js';
@@ -15,6 +15,8 @@ export interface RunArgs {
   readonly ledger?: string | undefined;
   readonly baseUrl?: string | undefined;
   readonly quiet?: boolean | undefined;
+  /** `--break-lock HOST:PID`: take over the lock of a run on another host known to be gone. */
+  readonly breakLock?: string | undefined;
 }
 
 export interface RunIo {
@@ -42,12 +44,17 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
   requireInputDir(config);
   const baseUrl = requireBaseUrl(config);
   const keys = resolveKeys(config, io.env);
-  const release = acquireRunLock(config.ledger);
-  // A second interrupt exits at once (process.exit): the lock goes with the process.
-  process.once('exit', release);
   const open: { ledger?: Ledger; reader?: ProgressReader; log?: Logger } = {};
+  // Released in `finally`; a second interrupt exits at once (process.exit), and this
+  // releases it on the way out (better-sqlite3 is synchronous). After kill -9 the next run
+  // finds this process gone and takes the lock over.
+  let release = () => {};
   try {
     const ledger = (open.ledger = Ledger.open(config.ledger));
+    // L6: before anything writes, recover() above all (it marks `sending` creates ambiguous).
+    const lock = ledger.acquireRunLock({ command: 'run', breakLock: args.breakLock });
+    release = lock.release;
+    process.once('exit', release);
     // The display reads through a connection of its own, as `status` would (WAL).
     const reader = (open.reader = ProgressReader.open(config.ledger));
     const live = new LiveProgress({
@@ -67,6 +74,10 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
       humanHint: config.log.file,
     }));
     if (!args.quiet) io.stderr(`darkroom: running ${config.file} against ${new URL(baseUrl).origin} with ${keys.length} key(s); ledger ${config.ledger}`);
+    if (lock.replaced) {
+      const r = lock.replaced;
+      log.warn({ pid: r.pid, host: r.host, command: r.command, startedMs: r.startedMs }, `took over the ledger lock left by darkroom ${r.command} ${holderId(r)} (no longer running, or --break-lock)`);
+    }
     live.start();
     let result: RunResult;
     try {
@@ -94,8 +105,8 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
   } finally {
     open.log?.flush();
     open.reader?.close();
-    open.ledger?.close();
     process.off('exit', release);
     release();
+    open.ledger?.close();
   }
 }

@@ -4,6 +4,8 @@ import { Calls } from './calls.js';
 import { Identity } from './identity.js';
 import { Held } from './held.js';
 import { Items } from './items.js';
+import { LedgerFile } from './fileCheck.js';
+import { RunLock, type HeldLock, type LockHolder, type LockRequest } from './lock.js';
 import { createsNeeded } from './needs.js';
 import { openDatabase, type OpenOptions } from './open.js';
 import { Outputs } from './outputs.js';
@@ -23,11 +25,16 @@ export class Ledger {
   /** Inputs by content: names, duplicates, output files (issue 5). */
   readonly identity: Identity;
   readonly held: Held;
+  private readonly lock: RunLock;
+  /** The file as opened (device, inode); null for ':memory:'. */
+  private readonly opened: LedgerFile | null;
 
   private constructor(
     readonly file: string,
     private readonly db: Database.Database,
   ) {
+    this.lock = new RunLock(db, file);
+    this.opened = LedgerFile.at(file);
     this.items = new Items(db);
     this.submissions = new Submissions(db, this.items);
     this.tasks = new Tasks(db, this.items);
@@ -41,7 +48,41 @@ export class Ledger {
     return new Ledger(file, openDatabase(file, opts));
   }
 
+  /**
+   * L6: take the run lock before writing anything (LedgerBusyError when another run has it).
+   * Then the path is checked to still name the file opened, so the lock held is the lock of
+   * the ledger at that path.
+   */
+  acquireRunLock(req: LockRequest): HeldLock {
+    const held = this.lock.acquire(req);
+    try {
+      this.checkFile();
+    } catch (err) {
+      held.release();
+      throw err;
+    }
+    return held;
+  }
+
+  /** Who holds the run lock, if anyone. */
+  lockHolder(): LockHolder | undefined {
+    return this.lock.holder();
+  }
+
+  /**
+   * Throws LedgerMovedError when the ledger's path no longer names the file opened (moved,
+   * replaced or deleted); one stat. Nothing to check for ':memory:'.
+   */
+  checkFile(): void {
+    this.opened?.check();
+  }
+
+  /**
+   * Every `sending` create becomes ambiguous: right only when no other run is sending. So
+   * it refuses beside a live holder of the run lock, whoever forgot to take it.
+   */
   recover(): RecoveryReport {
+    this.lock.assertNoOtherHolder();
     return recoverStale(this.db, this.items);
   }
 
@@ -71,7 +112,11 @@ export class Ledger {
     return (this.db.pragma('integrity_check', { simple: true }) as string) ?? 'unknown';
   }
 
+  /** Releases the run lock if this connection holds it, then closes. */
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    const token = this.lock.held;
+    if (token !== undefined) this.lock.releaseToken(token);
+    this.db.close();
   }
 }

@@ -14,6 +14,7 @@ import type { AccountStop, RunHalt, RunState, StageContext } from './context.js'
 import { createStage } from './create.js';
 import { discoverInto } from './discover.js';
 import { downloadStage, sweepTempFiles, type ResultFetch } from './download.js';
+import { ledgerGuard } from './ledgerGuard.js';
 import { namingOptions } from './naming.js';
 import { pollStage } from './poll.js';
 import { uploadStage } from './upload.js';
@@ -93,6 +94,11 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
 
   const latency = new LatencyModel();
   const activity = new Notifier();
+  // Checked before every call and download: a ledger moved, replaced or deleted stops the run.
+  const ledgerOk = ledgerGuard(ledger, run, log, () => {
+    for (const lane of lanes) lane.wake();
+    activity.notify();
+  });
   const clients: ApiClient[] = [];
   const budgets: CallBudget[] = [];
   const lanes: Lane[] = opts.keys.map((k) => {
@@ -108,9 +114,9 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     const polling = new PollPlanner(latency);
     const ctx: StageContext = { ledger, client, keyFp: k.fingerprint, config, run, polling, random, log, abort: hard.signal };
     const stages: LaneStages = {
-      upload: (item) => uploadStage(ctx, item),
-      create: (item) => createStage(ctx, item),
-      poll: (item) => pollStage(ctx, item),
+      upload: (item) => (ledgerOk() ? uploadStage(ctx, item) : Promise.resolve({})),
+      create: (item) => (ledgerOk() ? createStage(ctx, item) : Promise.resolve({})),
+      poll: (item) => (ledgerOk() ? pollStage(ctx, item) : Promise.resolve({})),
     };
     const now = clock.now();
     const budget = new CallBudget(config.limits, ledger.calls.timesSince(k.fingerprint, now - 3_600_000 - ARRIVAL_MARGIN_MS));
@@ -153,7 +159,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     for (;;) {
       const before = handedBack;
       let lanesDone = false;
-      const downloads = downloadLoop(opts, run, hard.signal, random, activity, wakeLanes, () => lanesDone);
+      const downloads = downloadLoop(opts, run, hard.signal, random, activity, wakeLanes, () => lanesDone, ledgerOk);
       try {
         await Promise.all(lanes.map((l) => l.run()));
       } finally {
@@ -260,6 +266,7 @@ async function downloadLoop(
   activity: Notifier,
   handBack: () => void,
   producersDone: () => boolean,
+  ledgerOk: () => boolean,
 ): Promise<void> {
   const { ledger, config, log } = opts;
   const inflight = new Map<number, Promise<unknown>>();
@@ -275,7 +282,7 @@ async function downloadLoop(
     ...(opts.resultFetch ? { fetch: opts.resultFetch } : {}),
   };
   for (;;) {
-    if (run.stopped) break;
+    if (run.stopped || !ledgerOk()) break;
     const now = clock.now();
     while (inflight.size < config.limits.downloads) {
       const item = ledger.outputs.nextToDownload(now, new Set(inflight.keys()));
