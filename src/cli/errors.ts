@@ -3,6 +3,7 @@
 import { isApiError } from '../api/errors.js';
 import { ConfigError } from '../config/errors.js';
 import { LedgerMovedError } from '../ledger/fileCheck.js';
+import { LedgerLinkedError } from '../ledger/links.js';
 import { LedgerBusyError } from '../ledger/lock.js';
 import { LedgerTooNewError } from '../ledger/migrate.js';
 import { LedgerMissingError, LedgerUnwritableError } from '../ledger/open.js';
@@ -17,7 +18,8 @@ export function describeError(err: unknown): { exitCode: number; line: string } 
     err instanceof LedgerBusyError ||
     err instanceof LedgerTooNewError ||
     err instanceof LedgerUnwritableError ||
-    err instanceof LedgerMovedError
+    err instanceof LedgerMovedError ||
+    err instanceof LedgerLinkedError
   ) {
     return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
   }

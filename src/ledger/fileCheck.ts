@@ -81,6 +81,9 @@ export class LedgerFile {
         if (st.dev !== this.dev || st.ino !== this.ino) continue;
         if (st.nlink === 0n) return { kind: 'deleted' };
         const to = readlinkSync(link);
+        // The name it was opened by is gone but another (hard) link keeps it: where, the
+        // kernel does not say.
+        if (to.endsWith(' (deleted)')) return { kind: 'gone' };
         if (to !== this.path) return { kind: 'moved', to };
       } catch {
         // closed meanwhile, or not ours to read: look at the next one

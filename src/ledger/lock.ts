@@ -52,7 +52,8 @@ export interface HeldLock {
   release(): void;
 }
 
-interface LockRow {
+/** The lock's row as SQLite gives it. */
+export interface LockRow {
   token: string;
   command: string;
   pid: number;
@@ -84,8 +85,8 @@ export class RunLock {
   ) {}
 
   holder(): LockHolder | undefined {
-    const row = stmt<[], LockRow>(this.db, 'SELECT token, command, pid, host, boot_id, pid_ns, proc_start, started_ms FROM run_lock WHERE id = 1').get();
-    return row ? fromRow(row) : undefined;
+    const row = stmt<[], LockRow>(this.db, SELECT_HOLDER).get();
+    return row ? holderFromRow(row) : undefined;
   }
 
   /** Take the lock, or throw LedgerBusyError naming the holder and what to do. */
@@ -117,6 +118,15 @@ export class RunLock {
       throw err;
     }
     this.ours = token;
+    // Into the main file at once: a process that meets the ledger under another name (a
+    // hard link, which SQLite cannot follow to this journal) reads the holder from there
+    // (links.ts). FULL waits (busy_timeout) for readers on older snapshots; a checkpoint
+    // that still cannot finish costs only that the other process says less.
+    try {
+      this.db.pragma('wal_checkpoint(FULL)');
+    } catch {
+      // busy: see above
+    }
     return { token, replaced, release: () => this.releaseToken(token) };
   }
 
@@ -170,7 +180,9 @@ export function holderId(h: Pick<LockHolder, 'host' | 'pid'>): string {
   return `${h.host}:${h.pid}`;
 }
 
-function fromRow(r: LockRow): LockHolder {
+export const SELECT_HOLDER = 'SELECT token, command, pid, host, boot_id, pid_ns, proc_start, started_ms FROM run_lock WHERE id = 1';
+
+export function holderFromRow(r: LockRow): LockHolder {
   return {
     token: r.token,
     command: r.command,

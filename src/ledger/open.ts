@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { refuseSecondName } from './links.js';
 import { migrate, schemaVersion } from './migrate.js';
 
 export class LedgerMissingError extends Error {
@@ -51,6 +52,8 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database.Dat
     }
     return db;
   }
+  // Before anything is written under this name (see links.ts).
+  if (!memory) refuseSecondName(file);
   let db: Database.Database | undefined;
   try {
     if (!memory) createPrivate(file);

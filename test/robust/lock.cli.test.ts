@@ -1,0 +1,72 @@
+import { existsSync, linkSync, mkdirSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fingerprintKey } from '../../src/api/key.js';
+import { runCli } from '../helpers/cli.js';
+import { makeJob } from '../helpers/job.js';
+import { callsSeen, look, sending, slowCreates, waitForLedger } from './ledgerHelpers.js';
+
+/**
+ * Issue 12, point 5: one writer per ledger, whatever path reaches it. The lock was a file
+ * beside the path (`<ledger>.lock`), so a symbolic link, a hard link or `sub/../` opened a
+ * second writer, whose recover() marked the first run's in-flight creates ambiguous.
+ */
+
+const KEY = 'lock-test-key-7c1a9e';
+const FP = fingerprintKey(KEY);
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+const BUSY = /^darkroom: another darkroom run \(pid (\d+) on \S+, since \S+Z\) is using the ledger .+; wait for it to end or stop it/;
+
+describe('a ledger in use, reached by another path', () => {
+  it('a symbolic link, a hard link and `..` paths are each refused with the busy line; the first run is left alone', async () => {
+    const sim = await slowCreates(KEY, 21);
+    cleanups.push(() => sim.close());
+    const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
+    cleanups.push(job.cleanup);
+    const first = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY });
+    cleanups.push(async () => {
+      if (first.child.exitCode === null) first.child.kill('SIGKILL');
+      await first;
+    });
+    await waitForLedger(job.ledgerFile, sending);
+
+    const stateDir = path.dirname(job.ledgerFile);
+    const symlink = path.join(job.dir, 'link.db');
+    symlinkSync(job.ledgerFile, symlink);
+    const hardlink = path.join(job.dir, 'hard.db');
+    linkSync(job.ledgerFile, hardlink);
+    // `..` after a symbolic link goes up from the link's target: the kernel reads
+    // <dir>/elsewhere/../darkroom.db as state/darkroom.db, its spelling says <dir>/darkroom.db.
+    mkdirSync(path.join(stateDir, 'inner'));
+    symlinkSync(path.join(stateDir, 'inner'), path.join(job.dir, 'elsewhere'));
+    const throughLink = path.join(job.dir, 'elsewhere') + '/../darkroom.db';
+    const plainDots = path.join(stateDir, 'inner') + '/../darkroom.db';
+
+    const callsBefore = callsSeen(sim, FP);
+    const refused = [];
+    for (const p of [symlink, hardlink, throughLink, plainDots]) {
+      // A refusal takes a second; a run let through would wait a minute on its creates.
+      const second = await runCli(['run', job.jobsFile, '--ledger', p, '--base-url', sim.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY }, { timeoutMs: 20_000 });
+      const lines = second.stderr.trim().split('\n');
+      refused.push({ path: p, code: second.code, lines: lines.length, busy: BUSY.test(lines[0]!), pid: Number(BUSY.exec(lines[0]!)?.[1]) });
+    }
+    const expected = { code: 2, lines: 1, busy: true, pid: first.child.pid };
+    expect(refused).toEqual([symlink, hardlink, throughLink, plainDots].map((p) => ({ path: p, ...expected })));
+    // The refused runs sent nothing, created no ledger of their own, and touched nothing:
+    // the first run's creates are still in flight, none marked ambiguous.
+    expect(callsSeen(sim, FP)).toBe(callsBefore);
+    expect(existsSync(path.join(job.dir, 'darkroom.db'))).toBe(false);
+    const subs = look<{ state: string }>(job.ledgerFile, 'SELECT state FROM submissions');
+    expect(subs.length).toBeGreaterThan(0);
+    expect(subs.every((s) => s.state === 'sending')).toBe(true);
+    expect(look(job.ledgerFile, "SELECT COUNT(*) AS n FROM items WHERE state = 'held'")).toEqual([{ n: 0 }]);
+    expect(first.child.exitCode).toBe(null);
+
+    first.child.kill('SIGINT');
+    expect((await first).code).toBe(130);
+  }, 120_000);
+});
