@@ -114,7 +114,7 @@ export class RunLock {
     try {
       take.immediate();
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new LedgerBusyError(this.file, undefined);
+      if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY')) throw new LedgerBusyError(this.file, undefined);
       throw err;
     }
     this.ours = token;
