@@ -202,7 +202,7 @@ function since(ms: number): string {
 function busyMessage(file: string, h: LockHolder | undefined, verdict: HolderVerdict): string {
   if (!h) return `the ledger ${file} stayed busy for 5 s (another process is writing it); try again in a moment`;
   if (verdict === 'live') {
-    return `another darkroom ${h.command} (pid ${h.pid} on ${h.host}, since ${since(h.startedMs)}) is using the ledger ${file}; wait for it to end or stop it (darkroom status works alongside)`;
+    return `another darkroom ${h.command} (pid ${h.pid}) is using the ledger ${file}; wait for it to end or stop it (it runs on ${h.host} since ${since(h.startedMs)}; darkroom status works alongside)`;
   }
   const where = verdict === 'another-container' ? `on ${h.host} in another container (pid namespace)` : `on ${h.host}`;
   return (

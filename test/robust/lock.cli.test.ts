@@ -19,7 +19,7 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-const BUSY = /^darkroom: another darkroom run \(pid (\d+) on \S+, since \S+Z\) is using the ledger .+; wait for it to end or stop it/;
+const BUSY = /^darkroom: another darkroom run \(pid (\d+)\) is using the ledger .+; wait for it to end or stop it \(it runs on \S+ since \S+Z; darkroom status works alongside\)$/;
 
 describe('a ledger in use, reached by another path', () => {
   it('a symbolic link, a hard link and `..` paths are each refused with the busy line; the first run is left alone', async () => {

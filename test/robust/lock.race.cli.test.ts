@@ -54,7 +54,7 @@ async function release(fifos: readonly string[], text: string): Promise<void> {
   for (const fd of fds) closeSync(fd);
 }
 
-const BUSY = /^darkroom: another darkroom run \(pid (\d+) on \S+, since \S+Z\) is using the ledger .+; wait for it to end or stop it/;
+const BUSY = /^darkroom: another darkroom run \(pid (\d+)\) is using the ledger .+; wait for it to end or stop it \(it runs on \S+ since \S+Z; darkroom status works alongside\)$/;
 
 describe('two runs racing for a stale lock', () => {
   it(`exactly one proceeds, the other exits 2 and marks nothing ambiguous (${TRIALS} trials)`, async () => {

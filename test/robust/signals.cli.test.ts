@@ -163,7 +163,7 @@ describe('one runner per ledger (L6)', () => {
 
     const second = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl], { DARKROOM_TEST_KEY: KEY });
     expect(second.code).toBe(2);
-    expect(second.stderr.trim()).toMatch(/^darkroom: another darkroom run \(pid \d+ on \S+, since \S+Z\) is using the ledger .*darkroom\.db; wait for it to end or stop it/);
+    expect(second.stderr.trim()).toMatch(/^darkroom: another darkroom run \(pid \d+\) is using the ledger .*darkroom\.db; wait for it to end or stop it/);
     expect(sim.model.audit().keys[fingerprintKey(KEY)]!.calls).toBeGreaterThan(0);
 
     const status = await runCli(['status', job.jobsFile, '--json']);
