@@ -162,11 +162,18 @@ export class RunLock {
 
 /** Whether `h` is a process that runs now, from the point of view of `me`. */
 export function judgeHolder(h: LockHolder, me: ProcessIdentity, probe: ProcessProbe): HolderVerdict {
-  // Hostnames are taken to name machines; a ledger is not shared across machines while
-  // in use anyway (SQLite's WAL needs every connection on one host).
-  if (h.host !== me.host) return 'another-host';
-  if (h.bootId !== null && me.bootId !== null && h.bootId !== me.bootId) return 'gone';
-  if (h.pidNs !== null && me.pidNs !== null && h.pidNs !== me.pidNs) return 'another-container';
+  const known = (a: string | null, b: string | null) => a !== null && b !== null;
+  // The same boot id is the same running kernel: this machine, whatever its name is now
+  // (renamed since), or a container on it, told apart by the pid namespace.
+  const sameKernel = known(h.bootId, me.bootId) && h.bootId === me.bootId;
+  if (!sameKernel) {
+    // Hostnames are taken to name machines; a ledger is not shared by two machines while
+    // in use anyway (SQLite's WAL needs every connection on one host).
+    if (h.host !== me.host) return 'another-host';
+    // This host, booted since the holder took the lock: every process of then is gone.
+    if (known(h.bootId, me.bootId)) return 'gone';
+  }
+  if (known(h.pidNs, me.pidNs) && h.pidNs !== me.pidNs) return 'another-container';
   if (!probe.alive(h.pid)) return 'gone';
   if (h.procStart !== null) {
     const now = probe.startOf(h.pid);

@@ -109,9 +109,27 @@ describe('RunLock.acquire', () => {
     expect(next.acquire({ command: 'run' }).replaced).toMatchObject({ pid: 4100, bootId: 'boot-1' });
   });
 
+  it('the same boot id is this machine even under another hostname (renamed since): its holder is checked, not refused as remote', () => {
+    const file = ledgerFile();
+    new RunLock(connect(file), file, machine({ ...HOST_A, host: 'old-name' })).acquire({ command: 'run' });
+    const gone = new RunLock(connect(file), file, machine({ ...HOST_A, pid: 4200 }));
+    expect(gone.acquire({ command: 'run' }).replaced).toMatchObject({ host: 'old-name' });
+    const file2 = ledgerFile();
+    new RunLock(connect(file2), file2, machine({ ...HOST_A, host: 'old-name' })).acquire({ command: 'run' });
+    const alive = new RunLock(connect(file2), file2, machine({ ...HOST_A, pid: 4200 }, { 4100: '5000' }));
+    expect(() => alive.acquire({ command: 'run' })).toThrow(/^another darkroom run \(pid 4100\)/);
+  });
+
+  it('a container on this kernel under another hostname (same boot id, another pid namespace) cannot be checked', () => {
+    const file = ledgerFile();
+    new RunLock(connect(file), file, machine({ ...HOST_A, host: 'c0ffee', pidNs: 'pid:[7]' })).acquire({ command: 'run' });
+    const here = new RunLock(connect(file), file, machine({ ...HOST_A, pid: 4200 }));
+    expect(() => here.acquire({ command: 'run' })).toThrow(/on c0ffee in another container \(pid namespace\).*--break-lock c0ffee:4100$/);
+  });
+
   it('a holder on another host cannot be checked: refused with how to proceed; --break-lock must name it', () => {
     const file = ledgerFile();
-    new RunLock(connect(file), file, machine({ ...HOST_A, host: 'nas' })).acquire({ command: 'run' });
+    new RunLock(connect(file), file, machine({ ...HOST_A, host: 'nas', bootId: 'nas-boot' })).acquire({ command: 'run' });
     const here = new RunLock(connect(file), file, machine({ ...HOST_A, pid: 4200 }));
     let err: unknown;
     try {
