@@ -26,15 +26,14 @@ export class Ledger {
   readonly identity: Identity;
   readonly held: Held;
   private readonly lock: RunLock;
-  /** The file as opened (device, inode); null for ':memory:'. */
-  private readonly opened: LedgerFile | null;
 
   private constructor(
     readonly file: string,
     private readonly db: Database.Database,
+    /** The file as opened (device, inode), for writers; null for readers and ':memory:'. */
+    private readonly opened: LedgerFile | null,
   ) {
     this.lock = new RunLock(db, file);
-    this.opened = LedgerFile.at(file);
     this.items = new Items(db);
     this.submissions = new Submissions(db, this.items);
     this.tasks = new Tasks(db, this.items);
@@ -45,7 +44,13 @@ export class Ledger {
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {
-    return new Ledger(file, openDatabase(file, opts));
+    const db = openDatabase(file, opts);
+    try {
+      return new Ledger(file, db, opts.readonly ? null : LedgerFile.at(file));
+    } catch (err) {
+      db.close();
+      throw err;
+    }
   }
 
   /**
