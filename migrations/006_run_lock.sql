@@ -1,6 +1,7 @@
 -- darkroom ledger: the run lock (L6, one writer per ledger). It lives inside the ledger
--- itself, not in a file beside it: a symbolic link, a hard link or a `..` path to the
--- ledger reaches this same row, since it is the same database. At most one row (id = 1).
+-- itself, not in a file beside it: a symbolic link or a `..` path to the ledger reaches
+-- this same row, since it is the same database (a hard link is refused before it is
+-- opened: SQLite cannot find the journal through it). At most one row (id = 1).
 -- Taken and taken over in one BEGIN IMMEDIATE transaction: SQLite lets one writer in at
 -- a time, so of two runs racing for a stale lock exactly one replaces the row and the
 -- other then finds a live holder. See src/ledger/lock.ts.

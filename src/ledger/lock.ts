@@ -66,8 +66,11 @@ export interface LockRow {
 
 /**
  * L6, one writer per ledger: the lock is a row inside the ledger (see migration 006), so
- * every path that reaches the database — a symbolic link, a hard link, `a/../b` — reaches
- * the same lock; a lock file beside the path could be passed by any of them.
+ * every path that reaches the database reaches the same lock — a symbolic link (SQLite
+ * resolves it, journal included), `a/../b` (resolved as the kernel does, see
+ * config/ledgerPath.ts); a lock file beside the path was passed by any of them. A hard link
+ * is the one name SQLite cannot follow to the journal: it is refused before anything is
+ * opened under it (links.ts).
  *
  * Taking it and taking it over happen in one BEGIN IMMEDIATE transaction: SQLite admits one
  * writer at a time (a second waits, busy_timeout 5 s), so of two runs that find the same
