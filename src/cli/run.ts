@@ -8,6 +8,7 @@ import { runJob, type RunResult } from '../pipeline/runner.js';
 import { LiveProgress, type TtyStream } from '../progress/live.js';
 import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
+import { rescueLines } from './rescue.js';
 import { accountStopLines } from './stops.js';
 
 export interface RunArgs {
@@ -99,6 +100,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
       lines.push(`note: ${result.recovered.ambiguous} create(s) were in flight when an earlier run stopped; their photos are held (see above)`);
     }
     if (result.halt) lines.push(`stopped: ${result.halt.message}`);
+    if (result.halt?.kind === 'ledger') lines.push(...rescueLines(ledger.rescueIfDeleted(), config.ledger));
     lines.push(...accountStopLines(result, config.keyEnvs));
     if (result.interrupted) lines.push('interrupted: run `darkroom run` again to continue where this one stopped');
     return { exitCode: result.exitCode, report: lines.join('\n'), result, outputDir: config.output.dir };

@@ -99,7 +99,7 @@ function describeChange(file: string, c: LedgerChange): string {
     case 'moved':
       return `the ledger ${file} was moved to ${c.to} during the run; ${stop}. Move it back, or run again with --ledger ${c.to}`;
     case 'deleted':
-      return `the ledger ${file} was deleted during the run; ${stop}. Restore it from a backup before running again: without it darkroom would create every unfinished photo again`;
+      return `the ledger ${file} was deleted during the run; ${stop}`;
     case 'gone':
       return `the ledger ${file} was moved or deleted during the run; ${stop}. Put it back (or point --ledger at its new place) and run again`;
     case 'replaced': {
@@ -108,9 +108,32 @@ function describeChange(file: string, c: LedgerChange): string {
         o.kind === 'moved'
           ? `; the one this run used is now ${o.to}: move it back, or run again with --ledger ${o.to}`
           : o.kind === 'deleted'
-            ? '; the one this run used was deleted: restore it from a backup before running again'
+            ? '; the one this run used was deleted'
             : '. Put the one this run used back (or point --ledger at it) and run again';
       return `the ledger ${file} was replaced by another file during the run; ${stop}${where}`;
     }
   }
+}
+
+/**
+ * Whether this process has the file at `path` open (its inode among /proc/self/fd); false
+ * where that cannot be told.
+ */
+export function openHere(path: string): boolean {
+  let target;
+  let fds: string[];
+  try {
+    target = statSync(path, { bigint: true });
+    fds = readdirSync('/proc/self/fd');
+  } catch {
+    return false;
+  }
+  return fds.some((fd) => {
+    try {
+      const st = statSync(`/proc/self/fd/${fd}`, { bigint: true });
+      return st.dev === target.dev && st.ino === target.ino;
+    } catch {
+      return false;
+    }
+  });
 }

@@ -10,6 +10,7 @@ import { createsNeeded } from './needs.js';
 import { openDatabase, type OpenOptions } from './open.js';
 import { Outputs } from './outputs.js';
 import { recoverStale, type RecoveryReport } from './recover.js';
+import { rescueDeleted, type Rescue } from './rescue.js';
 import { readReport, type ReportData, type ReportOptions } from './report.js';
 import { readStatus, type LedgerStatus } from './status.js';
 import { Submissions } from './submissions.js';
@@ -80,6 +81,15 @@ export class Ledger {
    */
   checkFile(): void {
     this.opened?.check();
+  }
+
+  /**
+   * When the ledger was deleted during the run, save what this process still holds of it
+   * beside its path (see rescue.ts); null when it was not deleted. Call once the run has
+   * stopped, before close.
+   */
+  rescueIfDeleted(): Rescue | null {
+    return this.opened ? rescueDeleted(this.db, this.file, this.opened.change()) : null;
   }
 
   /**

@@ -1,7 +1,9 @@
-import { copyFileSync, mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { Ledger, LedgerMovedError } from '../../src/ledger/index.js';
+import { rescueDeleted } from '../../src/ledger/rescue.js';
 import { makeTempDir } from '../helpers/job.js';
 
 /**
@@ -55,12 +57,12 @@ describe('Ledger.checkFile', () => {
     expect(changeOf(ledger)).toBeNull();
   });
 
-  it('deleted: says so, and that running without it would create the unfinished photos again', () => {
+  it('deleted: says so', () => {
     const { file, ledger } = fresh();
     unlinkSync(file);
-    expect(changeOf(ledger)).toMatchObject({
+    expect(changeOf(ledger)).toEqual({
       change: { kind: 'deleted' },
-      message: expect.stringMatching(new RegExp(`^the ledger ${file} was deleted during the run; nothing more was sent. Restore it`)),
+      message: `the ledger ${file} was deleted during the run; nothing more was sent`,
     });
   });
 
@@ -100,5 +102,46 @@ describe('Ledger.checkFile', () => {
     const ledger = Ledger.open(':memory:');
     open.push(ledger);
     expect(changeOf(ledger)).toBeNull();
+  });
+});
+
+describe('Ledger.rescueIfDeleted', () => {
+  it('a deleted ledger is saved whole beside its path, under a name of its own, owner-only', () => {
+    const { file, ledger } = fresh();
+    ledger.setMeta('night', 'of the 22nd');
+    unlinkSync(file);
+    expect(ledger.rescueIfDeleted()).toEqual({ savedTo: `${file}.rescued`, pathFree: true });
+    expect(statSync(`${file}.rescued`).mode & 0o777).toBe(0o600);
+    const copy = Ledger.open(`${file}.rescued`);
+    open.push(copy);
+    expect(copy.getMeta('night')).toBe('of the 22nd');
+    expect(copy.integrityCheck()).toBe('ok');
+    // A second time (a .rescued already there): another name, nothing overwritten.
+    expect(ledger.rescueIfDeleted()).toEqual({ savedTo: `${file}.rescued-2`, pathFree: true });
+  });
+
+  it('also when another file took its name', () => {
+    const { dir, file, ledger } = fresh();
+    writeFileSync(path.join(dir, 'other.db'), 'x');
+    renameSync(path.join(dir, 'other.db'), file);
+    expect(ledger.rescueIfDeleted()).toEqual({ savedTo: `${file}.rescued`, pathFree: false });
+  });
+
+  it('nothing to save while the file exists, here or moved elsewhere', () => {
+    const { dir, file, ledger } = fresh();
+    expect(ledger.rescueIfDeleted()).toBeNull();
+    renameSync(file, path.join(dir, 'moved.db'));
+    expect(ledger.rescueIfDeleted()).toBeNull();
+  });
+
+  it('says why when it cannot save (its folder cannot be made: /sys/kernel, unwritable for root too)', () => {
+    const db = new Database(':memory:');
+    try {
+      expect(rescueDeleted(db, '/sys/kernel/darkroom-test/darkroom.db', { kind: 'deleted' })).toEqual({
+        error: expect.stringMatching(/EPERM|EACCES/),
+      });
+    } finally {
+      db.close();
+    }
   });
 });

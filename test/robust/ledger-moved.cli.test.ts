@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, renameSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, renameSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -79,6 +79,36 @@ describe('a ledger moved or replaced during a run', () => {
     db.close();
 
     renameSync(movedTo, j.ledgerFile);
+    const again = await runCli(['run', j.jobsFile, '--base-url', s.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY });
+    expect(again.code).toBe(0);
+    const creates = Object.values(s.model.audit().createsPerSource);
+    expect(creates).toHaveLength(6);
+    expect(creates.every((n) => n === 1)).toBe(true);
+  });
+
+  it('deleted: exit 2; what the run held is saved beside it; put back, the next run creates nothing twice', async () => {
+    const s = await sim();
+    const j = await job();
+    const run = runCli(['run', j.jobsFile, '--base-url', s.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY });
+    await waitForLedger(j.ledgerFile, active);
+    unlinkSync(j.ledgerFile);
+    const atDelete = callsSeen(s, FP);
+    const r = await run;
+
+    expect(r.code).toBe(2);
+    const rescued = `${j.ledgerFile}.rescued`;
+    const said = r.stdout.split('\n').filter((l) => /^(stopped|saved):/.test(l));
+    expect(said).toEqual([
+      `stopped: the ledger ${j.ledgerFile} was deleted during the run; nothing more was sent`,
+      `saved: what this run held of the ledger is in ${rescued} (every task paid for, every create in doubt): put it back with \`mv ${rescued} ${j.ledgerFile}\` and run again`,
+    ]);
+    expect(callsSeen(s, FP) - atDelete).toBeLessThanOrEqual(IN_FLIGHT_AT_MOST);
+    expect(integrity(rescued)).toBe('ok');
+    // The deleted file's journal is not left beside the path, to be replayed into the copy put back.
+    expect(existsSync(`${j.ledgerFile}-wal`)).toBe(false);
+    expect(existsSync(`${j.ledgerFile}-shm`)).toBe(false);
+
+    renameSync(rescued, j.ledgerFile);
     const again = await runCli(['run', j.jobsFile, '--base-url', s.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY });
     expect(again.code).toBe(0);
     const creates = Object.values(s.model.audit().createsPerSource);
