@@ -37,9 +37,6 @@ export function count(db: Database.Database, sql: string): number {
   return (db.prepare(sql).get() as { n: number }).n;
 }
 
-/** A create is in flight: committed `sending`, its answer not yet in. */
-export const sending = (db: Database.Database) => count(db, "SELECT COUNT(*) AS n FROM submissions WHERE state = 'sending'") > 0;
-
 /**
  * Every create is accepted and then answered a minute late: while a run is up, its creates
  * are surely in flight (`sending`), which a second writer's recover() would mark ambiguous.

@@ -2,9 +2,12 @@ import { existsSync, linkSync, mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fingerprintKey } from '../../src/api/key.js';
+import { RunLock } from '../../src/ledger/lock.js';
+import { openDatabase } from '../../src/ledger/open.js';
+import { startSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { makeJob } from '../helpers/job.js';
-import { callsSeen, look, sending, slowCreates, waitForLedger } from './ledgerHelpers.js';
+import { callsSeen, count, look, slowCreates, waitForLedger } from './ledgerHelpers.js';
 
 /**
  * Issue 12, point 5: one writer per ledger, whatever path reaches it. The lock was a file
@@ -32,7 +35,9 @@ describe('a ledger in use, reached by another path', () => {
       if (first.child.exitCode === null) first.child.kill('SIGKILL');
       await first;
     });
-    await waitForLedger(job.ledgerFile, sending);
+    // All three creates in flight (three photos, three task slots): the first run sends
+    // nothing more until their answers come, a minute later.
+    await waitForLedger(job.ledgerFile, (db) => count(db, "SELECT COUNT(*) AS n FROM submissions WHERE state = 'sending'") === 3);
 
     const stateDir = path.dirname(job.ledgerFile);
     const symlink = path.join(job.dir, 'link.db');
@@ -69,4 +74,35 @@ describe('a ledger in use, reached by another path', () => {
     first.child.kill('SIGINT');
     expect((await first).code).toBe(130);
   }, 120_000);
+});
+
+describe('a lock held on another host', () => {
+  it('cannot be checked from here: refused with the flag that takes it over; with that flag the run goes on', async () => {
+    const sim = await startSim({ keys: [KEY], seed: 22, latency: { medianMs: 300, sigma: 0.1 } });
+    cleanups.push(() => sim.close());
+    const job = await makeJob({ photos: 2, steps: [{ capability: 'enhance' }] });
+    cleanups.push(job.cleanup);
+    // A run on the NAS took the lock (the ledger lives on a disk moved here since, say).
+    mkdirSync(path.dirname(job.ledgerFile), { recursive: true });
+    const db = openDatabase(job.ledgerFile);
+    const nas = { pid: 4100, host: 'nas-7f3a', bootId: 'nas-boot', pidNs: null, procStart: null };
+    new RunLock(db, job.ledgerFile, { self: () => nas, alive: () => true, startOf: () => null }).acquire({ command: 'run' });
+    db.close();
+
+    const args = ['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'];
+    const refused = await runCli(args, { DARKROOM_TEST_KEY: KEY });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        new RegExp(`^darkroom: the ledger ${job.ledgerFile} is locked by darkroom run on nas-7f3a \\(pid 4100, since \\S+Z\\), which cannot be checked from here; if that run is known to be gone, run again with --break-lock nas-7f3a:4100$`),
+      ),
+    ]);
+    expect(callsSeen(sim, FP)).toBe(0);
+    // A flag naming another holder breaks nothing.
+    expect((await runCli([...args, '--break-lock', 'nas-7f3a:4101'], { DARKROOM_TEST_KEY: KEY })).code).toBe(2);
+
+    const taken = await runCli([...args, '--break-lock', 'nas-7f3a:4100'], { DARKROOM_TEST_KEY: KEY });
+    expect(taken.code).toBe(0);
+    expect(look(job.ledgerFile, 'SELECT COUNT(*) AS n FROM run_lock')).toEqual([{ n: 0 }]);
+  });
 });
