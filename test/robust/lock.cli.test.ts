@@ -35,9 +35,12 @@ describe('a ledger in use, reached by another path', () => {
       if (first.child.exitCode === null) first.child.kill('SIGKILL');
       await first;
     });
-    // All three creates in flight (three photos, three task slots): the first run sends
-    // nothing more until their answers come, a minute later.
+    // All three creates in flight (three photos, three task slots) and arrived at the
+    // simulator (`sending` is committed before a create leaves): the first run sends nothing
+    // more until their answers come, a minute later.
     await waitForLedger(job.ledgerFile, (db) => count(db, "SELECT COUNT(*) AS n FROM submissions WHERE state = 'sending'") === 3);
+    for (let i = 0; i < 600 && (sim.model.audit().keys[FP]?.creates ?? 0) < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(sim.model.audit().keys[FP]?.creates).toBe(3);
 
     const stateDir = path.dirname(job.ledgerFile);
     const symlink = path.join(job.dir, 'link.db');
