@@ -96,15 +96,21 @@ export class RunLock {
   acquire(req: LockRequest): HeldLock {
     const me = this.probe.self();
     const token = randomUUID();
+    /** The holder to replace (undefined: none), or LedgerBusyError when it may not be. */
+    const mayReplace = (h: LockHolder | undefined): LockHolder | undefined => {
+      if (!h) return undefined;
+      const verdict = judgeHolder(h, me, this.probe);
+      if (verdict === 'live') throw new LedgerBusyError(this.file, h, 'live');
+      if (verdict !== 'gone' && req.breakLock !== holderId(h)) throw new LedgerBusyError(this.file, h, verdict);
+      return h;
+    };
+    // A plain read first: refused, a process never takes the write lock, even for a moment,
+    // from under the run that holds the ledger.
+    mayReplace(this.holder());
     let replaced: LockHolder | undefined;
     const take = this.db.transaction(() => {
-      const h = this.holder();
-      if (h) {
-        const verdict = judgeHolder(h, me, this.probe);
-        if (verdict === 'live') throw new LedgerBusyError(this.file, h, 'live');
-        if (verdict !== 'gone' && req.breakLock !== holderId(h)) throw new LedgerBusyError(this.file, h, verdict);
-        replaced = h;
-      }
+      // Again inside the transaction: another process may have taken it since the read.
+      replaced = mayReplace(this.holder());
       stmt(
         this.db,
         `INSERT INTO run_lock (id, token, command, pid, host, boot_id, pid_ns, proc_start, started_ms)

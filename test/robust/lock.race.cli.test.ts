@@ -97,13 +97,19 @@ describe('two runs racing for a stale lock', () => {
       const loser: CliResult = first.r;
       const winner = pair[1 - first.i]!;
       const line = loser.stderr.trim();
-      await newSending(before);
+      // The winner goes on to send a create of its own (which hangs), unless it too stopped.
+      const went = await Promise.race([
+        newSending(before).then(
+          () => 'sent a create',
+          () => 'sent no create',
+        ),
+        winner.then((r) => `exited ${r.code ?? r.signal} (${r.stderr.trim().split('\n').join(' | ')} || ${r.stdout.trim().split('\n').join(' | ')})`),
+      ]);
       const ambiguousNew = look<{ n: number }>(job.ledgerFile, `SELECT COUNT(*) AS n FROM submissions WHERE id > ${before} AND state = 'ambiguous'`)[0]!.n;
-      const stillRunning = winner.child.exitCode === null;
       outcomes.push(
-        loser.code === 2 && BUSY.test(line) && Number(BUSY.exec(line)![1]) === winner.child.pid && stillRunning && ambiguousNew === 0
+        loser.code === 2 && BUSY.test(line) && Number(BUSY.exec(line)![1]) === winner.child.pid && went === 'sent a create' && ambiguousNew === 0
           ? 'one won'
-          : `trial ${trial}: loser exit ${loser.code} (${line.split('\n')[0]}), winner running ${stillRunning}, new creates ambiguous ${ambiguousNew}`,
+          : `trial ${trial}: loser exit ${loser.code} (${line.split('\n').join(' | ')} || ${loser.stdout.trim().split('\n').join(' | ')}), winner ${went}, new creates ambiguous ${ambiguousNew}`,
       );
       // The winner dies with its create in flight: the next trial's stale lock.
       winner.child.kill('SIGKILL');
