@@ -39,6 +39,7 @@ function fifo(file: string): string {
 /** Once every FIFO has its reader (each run blocked on it), write them all, then close them all. */
 async function release(fifos: readonly string[], text: string): Promise<void> {
   const fds: number[] = [];
+  const end = Date.now() + 30_000;
   for (const f of fifos) {
     for (;;) {
       try {
@@ -46,6 +47,7 @@ async function release(fifos: readonly string[], text: string): Promise<void> {
         break;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENXIO') throw err; // ENXIO: no reader yet
+        if (Date.now() > end) throw new Error(`no run came to read ${f} within 30 s`);
         await new Promise((r) => setTimeout(r, 5));
       }
     }
