@@ -2,9 +2,11 @@
 // start, and those indexes bring undici, zod and yaml with them (see main.ts).
 import { isApiError } from '../api/errors.js';
 import { ConfigError } from '../config/errors.js';
+import { LedgerMovedError } from '../ledger/fileCheck.js';
+import { LedgerLinkedError } from '../ledger/links.js';
 import { LedgerBusyError } from '../ledger/lock.js';
 import { LedgerTooNewError } from '../ledger/migrate.js';
-import { LedgerMissingError } from '../ledger/open.js';
+import { LedgerMissingError, LedgerUnwritableError } from '../ledger/open.js';
 import { DISK_CODES, OutputWriteError } from '../pipeline/outputfs.js';
 
 export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, interrupted: 130 } as const;
@@ -12,7 +14,14 @@ export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, interrupted: 1
 /** An operator-facing error: one line that says what happened and what to do, and its exit code. */
 export function describeError(err: unknown): { exitCode: number; line: string } {
   if (err instanceof ConfigError) return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
-  if (err instanceof LedgerMissingError || err instanceof LedgerBusyError || err instanceof LedgerTooNewError) {
+  if (
+    err instanceof LedgerMissingError ||
+    err instanceof LedgerBusyError ||
+    err instanceof LedgerTooNewError ||
+    err instanceof LedgerUnwritableError ||
+    err instanceof LedgerMovedError ||
+    err instanceof LedgerLinkedError
+  ) {
     return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
   }
   if (isApiError(err)) {

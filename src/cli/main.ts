@@ -13,6 +13,9 @@ const EPILOG = `Exit codes: 0 every photo done · 1 finished, some failed or hel
 3 stopped by an account problem (invalid key, not subscribed, out of credits) · 130 interrupted.
 The API key is read only from the environment variable the job names (service.apiKeyEnv).`;
 
+const BREAK_LOCK =
+  'HOST:PID — take over the ledger lock of a run on another host (or container) that you know is gone; darkroom names it when it refuses';
+
 const out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
 const err = (s: string) => process.stderr.write(s.endsWith('\n') ? s : `${s}\n`);
 
@@ -31,6 +34,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('ledger', { type: 'string', describe: 'ledger file (default: the YAML\'s `ledger`)' })
           .option('base-url', { type: 'string', describe: 'service base URL (wins over DARKROOM_BASE_URL and service.baseUrl)' })
           .option('quiet', { type: 'boolean', default: false, describe: 'no live display: one summary line a minute on stderr (as without a terminal)' })
+          .option('break-lock', { type: 'string', describe: BREAK_LOCK })
           .example('DARKROOM_API_KEY=… darkroom run jobs.yaml', 'run a job; run it again to resume')
           .epilog(EPILOG),
       async (a) => {
@@ -60,7 +64,7 @@ export async function main(argv: string[]): Promise<number> {
         process.on('SIGTERM', onSignal);
         try {
           const r = await runCommand(
-            { jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], quiet: a.quiet },
+            { jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], quiet: a.quiet, breakLock: a['break-lock'] },
             { env: process.env, stderr: err, signal: ac.signal, progress: progressFor(process.stderr, process.env, a.quiet) },
           );
           out(r.report);
@@ -118,12 +122,13 @@ export async function main(argv: string[]): Promise<number> {
           .option('failed', { type: 'boolean', default: false, describe: 'retry the failed photos (ERROR, OTHER, attempts used up, refused); paid ones are only downloaded' })
           .option('ledger', { type: 'string', describe: 'ledger file (default: ./darkroom.db)' })
           .option('yes', { type: 'boolean', default: false, describe: 'do not ask; accept the cost (for --held: that a second charge is possible)' })
+          .option('break-lock', { type: 'string', describe: BREAK_LOCK })
           .example('darkroom retry --held jobs.yaml', 'list the held photos and ask before re-queueing them')
           .example('darkroom retry --failed jobs.yaml', 'list the failed photos, say what retrying costs, and ask'),
       async (a) => {
         const { askOnTerminal, retryCommand } = await import('./retry.js');
         const r = await retryCommand(
-          { jobs: a.jobs, ledger: a.ledger, held: a.held, failed: a.failed, yes: a.yes },
+          { jobs: a.jobs, ledger: a.ledger, held: a.held, failed: a.failed, yes: a.yes, breakLock: a['break-lock'] },
           { env: process.env, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY), ask: askOnTerminal },
         );
         if (r.stderr) err(r.stderr);

@@ -2,7 +2,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { redact } from '../api/index.js';
 import { clock } from '../clock.js';
-import { loadConfig } from '../config/index.js';
+import { loadConfig, resolveLedgerPath } from '../config/index.js';
 import { Ledger } from '../ledger/index.js';
 import { buildReport } from '../report/index.js';
 
@@ -32,7 +32,7 @@ export async function reportCommand(args: ReportArgs, env: NodeJS.ProcessEnv): P
     jobsFile = config.file;
     keyEnvs = config.keyEnvs;
   } else {
-    ledgerFile = path.resolve(args.ledger ?? 'darkroom.db');
+    ledgerFile = resolveLedgerPath(process.cwd(), args.ledger ?? 'darkroom.db');
   }
   const file = path.resolve(args.out ?? 'report.html');
 

@@ -1,7 +1,6 @@
-import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { loadConfig } from '../config/index.js';
-import { acquireRunLock, Ledger, type HeldItem } from '../ledger/index.js';
+import { loadConfig, resolveLedgerPath } from '../config/index.js';
+import { Ledger, type HeldItem } from '../ledger/index.js';
 import { EXIT } from './errors.js';
 import { retryFailedCommand } from './retryFailed.js';
 
@@ -14,6 +13,8 @@ export interface RetryArgs {
   readonly failed?: boolean | undefined;
   /** Skip the question (scripts, cron). */
   readonly yes: boolean;
+  /** `--break-lock HOST:PID`: take over the lock of a run on another host known to be gone. */
+  readonly breakLock?: string | undefined;
 }
 
 export interface RetryIo {
@@ -43,7 +44,7 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
     return { exitCode: EXIT.usage, stdout: '', stderr: 'darkroom: name what to retry: --held or --failed (one at a time)' };
   }
   if (args.failed) return retryFailedCommand(args, io);
-  const file = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }).ledger : path.resolve(args.ledger ?? 'darkroom.db');
+  const file = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }).ledger : resolveLedgerPath(process.cwd(), args.ledger ?? 'darkroom.db');
   const reader = Ledger.open(file, { readonly: true });
   let held: HeldItem[];
   try {
@@ -69,9 +70,9 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
   }
 
   // A writer like any other: not while a run holds the ledger (L6).
-  const release = acquireRunLock(file);
+  const ledger = Ledger.open(file);
   try {
-    const ledger = Ledger.open(file);
+    const lock = ledger.acquireRunLock({ command: 'retry --held', breakLock: args.breakLock });
     try {
       const r = ledger.held.requeue(['ambiguous', 'timeout'], 'darkroom retry --held', held.map((h) => h.id));
       const parts = [];
@@ -84,10 +85,10 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
         stderr: args.yes ? warning : '',
       };
     } finally {
-      ledger.close();
+      lock.release();
     }
   } finally {
-    release();
+    ledger.close();
   }
 }
 

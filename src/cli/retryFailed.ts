@@ -1,8 +1,7 @@
-import path from 'node:path';
 // From their modules, not the index files: the api index brings undici with it.
 import { CAPABILITIES, isCapability } from '../api/capabilities.js';
-import { loadConfig } from '../config/index.js';
-import { acquireRunLock, Ledger, type FailedItem } from '../ledger/index.js';
+import { loadConfig, resolveLedgerPath } from '../config/index.js';
+import { Ledger, type FailedItem } from '../ledger/index.js';
 import { EXIT } from './errors.js';
 import type { RetryArgs, RetryIo, RetryOutcome } from './retry.js';
 
@@ -48,7 +47,7 @@ export function retryCost(items: readonly FailedItem[], steps: readonly string[]
  */
 export async function retryFailedCommand(args: RetryArgs, io: RetryIo): Promise<RetryOutcome> {
   const config = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }) : null;
-  const file = config?.ledger ?? path.resolve(args.ledger ?? 'darkroom.db');
+  const file = config?.ledger ?? resolveLedgerPath(process.cwd(), args.ledger ?? 'darkroom.db');
   const reader = Ledger.open(file, { readonly: true });
   let failed: FailedItem[];
   let skipped: number;
@@ -83,9 +82,9 @@ export async function retryFailedCommand(args: RetryArgs, io: RetryIo): Promise<
   }
 
   // A writer like any other: not while a run holds the ledger (L6).
-  const release = acquireRunLock(file);
+  const ledger = Ledger.open(file);
   try {
-    const ledger = Ledger.open(file);
+    const lock = ledger.acquireRunLock({ command: 'retry --failed', breakLock: args.breakLock });
     try {
       const r = ledger.failed.requeue(failed.map((f) => f.id), 'darkroom retry --failed');
       const parts = [];
@@ -98,10 +97,10 @@ export async function retryFailedCommand(args: RetryArgs, io: RetryIo): Promise<
         stderr: args.yes || recreate === 0 ? description : '',
       };
     } finally {
-      ledger.close();
+      lock.release();
     }
   } finally {
-    release();
+    ledger.close();
   }
 }
 

@@ -2,13 +2,14 @@ import path from 'node:path';
 import type { Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import { loadConfig, requireBaseUrl, requireInputDir, resolveKeys } from '../config/index.js';
-import { acquireRunLock, Ledger, ProgressReader } from '../ledger/index.js';
+import { Ledger, ProgressReader, holderId } from '../ledger/index.js';
 import { fileLogger, type Logger } from '../log.js';
 import { hiddenLine } from '../pipeline/hidden.js';
 import { runJob, type RunResult } from '../pipeline/runner.js';
 import { LiveProgress, type TtyStream } from '../progress/live.js';
 import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
+import { rescueLines } from './rescue.js';
 import { accountStopLines } from './stops.js';
 
 export interface RunArgs {
@@ -16,6 +17,8 @@ export interface RunArgs {
   readonly ledger?: string | undefined;
   readonly baseUrl?: string | undefined;
   readonly quiet?: boolean | undefined;
+  /** `--break-lock HOST:PID`: take over the lock of a run on another host known to be gone. */
+  readonly breakLock?: string | undefined;
 }
 
 export interface RunIo {
@@ -43,12 +46,17 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
   requireInputDir(config);
   const baseUrl = requireBaseUrl(config);
   const keys = resolveKeys(config, io.env);
-  const release = acquireRunLock(config.ledger);
-  // A second interrupt exits at once (process.exit): the lock goes with the process.
-  process.once('exit', release);
   const open: { ledger?: Ledger; reader?: ProgressReader; log?: Logger } = {};
+  // Released in `finally`; a second interrupt exits at once (process.exit), and this
+  // releases it on the way out (better-sqlite3 is synchronous). After kill -9 the next run
+  // finds this process gone and takes the lock over.
+  let release = () => {};
   try {
     const ledger = (open.ledger = Ledger.open(config.ledger));
+    // L6: before anything writes, recover() above all (it marks `sending` creates ambiguous).
+    const lock = ledger.acquireRunLock({ command: 'run', breakLock: args.breakLock });
+    release = lock.release;
+    process.once('exit', release);
     // The display reads through a connection of its own, as `status` would (WAL).
     const reader = (open.reader = ProgressReader.open(config.ledger));
     const live = new LiveProgress({
@@ -68,6 +76,10 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
       humanHint: config.log.file,
     }));
     if (!args.quiet) io.stderr(`darkroom: running ${config.file} against ${new URL(baseUrl).origin} with ${keys.length} key(s); ledger ${config.ledger}`);
+    if (lock.replaced) {
+      const r = lock.replaced;
+      log.warn({ pid: r.pid, host: r.host, command: r.command, startedMs: r.startedMs }, `took over the ledger lock left by darkroom ${r.command} ${holderId(r)} (no longer running, or --break-lock)`);
+    }
     live.start();
     let result: RunResult;
     try {
@@ -91,14 +103,15 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
     const hidden = hiddenLine(result.discovered.hidden);
     if (hidden !== null) lines.push(`note: ${hidden}`);
     if (result.halt) lines.push(`stopped: ${result.halt.message}`);
+    if (result.halt?.kind === 'ledger') lines.push(...rescueLines(ledger.rescueIfDeleted(), config.ledger));
     lines.push(...accountStopLines(result, config.keyEnvs));
     if (result.interrupted) lines.push('interrupted: run `darkroom run` again to continue where this one stopped');
     return { exitCode: result.exitCode, report: lines.join('\n'), result, outputDir: config.output.dir };
   } finally {
     open.log?.flush();
     open.reader?.close();
-    open.ledger?.close();
     process.off('exit', release);
     release();
+    open.ledger?.close();
   }
 }

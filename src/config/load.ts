@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { CAPABILITIES, CAPABILITY_NAMES, type Capability } from '../api/capabilities.js';
 import { fingerprintKey } from '../api/key.js';
 import { ConfigError } from './errors.js';
+import { resolveLedgerPath } from './ledgerPath.js';
 import { DEFAULT_INCLUDE, DEFAULT_INCLUDE_TRANSCODE, jobSchema, type JobFile, type StepConfig } from './schema.js';
 
 export interface Config {
@@ -87,7 +88,7 @@ export function loadConfig(file: string, opts: LoadOptions = {}): Config {
   const keyEnvs = job.service.keys?.map((k) => k.apiKeyEnv) ?? [job.service.apiKeyEnv ?? 'DARKROOM_API_KEY'];
 
   const logFile = job.log.file ?? job.ledger.replace(/(\.db)?$/, '.log');
-  const ledger = opts.ledger ? path.resolve(opts.ledger) : path.resolve(dir, job.ledger);
+  const ledger = opts.ledger ? resolveLedgerPath(process.cwd(), opts.ledger) : resolveLedgerPath(dir, job.ledger);
   return {
     file: abs,
     baseUrl: baseUrl?.replace(/\/+$/, '') ?? null,

@@ -92,6 +92,6 @@ export class Held {
         }
       }
       return { recreated, repolled };
-    })();
+    }).immediate();
   }
 }

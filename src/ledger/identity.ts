@@ -142,7 +142,7 @@ export class Identity {
 
   /** Record what a discovery found; see the class comment for the rules. One transaction. */
   reconcile(files: readonly FoundFile[], urls: readonly FoundUrl[], opts: ReconcileOptions): ReconcileReport {
-    return this.db.transaction(() => this.reconcileTx(files, urls, opts))();
+    return this.db.transaction(() => this.reconcileTx(files, urls, opts)).immediate();
   }
 
   private reconcileTx(files: readonly FoundFile[], urls: readonly FoundUrl[], opts: ReconcileOptions): ReconcileReport {

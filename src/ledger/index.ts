@@ -1,12 +1,15 @@
 export { Ledger } from './ledger.js';
-export { LedgerMissingError } from './open.js';
+export { LedgerMissingError, LedgerUnwritableError } from './open.js';
 export { LedgerTooNewError } from './migrate.js';
 export { StaleStateError, type Discovered } from './items.js';
 export type { ItemRow, SubmissionRow, CallRow } from './rows.js';
 export type { LedgerStatus, ProblemItem, StepStatus } from './status.js';
 export type { RecoveryReport } from './recover.js';
 export { STATES, TERMINAL, canTransition, InvalidTransitionError, type ItemState } from './transitions.js';
-export { acquireRunLock, LedgerBusyError } from './lock.js';
+export { LedgerBusyError, holderId, type HeldLock, type LockHolder, type LockRequest } from './lock.js';
+export { LedgerMovedError, type LedgerChange } from './fileCheck.js';
+export { LedgerLinkedError } from './links.js';
+export type { Rescue } from './rescue.js';
 export { chooseBucketMs, type ReportData, type ReportDoneItem, type ReportProblem, type ReportStep, type ReportLatency, type ReportBucket, type ReportOptions } from './report.js';
 export { ProgressReader, readProgress, readItemStates, readCallWindows, RECENT_WINDOW_MS, type ProgressFacts, type ProgressOptions } from './progress.js';
 export { type HeldItem, type HoldKind, type Requeued } from './held.js';

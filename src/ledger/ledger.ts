@@ -6,10 +6,13 @@ import { InputChecks } from './checks.js';
 import { Identity } from './identity.js';
 import { Held } from './held.js';
 import { Items } from './items.js';
+import { LedgerFile } from './fileCheck.js';
+import { RunLock, type HeldLock, type LockHolder, type LockRequest } from './lock.js';
 import { createsNeeded } from './needs.js';
 import { openDatabase, type OpenOptions } from './open.js';
 import { Outputs } from './outputs.js';
 import { recoverStale, type RecoveryReport } from './recover.js';
+import { rescueDeleted, type Rescue } from './rescue.js';
 import { readReport, type ReportData, type ReportOptions } from './report.js';
 import { readStatus, type LedgerStatus } from './status.js';
 import { Submissions } from './submissions.js';
@@ -29,11 +32,15 @@ export class Ledger {
   readonly failed: Failed;
   /** What each input's full decode found, by content (issue 12). */
   readonly checks: InputChecks;
+  private readonly lock: RunLock;
 
   private constructor(
     readonly file: string,
     private readonly db: Database.Database,
+    /** The file as opened (device, inode), for writers; null for readers and ':memory:'. */
+    private readonly opened: LedgerFile | null,
   ) {
+    this.lock = new RunLock(db, file);
     this.items = new Items(db);
     this.submissions = new Submissions(db, this.items);
     this.tasks = new Tasks(db, this.items);
@@ -46,10 +53,59 @@ export class Ledger {
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {
-    return new Ledger(file, openDatabase(file, opts));
+    const db = openDatabase(file, opts);
+    try {
+      return new Ledger(file, db, opts.readonly ? null : LedgerFile.at(file));
+    } catch (err) {
+      db.close();
+      throw err;
+    }
   }
 
+  /**
+   * L6: take the run lock before writing anything (LedgerBusyError when another run has it).
+   * Then the path is checked to still name the file opened, so the lock held is the lock of
+   * the ledger at that path.
+   */
+  acquireRunLock(req: LockRequest): HeldLock {
+    const held = this.lock.acquire(req);
+    try {
+      this.checkFile();
+    } catch (err) {
+      held.release();
+      throw err;
+    }
+    return held;
+  }
+
+  /** Who holds the run lock, if anyone. */
+  lockHolder(): LockHolder | undefined {
+    return this.lock.holder();
+  }
+
+  /**
+   * Throws LedgerMovedError when the ledger's path no longer names the file opened (moved,
+   * replaced or deleted); one stat. Nothing to check for ':memory:'.
+   */
+  checkFile(): void {
+    this.opened?.check();
+  }
+
+  /**
+   * When the ledger was deleted during the run, save what this process still holds of it
+   * beside its path (see rescue.ts); null when it was not deleted. Call once the run has
+   * stopped, before close.
+   */
+  rescueIfDeleted(): Rescue | null {
+    return this.opened ? rescueDeleted(this.db, this.file, this.opened.change()) : null;
+  }
+
+  /**
+   * Every `sending` create becomes ambiguous: right only when no other run is sending. So
+   * it refuses beside a live holder of the run lock, whoever forgot to take it.
+   */
   recover(): RecoveryReport {
+    this.lock.assertNoOtherHolder();
     return recoverStale(this.db, this.items);
   }
 
@@ -79,7 +135,11 @@ export class Ledger {
     return (this.db.pragma('integrity_check', { simple: true }) as string) ?? 'unknown';
   }
 
+  /** Releases the run lock if this connection holds it, then closes. */
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    const token = this.lock.held;
+    if (token !== undefined) this.lock.releaseToken(token);
+    this.db.close();
   }
 }

@@ -1,56 +1,228 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import { clock } from '../clock.js';
+import { systemProbe, type ProcessIdentity, type ProcessProbe } from './processIdentity.js';
+import { stmt } from './statements.js';
+
+/** The run lock's row (migrations/007_run_lock.sql). */
+export interface LockHolder extends ProcessIdentity {
+  readonly token: string;
+  /** What holds it: 'run' or 'retry --held'. */
+  readonly command: string;
+  readonly startedMs: number;
+}
+
+/**
+ * What this process can tell of a holder: `live` (it runs here, now), `gone` (its process
+ * ended, its pid now belongs to another process, or the machine rebooted since), or that it
+ * cannot be checked from here: `another-host`, or `another-container` (another pid
+ * namespace on this host, whose pids mean nothing here).
+ */
+export type HolderVerdict = 'live' | 'gone' | 'another-host' | 'another-container';
 
 export class LedgerBusyError extends Error {
   override readonly name = 'LedgerBusyError';
   readonly code = 'DARKROOM_LEDGER_BUSY';
-  constructor(file: string, pid: number) {
-    super(`another darkroom run (pid ${pid}) is using the ledger ${file}; wait for it to end or stop it (darkroom status works alongside)`);
+  constructor(
+    readonly file: string,
+    /** undefined: the ledger stayed locked by a writer for the whole busy timeout. */
+    readonly holder: LockHolder | undefined,
+    readonly verdict: HolderVerdict = 'live',
+  ) {
+    super(busyMessage(file, holder, verdict));
   }
+}
+
+export interface LockRequest {
+  /** What takes the lock, as the holder's line will name it: 'run', 'retry --held'. */
+  readonly command: string;
+  /**
+   * `--break-lock HOST:PID`: take over a lock whose holder cannot be checked from here
+   * (another host or container) and that the operator knows is gone. It must name the
+   * holder found, so that it never breaks a lock taken since by another run.
+   */
+  readonly breakLock?: string | undefined;
+}
+
+export interface HeldLock {
+  readonly token: string;
+  /** The holder taken over (its process gone, or broken with --break-lock), if any. */
+  readonly replaced: LockHolder | undefined;
+  /** Delete the row if it is still ours; safe to call more than once, and after close. */
+  release(): void;
+}
+
+/** The lock's row as SQLite gives it. */
+export interface LockRow {
+  token: string;
+  command: string;
+  pid: number;
+  host: string;
+  boot_id: string | null;
+  pid_ns: string | null;
+  proc_start: string | null;
+  started_ms: number;
 }
 
 /**
- * L6: one `darkroom run` per ledger. A lock file beside the ledger holds the runner's
- * pid; a lock whose process is gone (kill -9, reboot) is stale and taken over.
+ * L6, one writer per ledger: the lock is a row inside the ledger (see migrations/007_run_lock.sql), so
+ * every path that reaches the database reaches the same lock — a symbolic link (SQLite
+ * resolves it, journal included), `a/../b` (resolved as the kernel does, see
+ * config/ledgerPath.ts); a lock file beside the path was passed by any of them. A hard link
+ * is the one name SQLite cannot follow to the journal: it is refused before anything is
+ * opened under it (links.ts).
+ *
+ * Taking it and taking it over happen in one BEGIN IMMEDIATE transaction: SQLite admits one
+ * writer at a time (a second waits, busy_timeout 5 s), so of two runs that find the same
+ * stale row exactly one replaces it; the other then reads the winner's row and its holder
+ * is alive. A writer takes the lock before anything it writes; `recover()` in particular,
+ * which marks every `sending` create ambiguous, must never run beside a live holder.
  */
-export function acquireRunLock(ledgerFile: string): () => void {
-  const lockFile = `${ledgerFile}.lock`;
-  mkdirSync(path.dirname(ledgerFile), { recursive: true });
-  for (let attempt = 0; attempt < 3; attempt++) {
+export class RunLock {
+  private ours: string | undefined;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly file: string,
+    private readonly probe: ProcessProbe = systemProbe,
+  ) {}
+
+  holder(): LockHolder | undefined {
+    const row = stmt<[], LockRow>(this.db, SELECT_HOLDER).get();
+    return row ? holderFromRow(row) : undefined;
+  }
+
+  /** Take the lock, or throw LedgerBusyError naming the holder and what to do. */
+  acquire(req: LockRequest): HeldLock {
+    const me = this.probe.self();
+    const token = randomUUID();
+    /** The holder to replace (undefined: none), or LedgerBusyError when it may not be. */
+    const mayReplace = (h: LockHolder | undefined): LockHolder | undefined => {
+      if (!h) return undefined;
+      const verdict = judgeHolder(h, me, this.probe);
+      if (verdict === 'live') throw new LedgerBusyError(this.file, h, 'live');
+      if (verdict !== 'gone' && req.breakLock !== holderId(h)) throw new LedgerBusyError(this.file, h, verdict);
+      return h;
+    };
+    // A plain read first: refused, a process never takes the write lock, even for a moment,
+    // from under the run that holds the ledger.
+    mayReplace(this.holder());
+    let replaced: LockHolder | undefined;
+    const take = this.db.transaction(() => {
+      // Again inside the transaction: another process may have taken it since the read.
+      replaced = mayReplace(this.holder());
+      stmt(
+        this.db,
+        `INSERT INTO run_lock (id, token, command, pid, host, boot_id, pid_ns, proc_start, started_ms)
+         VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET token = excluded.token, command = excluded.command, pid = excluded.pid,
+           host = excluded.host, boot_id = excluded.boot_id, pid_ns = excluded.pid_ns,
+           proc_start = excluded.proc_start, started_ms = excluded.started_ms`,
+      ).run(token, req.command, me.pid, me.host, me.bootId, me.pidNs, me.procStart, clock.now());
+    });
     try {
-      const fd = openSync(lockFile, 'wx', 0o600);
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => {
-        try {
-          if (readFileSync(lockFile, 'utf8').trim() === String(process.pid)) rmSync(lockFile, { force: true });
-        } catch {
-          // already gone
-        }
-      };
+      take.immediate();
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number(safeRead(lockFile));
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) throw new LedgerBusyError(ledgerFile, pid);
-      rmSync(lockFile, { force: true });
+      if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY')) throw new LedgerBusyError(this.file, undefined);
+      throw err;
+    }
+    this.ours = token;
+    // Into the main file at once: a process that meets the ledger under another name (a
+    // hard link, which SQLite cannot follow to this journal) reads the holder from there
+    // (links.ts). FULL waits (busy_timeout) for readers on older snapshots; a checkpoint
+    // that still cannot finish costs only that the other process says less.
+    try {
+      this.db.pragma('wal_checkpoint(FULL)');
+    } catch {
+      // busy: see above
+    }
+    return { token, replaced, release: () => this.releaseToken(token) };
+  }
+
+  /** Delete the row if `token` still holds it. */
+  releaseToken(token: string): void {
+    if (this.ours === token) this.ours = undefined;
+    if (!this.db.open) return;
+    try {
+      stmt(this.db, 'DELETE FROM run_lock WHERE id = 1 AND token = ?').run(token);
+    } catch {
+      // Left behind (a full disk, a ledger gone read-only): the next run finds this
+      // process gone and takes the row over.
     }
   }
-  throw new Error(`could not take the lock ${lockFile}`);
-}
 
-function safeRead(file: string): string {
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch {
-    return '';
+  /** The token of the lock this connection holds, if any. */
+  get held(): string | undefined {
+    return this.ours;
+  }
+
+  /**
+   * Refuse (LedgerBusyError) when another process holds the lock and is, or may be, alive:
+   * for sweeps such as recover() that must never run beside a live writer, whatever
+   * command calls them.
+   */
+  assertNoOtherHolder(): void {
+    const h = this.holder();
+    if (!h || h.token === this.ours) return;
+    const verdict = judgeHolder(h, this.probe.self(), this.probe);
+    if (verdict !== 'gone') throw new LedgerBusyError(this.file, h, verdict);
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+/** Whether `h` is a process that runs now, from the point of view of `me`. */
+export function judgeHolder(h: LockHolder, me: ProcessIdentity, probe: ProcessProbe): HolderVerdict {
+  const known = (a: string | null, b: string | null) => a !== null && b !== null;
+  // The same boot id is the same running kernel: this machine, whatever its name is now
+  // (renamed since), or a container on it, told apart by the pid namespace.
+  const sameKernel = known(h.bootId, me.bootId) && h.bootId === me.bootId;
+  if (!sameKernel) {
+    // Hostnames are taken to name machines; a ledger is not shared by two machines while
+    // in use anyway (SQLite's WAL needs every connection on one host).
+    if (h.host !== me.host) return 'another-host';
+    // This host, booted since the holder took the lock: every process of then is gone.
+    if (known(h.bootId, me.bootId)) return 'gone';
   }
+  if (known(h.pidNs, me.pidNs) && h.pidNs !== me.pidNs) return 'another-container';
+  if (!probe.alive(h.pid)) return 'gone';
+  if (h.procStart !== null) {
+    const now = probe.startOf(h.pid);
+    if (now !== null && now !== h.procStart) return 'gone';
+  }
+  return 'live';
+}
+
+/** What `--break-lock` must name: HOST:PID of the holder. */
+export function holderId(h: Pick<LockHolder, 'host' | 'pid'>): string {
+  return `${h.host}:${h.pid}`;
+}
+
+export const SELECT_HOLDER = 'SELECT token, command, pid, host, boot_id, pid_ns, proc_start, started_ms FROM run_lock WHERE id = 1';
+
+export function holderFromRow(r: LockRow): LockHolder {
+  return {
+    token: r.token,
+    command: r.command,
+    pid: r.pid,
+    host: r.host,
+    bootId: r.boot_id,
+    pidNs: r.pid_ns,
+    procStart: r.proc_start,
+    startedMs: r.started_ms,
+  };
+}
+
+function since(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function busyMessage(file: string, h: LockHolder | undefined, verdict: HolderVerdict): string {
+  if (!h) return `the ledger ${file} stayed busy for 5 s (another process is writing it); try again in a moment`;
+  if (verdict === 'live') {
+    return `another darkroom ${h.command} (pid ${h.pid}) is using the ledger ${file}; wait for it to end or stop it (it runs on ${h.host} since ${since(h.startedMs)}; darkroom status works alongside)`;
+  }
+  const where = verdict === 'another-container' ? `on ${h.host} in another container (pid namespace)` : `on ${h.host}`;
+  return (
+    `the ledger ${file} is locked by darkroom ${h.command} ${where} (pid ${h.pid}, since ${since(h.startedMs)}), which cannot be checked from here; ` +
+    `if that run is known to be gone, run again with --break-lock ${holderId(h)}`
+  );
 }

@@ -37,18 +37,25 @@ export function migrate(db: Database.Database, file: string, migrations: Migrati
     name       TEXT    NOT NULL,
     applied_ms INTEGER NOT NULL
   )`);
-  const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
-  const have = row.v ?? 0;
+  const version = () => (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0;
+  const have = version();
   const know = migrations.at(-1)?.version ?? 0;
   if (have > know) throw new LedgerTooNewError(file, have, know);
   const applied: number[] = [];
   for (const m of migrations) {
     if (m.version <= have) continue;
-    db.transaction(() => {
-      db.exec(m.sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_ms) VALUES (?, ?, ?)').run(m.version, m.name, clock.now());
-    })();
-    applied.push(m.version);
+    // Two processes opening a new ledger at once both read `have` above. The version is read
+    // again inside a write transaction (IMMEDIATE: one writer at a time), so a migration the
+    // other applied meanwhile is skipped rather than applied twice.
+    const done = db
+      .transaction(() => {
+        if (version() >= m.version) return false;
+        db.exec(m.sql);
+        db.prepare('INSERT INTO schema_migrations (version, name, applied_ms) VALUES (?, ?, ?)').run(m.version, m.name, clock.now());
+        return true;
+      })
+      .immediate();
+    if (done) applied.push(m.version);
   }
   return applied;
 }

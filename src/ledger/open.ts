@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { refuseSecondName } from './links.js';
 import { migrate, schemaVersion } from './migrate.js';
 
 export class LedgerMissingError extends Error {
@@ -8,6 +9,22 @@ export class LedgerMissingError extends Error {
   readonly code = 'DARKROOM_NO_LEDGER';
   constructor(readonly file: string) {
     super(`no ledger at ${file}; start a job with \`darkroom run <jobs.yaml>\` first`);
+  }
+}
+
+/**
+ * 10a: the ledger cannot be created or written where it was asked for (a read-only folder
+ * or file system, no permission, a path through a file, a full disk). Said in one line,
+ * with where to put it instead, before anything is sent.
+ */
+export class LedgerUnwritableError extends Error {
+  override readonly name = 'LedgerUnwritableError';
+  readonly code = 'DARKROOM_LEDGER_UNWRITABLE';
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
+    super(`cannot create or write the ledger ${file}: ${reason}; point --ledger (or ledger: in the jobs file) at a writable place`);
   }
 }
 
@@ -25,22 +42,59 @@ export interface OpenOptions {
  */
 export function openDatabase(file: string, opts: OpenOptions = {}): Database.Database {
   const memory = file === ':memory:';
-  if (!memory) {
-    if (opts.readonly && !existsSync(file)) throw new LedgerMissingError(file);
-    if (!opts.readonly) createPrivate(file);
+  if (opts.readonly) {
+    if (!memory && !existsSync(file)) throw new LedgerMissingError(file);
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    db.pragma('busy_timeout = 5000');
+    if (schemaVersion(db) === 0) {
+      db.close();
+      throw new LedgerMissingError(file);
+    }
+    return db;
   }
-  const db = new Database(file, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
-  db.pragma('busy_timeout = 5000');
-  if (!opts.readonly) {
+  // Before anything is written under this name (see links.ts).
+  if (!memory) refuseSecondName(file);
+  let db: Database.Database | undefined;
+  try {
+    if (!memory) createPrivate(file);
+    db = new Database(file);
+    db.pragma('busy_timeout = 5000');
     if (!memory) db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     migrate(db, file);
-  } else if (schemaVersion(db) === 0) {
-    db.close();
-    throw new LedgerMissingError(file);
+    return db;
+  } catch (err) {
+    db?.close();
+    const reason = unwritableReason(err);
+    if (reason !== undefined) throw new LedgerUnwritableError(file, reason);
+    throw err;
   }
-  return db;
+}
+
+const ERRNO_REASONS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  ENOENT: 'no such file or folder, and it cannot be made there',
+  ENOTDIR: 'a part of the path is a file, not a folder',
+  EISDIR: 'that path is a folder',
+};
+
+/** Why the ledger cannot be written, when `err` says so; undefined for anything else. */
+function unwritableReason(err: unknown): string | undefined {
+  const e = err as { code?: unknown; path?: unknown };
+  if (typeof e?.code !== 'string') return undefined;
+  const at = typeof e.path === 'string' ? ` at ${e.path}` : '';
+  const errno = ERRNO_REASONS[e.code];
+  if (errno) return `${errno} (${e.code}${at})`;
+  if (e.code.startsWith('SQLITE_READONLY')) return `the file or its folder is read-only (${e.code})`;
+  if (e.code.startsWith('SQLITE_CANTOPEN')) return `it or its -wal/-shm files cannot be opened for writing (${e.code})`;
+  if (e.code === 'SQLITE_FULL') return `the disk is full (${e.code})`;
+  if (e.code.startsWith('SQLITE_IOERR')) return `the disk reported an error (${e.code})`;
+  return undefined;
 }
 
 /** The ledger holds request ids and photo names: readable by its owner only. */

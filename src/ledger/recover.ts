@@ -47,5 +47,5 @@ export function recoverStale(db: Database.Database, items: Items): RecoveryRepor
     const downloads = stmt<[], ItemRow>(db, "SELECT * FROM items WHERE state = 'downloading'").all();
     for (const item of downloads) items.move(item.id, 'downloading', 'succeeded', { due_ms: 0 }, 'recovered: download restarted');
     return { ambiguous: sending.length, uploadsRestarted: uploads.length, downloadsRestarted: downloads.length };
-  })();
+  }).immediate();
 }

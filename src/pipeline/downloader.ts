@@ -22,6 +22,8 @@ export interface DownloaderOptions {
   readonly onActivity?: (() => void) | undefined;
   /** Wake the lanes so they see a stop or a halt at once. */
   readonly wakeLanes?: (() => void) | undefined;
+  /** Whether the ledger is still the file at its path (ledgerGuard); false halts the run, no download starts. */
+  readonly ledgerOk?: (() => boolean) | undefined;
 }
 
 /**
@@ -91,7 +93,7 @@ export async function downloadLoop(
   // A stage that threw (the ledger could not be written: SQLITE_FULL, say) stops the run, as a lane's does.
   let crash: { err: unknown } | undefined;
   for (;;) {
-    if (run.stopped) break;
+    if (run.stopped || o.ledgerOk?.() === false) break;
     const now = clock.now();
     const lanesDone = producersDone();
     const deadline = lanesDone ? patience.start(now) : Infinity;

@@ -16,6 +16,7 @@ import { createStage } from './create.js';
 import { discoverInto } from './discover.js';
 import { checkOutputSpace, probeOutputFolder } from './diskcheck.js';
 import { downloadLoop, Patience } from './downloader.js';
+import { ledgerGuard } from './ledgerGuard.js';
 import type { OutputFs } from './outputfs.js';
 import { pollStage } from './poll.js';
 import type { ResultFetch } from './result.js';
@@ -109,6 +110,11 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
 
   const latency = new LatencyModel();
   const activity = new Notifier();
+  // Checked before every call and download: a ledger moved, replaced or deleted stops the run.
+  const ledgerOk = ledgerGuard(ledger, run, log, () => {
+    for (const lane of lanes) lane.wake();
+    activity.notify();
+  });
   const clients: ApiClient[] = [];
   const budgets: CallBudget[] = [];
   const lanes: Lane[] = opts.keys.map((k) => {
@@ -124,9 +130,9 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     const polling = new PollPlanner(latency);
     const ctx: StageContext = { ledger, client, keyFp: k.fingerprint, config, run, polling, random, log, abort: hard.signal };
     const stages: LaneStages = {
-      upload: (item) => uploadStage(ctx, item),
-      create: (item) => createStage(ctx, item),
-      poll: (item) => pollStage(ctx, item),
+      upload: (item) => (ledgerOk() ? uploadStage(ctx, item) : Promise.resolve({})),
+      create: (item) => (ledgerOk() ? createStage(ctx, item) : Promise.resolve({})),
+      poll: (item) => (ledgerOk() ? pollStage(ctx, item) : Promise.resolve({})),
     };
     const now = clock.now();
     const budget = new CallBudget(config.limits, ledger.calls.timesSince(k.fingerprint, now - 3_600_000 - ARRIVAL_MARGIN_MS));
@@ -179,6 +185,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     wakeLanes: () => {
       for (const lane of lanes) lane.wake();
     },
+    ledgerOk,
   };
   try {
     for (;;) {

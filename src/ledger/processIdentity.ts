@@ -1,0 +1,77 @@
+import { readFileSync, readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
+
+/**
+ * Who holds a ledger's run lock, in enough detail that another process can tell whether
+ * that holder still runs. A pid alone is not enough: pids are reused (Linux hands them out
+ * again after 32768, or 4 million, starts), so a lock left by a run killed yesterday may
+ * name a pid that today belongs to a shell. The process's start time (field 22 of
+ * /proc/<pid>/stat, in clock ticks since boot) tells the two apart; the boot id tells a
+ * holder from before a reboot (every pid is gone then); the pid namespace tells a holder in
+ * another container on this host (whose pids mean nothing here).
+ */
+export interface ProcessIdentity {
+  readonly pid: number;
+  readonly host: string;
+  /** /proc/sys/kernel/random/boot_id; null where there is no /proc. */
+  readonly bootId: string | null;
+  /** readlink /proc/self/ns/pid, e.g. `pid:[4026531836]`; null where there is none. */
+  readonly pidNs: string | null;
+  /** starttime of /proc/<pid>/stat; null where there is no /proc. */
+  readonly procStart: string | null;
+}
+
+/** What a lock needs to know about this machine's processes; tests give their own. */
+export interface ProcessProbe {
+  /** This process. */
+  self(): ProcessIdentity;
+  /** Whether `pid` names a running process (a zombie is not running). */
+  alive(pid: number): boolean;
+  /** The start time of `pid` as `procStart` records it; null when unknown. */
+  startOf(pid: number): string | null;
+}
+
+export const systemProbe: ProcessProbe = {
+  self: () => ({
+    pid: process.pid,
+    host: hostname(),
+    bootId: readOrNull(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()),
+    pidNs: readOrNull(() => readlinkSync('/proc/self/ns/pid')),
+    procStart: procStat(process.pid)?.start ?? null,
+  }),
+  alive(pid) {
+    if (!Number.isInteger(pid) || pid <= 0) return false;
+    try {
+      process.kill(pid, 0);
+    } catch (err) {
+      // EPERM: it exists, under another user.
+      if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    }
+    // kill(0) succeeds on a zombie (killed, not yet reaped by its parent): it runs no more.
+    const state = procStat(pid)?.state;
+    return state !== 'Z' && state !== 'X';
+  },
+  startOf: (pid) => procStat(pid)?.start ?? null,
+};
+
+/**
+ * Fields of /proc/<pid>/stat. The second field is the command name in parentheses and may
+ * itself hold spaces and parentheses, so the fields are counted from the last `)`: the
+ * state is field 3, the start time field 22.
+ */
+function procStat(pid: number): { state: string; start: string } | undefined {
+  const text = readOrNull(() => readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  if (text === null) return undefined;
+  const rest = text.slice(text.lastIndexOf(')') + 1).trim().split(/\s+/);
+  const state = rest[0];
+  const start = rest[19];
+  return state !== undefined && start !== undefined ? { state, start } : undefined;
+}
+
+function readOrNull(read: () => string): string | null {
+  try {
+    return read();
+  } catch {
+    return null;
+  }
+}
