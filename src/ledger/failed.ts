@@ -97,7 +97,7 @@ export class Failed {
         }
       }
       return { downloads, recreated };
-    })();
+    }).immediate(); // a write: IMMEDIATE (src/ledger/statements.ts says why)
   }
 
   private rows(): FailedRow[] {
