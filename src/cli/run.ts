@@ -8,6 +8,7 @@ import { runJob, type RunResult } from '../pipeline/runner.js';
 import { LiveProgress, type TtyStream } from '../progress/live.js';
 import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
+import { stepsChangeLines } from './stepsChange.js';
 import { accountStopLines } from './stops.js';
 
 export interface RunArgs {
@@ -15,6 +16,8 @@ export interface RunArgs {
   readonly ledger?: string | undefined;
   readonly baseUrl?: string | undefined;
   readonly quiet?: boolean | undefined;
+  /** Redo photos started under other steps than the job's, from the first step (see stepsCheck.ts). */
+  readonly redoSteps?: boolean | undefined;
 }
 
 export interface RunIo {
@@ -77,6 +80,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
         ledger,
         log,
         onActivity: () => live.poke(),
+        ...(args.redoSteps ? { redoSteps: true } : {}),
         ...(io.signal ? { signal: io.signal } : {}),
         ...(io.transport ? { transport: io.transport } : {}),
       });
@@ -88,6 +92,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
       lines.push(`note: ${result.recovered.ambiguous} create(s) were in flight when an earlier run stopped; their photos are held (see above)`);
     }
     if (result.halt) lines.push(`stopped: ${result.halt.message}`);
+    if (result.stepsChange && result.stepsChange.outcome !== 'bound') lines.push(...stepsChangeLines(result.stepsChange));
     lines.push(...accountStopLines(result, config.keyEnvs));
     if (result.interrupted) lines.push('interrupted: run `darkroom run` again to continue where this one stopped');
     return { exitCode: result.exitCode, report: lines.join('\n'), result, outputDir: config.output.dir };

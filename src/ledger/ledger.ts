@@ -10,6 +10,7 @@ import { Outputs } from './outputs.js';
 import { recoverStale, type RecoveryReport } from './recover.js';
 import { readReport, type ReportData, type ReportOptions } from './report.js';
 import { readStatus, type LedgerStatus } from './status.js';
+import { StepLists } from './stepLists.js';
 import { Submissions } from './submissions.js';
 import { Tasks } from './tasks.js';
 
@@ -23,6 +24,8 @@ export class Ledger {
   /** Inputs by content: names, duplicates, output files (issue 5). */
   readonly identity: Identity;
   readonly held: Held;
+  /** Which step list each photo follows (issue 12, point 6). */
+  readonly steps: StepLists;
 
   private constructor(
     readonly file: string,
@@ -35,6 +38,7 @@ export class Ledger {
     this.calls = new Calls(db);
     this.identity = new Identity(db, this.items);
     this.held = new Held(db, this.items);
+    this.steps = new StepLists(db, this.items);
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {

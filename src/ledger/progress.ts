@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from './open.js';
 import { stmt } from './statements.js';
+import { readRedoPaths, readStepsCensus, type StepsCensus } from './stepLists.js';
 import { readStatus, type LedgerStatus, type StepGroup } from './status.js';
 import type { ItemState } from './transitions.js';
 
@@ -215,6 +216,11 @@ export class ProgressReader {
 
   callWindows(now: number): Record<string, { lastMinute: number; lastHour: number }> {
     return readCallWindows(this.db, now);
+  }
+
+  /** Photos started under other step lists than the job's (`plan`), and their labels. */
+  stepsCensus(current: string, jobCaps: readonly string[]): { census: StepsCensus; redo: Set<string> } {
+    return { census: readStepsCensus(this.db, current, jobCaps), redo: readRedoPaths(this.db, current, jobCaps) };
   }
 
   close(): void {

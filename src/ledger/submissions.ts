@@ -56,9 +56,9 @@ export class Submissions {
       const attempt = item.attempt + 1;
       stmt(
         this.db,
-        `INSERT INTO attempts (item_id, submission_id, step_index, capability, attempt, task_id, business_type, status, wait_hint_ms, started_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?)`,
-      ).run(item.id, submissionId, item.step_index, sub.capability, attempt, a.taskId, a.businessType, a.waitHintMs, now);
+        `INSERT INTO attempts (item_id, submission_id, step_index, capability, attempt, task_id, business_type, status, wait_hint_ms, started_ms, steps_sig)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, (SELECT steps_sig FROM items WHERE id = ?))`,
+      ).run(item.id, submissionId, item.step_index, sub.capability, attempt, a.taskId, a.businessType, a.waitHintMs, now, item.id);
       return this.items.move(item.id, 'submitting', 'active', {
         task_id: a.taskId,
         business_type: a.businessType,

@@ -16,6 +16,8 @@ import { discoverInto } from './discover.js';
 import { downloadStage, sweepTempFiles, type ResultFetch } from './download.js';
 import { namingOptions } from './naming.js';
 import { pollStage } from './poll.js';
+import { retireStaleOutputs } from './staleOutputs.js';
+import { checkSteps, stampNewPhotos, type StepsChange, type StepsCheck } from './stepsCheck.js';
 import { uploadStage } from './upload.js';
 
 export interface RunOptions {
@@ -39,6 +41,11 @@ export interface RunOptions {
    * so an interrupted run exits well within 5 s.
    */
   readonly graceMs?: number;
+  /**
+   * `--redo-steps`: photos started under other steps than the job's are redone from the first
+   * step (stepsCheck.ts); without it such a run refuses before any call (exit 2).
+   */
+  readonly redoSteps?: boolean;
 }
 
 /** 20601: what the account has against what the work left needs. */
@@ -59,6 +66,8 @@ export interface RunResult {
   readonly halt: RunHalt | undefined;
   /** Set when the run stopped for insufficient credits (20601). */
   readonly credits?: CreditsShortfall;
+  /** Set when photos were started under other steps than the job's: refused, redone or bound. */
+  readonly stepsChange?: StepsChange;
   readonly interrupted: boolean;
   /** 0 all done · 1 some failed, held or not yet downloaded · 2 config · 3 account problem · 130 interrupted. */
   readonly exitCode: 0 | 1 | 2 | 3 | 130;
@@ -71,6 +80,10 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   const tempFilesSwept = sweepTempFiles(config.output.dir);
   const recovered = ledger.recover();
   ledger.items.releaseQueuedClaims();
+  // Before anything acts on an item's step: a photo started under other steps is never
+  // finished under these (issue 12, point 6).
+  const steps = checkSteps(config, ledger, { redo: opts.redoSteps ?? false, keyFps: opts.keys.map((k) => k.fingerprint), log });
+  if (!steps.proceed) return refused(ledger, steps, recovered, tempFilesSwept);
   // L2: ambiguous creates are resent only when an operator says so, here by the config.
   if (config.onAmbiguous === 'resubmit') {
     const ids = ledger.held.resubmittable(config.maxAttempts);
@@ -81,6 +94,8 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   const { found, added } = await clock.hold(
     discoverInto(config, ledger, { keyFps: opts.keys.map((k) => k.fingerprint), log, adjust: skipSameFile }),
   );
+  stampNewPhotos(config, ledger);
+  retireStaleOutputs(ledger, log);
   log.info({ found: found.length, ...added, recovered, tempFilesSwept }, 'run started');
 
   const run: RunState = { stopped: false, noCreates: false, accountStop: undefined, halt: undefined };
@@ -184,8 +199,24 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     accountStop: run.accountStop,
     halt: run.halt,
     ...(credits ? { credits } : {}),
+    ...(steps.change ? { stepsChange: steps.change } : {}),
     interrupted,
     exitCode,
+  };
+}
+
+/** The run refused before any call: the job's steps changed under started photos (exit 2). */
+function refused(ledger: Ledger, steps: StepsCheck, recovered: RecoveryReport, tempFilesSwept: number): RunResult {
+  return {
+    status: ledger.status(),
+    discovered: { added: 0, known: 0, skipped: 0 },
+    recovered,
+    tempFilesSwept,
+    accountStop: undefined,
+    halt: { kind: 'config', message: steps.message ?? 'the job\'s steps changed', exitCode: 2, immediate: true },
+    ...(steps.change ? { stepsChange: steps.change } : {}),
+    interrupted: false,
+    exitCode: 2,
   };
 }
 
@@ -282,6 +313,7 @@ async function downloadLoop(
       if (!item) break;
       const p = downloadStage(ledger, item, dl).then((outcome) => {
         if (outcome === 'refresh') handBack();
+        if (outcome === 'done') retireStaleOutputs(ledger, log, item.id);
       }).finally(() => {
         inflight.delete(item.id);
         activity.notify();
