@@ -278,7 +278,8 @@ async function checkAccount(config: Config, io: PlanIo, need: PlanResult['credit
     const enough = need.needed !== null ? c.remainingCredit >= need.needed : c.remainingCredit < need.known ? false : null;
     return { checked: true, key: key.fingerprint, credits: c, enough, error: null, requestId: null, accountStop: false };
   } catch (err) {
-    if (!isApiError(err)) throw err;
+    // A redirecting base URL is a config error (exit 2), as in `run`, not an account answer.
+    if (!isApiError(err) || err.kind === 'stop-config') throw err;
     return { checked: true, key: key.fingerprint, credits: null, enough: null, error: err.message, requestId: err.requestId, accountStop: err.kind === 'stop-account' };
   }
 }

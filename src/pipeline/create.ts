@@ -4,6 +4,7 @@ import type { StepConfig } from '../config/index.js';
 import { crashPoint, type ItemRow } from '../ledger/index.js';
 import type { Feedback } from '../scheduler/lane.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
+import { stopForConfig } from './configStop.js';
 import { forgottenUpload } from './forgottenUpload.js';
 
 export function createBody(step: StepConfig, image: string): CreateBody {
@@ -78,6 +79,11 @@ function onCreateError(ctx: StageContext, item: ItemRow, submissionId: number, e
     case 'stop-account':
       ledger.submissions.reject(submissionId, item, outcome, 'uploaded', 0, err.code);
       stopForAccount(ctx, err);
+      return {};
+    case 'stop-config':
+      // A redirect, not the service's answer: not created, back to wait for a create.
+      ledger.submissions.reject(submissionId, item, outcome, 'uploaded', 0, err.code);
+      stopForConfig(ctx, err);
       return {};
     case 'fix-request':
     case 'not-found': {
