@@ -126,7 +126,8 @@ export function checkSteps(config: Config, ledger: Ledger, opts: CheckOptions): 
   const change = describeChange(census, config, (_, json) => (json === null ? null : parseStepsJson(json)));
   if (change && change.redo > 0 && !opts.redo) {
     const message = refusalLine(change);
-    opts.log.error({ redo: change.redo, failed: change.failed, creates: change.cost.creates }, message);
+    // Info, not error: the CLI prints the line itself as the run's `stopped:` (once).
+    opts.log.info({ redo: change.redo, failed: change.failed, creates: change.cost.creates }, message);
     return { proceed: false, change: { ...change, outcome: 'refused' }, message };
   }
   const applied = ledger.steps.apply(sig, { stepsJson: stepsJson(config.steps), jobCaps, redo: opts.redo, keyFps: opts.keyFps });
