@@ -125,6 +125,7 @@ describe('a changed step list', () => {
     const portrait = [{ capability: 'upscale', mode: 'portrait' }];
     const n = await start(general);
     const first = await stopPartWay(n, 4);
+    expect(first.status.states.active).toBeGreaterThan(0);
     setSteps(n.job, portrait);
     const refused = await runNight(n);
     expect(refused.exitCode).toBe(2);
