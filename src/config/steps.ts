@@ -43,10 +43,16 @@ export function describeSteps(steps: readonly CanonicalStep[] | readonly StepCon
     .map((s) => {
       const opts = Object.entries(s)
         .filter(([k]) => k !== 'capability')
-        .map(([k, v]) => `${k} ${JSON.stringify(v).length > 40 ? `${JSON.stringify(v).slice(0, 37)}…"` : /^[\w-]+$/.test(v) ? v : JSON.stringify(v)}`);
+        .map(([k, v]) => `${k} ${shown(v)}`);
       return opts.length > 0 ? `${s.capability ?? '?'} (${opts.join(', ')})` : (s.capability ?? '?');
     })
     .join(' → ');
+}
+
+/** A word as it is; a prompt quoted, and cut at 40 characters. */
+function shown(v: string): string {
+  if (/^[\w.-]+$/.test(v)) return v;
+  return JSON.stringify(v.length > 40 ? `${v.slice(0, 39)}…` : v);
 }
 
 /** The list back from the ledger's canonical JSON; null when it is not one. */
