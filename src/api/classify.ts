@@ -11,8 +11,10 @@
  * - ambiguous: the service may have acted. For a create the task may exist: hold the
  *   item, never resend (L2). For a read it is simply retryable.
  * - not-sent: the request never left this process; safe to send again.
+ * - stop-config: the configuration is wrong for every call (the base URL redirects): stop
+ *   the run at once, exit 2; the call was definitely not performed, so nothing is failed.
  */
-export type ErrorKind = 'retry-later' | 'fix-request' | 'stop-account' | 'not-found' | 'ambiguous' | 'not-sent';
+export type ErrorKind = 'retry-later' | 'fix-request' | 'stop-account' | 'not-found' | 'ambiguous' | 'not-sent' | 'stop-config';
 
 export interface Classification {
   kind: ErrorKind | 'ok';
@@ -131,12 +133,34 @@ function ambiguous(code: string, reason: string): Classification {
   return { kind: 'ambiguous', code, reason, action: 'a create may have made a task: hold it, do not resend; a read can be retried' };
 }
 
+/**
+ * Any 3xx from the API: the base URL is not the service's final address. darkroom never
+ * follows it (the x-api-key header would travel to wherever it points, L5), and it is no
+ * fault of any photo: every later call would meet it too. The answer is a redirect, not the
+ * service's, so the call was not performed (an upload stays to do, a create was not made).
+ */
 export const REDIRECT_REFUSED: Classification = {
-  kind: 'fix-request',
+  kind: 'stop-config',
   code: 'DARKROOM_REDIRECT_REFUSED',
-  reason: 'the service answered with a redirect, which darkroom never follows',
-  action: 'set service.baseUrl to the final address (the key is never sent to a redirect target)',
+  reason: 'the base URL redirects, which darkroom never follows',
+  action: 'set service.baseUrl to the final URL (darkroom never follows a redirect: the key would travel with it)',
 };
+
+/**
+ * REDIRECT_REFUSED's reason for one answer, naming where it points: the Location's origin
+ * and path, never its query, fragment or user info (a token, perhaps the key, could ride there).
+ */
+export function redirectReason(httpStatus: number, location: string | null, requestUrl: string): string {
+  if (location === null || location.trim() === '') return `the base URL answered a redirect (HTTP ${httpStatus}) without a Location`;
+  let target: URL;
+  try {
+    target = new URL(location, requestUrl);
+  } catch {
+    return `the base URL answered a redirect (HTTP ${httpStatus}) to an unreadable Location`;
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') return `the base URL redirects to a ${target.protocol} address`;
+  return `the base URL redirects to ${target.origin}${target.pathname}`;
+}
 
 export const MALFORMED_RESPONSE: Classification = ambiguous('DARKROOM_MALFORMED_RESPONSE', 'the service answered success with a body darkroom cannot read');
 
@@ -171,7 +195,7 @@ function exact(httpStatus: number, businessCode: number | null): ErrorTableEntry
  * Map a response to its kind. `businessCode` is null when the body carried no readable
  * envelope. Pairs outside the spec's table, in order:
  *
- * - 3xx: fix-request (redirects are never followed: the key must not travel).
+ * - 3xx: stop-config (redirects are never followed: the key must not travel; the base URL is wrong).
  * - 401, any code: stop-account, invalid key (the spec gives 401 one meaning).
  * - 429, any code: retry-later (the spec: rejected, nothing consumed).
  * - 2xx or 4xx with a code of fixed meaning (BY_CODE): that meaning.

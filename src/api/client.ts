@@ -10,7 +10,7 @@ import {
   MALFORMED_RESPONSE,
   NOT_SENT,
   OUTCOME_UNKNOWN,
-  REDIRECT_REFUSED,
+  redirectReason,
   type Classification,
 } from './classify.js';
 import { ApiError, sanitize } from './errors.js';
@@ -298,11 +298,10 @@ export class ApiClient {
     let c: Classification;
     let reason: string | undefined;
     let value: T | undefined;
-    if (res.status >= 300 && res.status < 400) {
-      c = REDIRECT_REFUSED;
-      reason = `${c.reason} (to ${this.#locationOrigin(res, req.url)})`;
+    c = classify(res.status, businessCode);
+    if (c.kind === 'stop-config') {
+      reason = redirectReason(res.status, getHeader(res.headers, 'location'), req.url);
     } else {
-      c = classify(res.status, businessCode);
       if (c.kind === 'ok') {
         try {
           value = spec.parse(envelope?.data, requestId);
@@ -329,13 +328,4 @@ export class ApiClient {
     throw error;
   }
 
-  #locationOrigin(res: WireResponse, requestUrl: string): string {
-    const location = getHeader(res.headers, 'location');
-    if (location === null) return 'no Location given';
-    try {
-      return new URL(location, requestUrl).origin;
-    } catch {
-      return 'an unreadable Location';
-    }
-  }
 }

@@ -25,7 +25,9 @@ export function describeError(err: unknown): { exitCode: number; line: string } 
     return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
   }
   if (isApiError(err)) {
-    return { exitCode: err.kind === 'stop-account' ? EXIT.account : EXIT.someFailed, line: `darkroom: ${err.message}` };
+    // stop-config: the base URL redirects (any call, account commands included): a config error.
+    const exitCode = err.kind === 'stop-account' ? EXIT.account : err.kind === 'stop-config' ? EXIT.usage : EXIT.someFailed;
+    return { exitCode, line: `darkroom: ${err.message}` };
   }
   const e = err as { code?: string; message?: string };
   if (e?.code === 'SQLITE_NOTADB' || e?.code === 'SQLITE_CORRUPT') {

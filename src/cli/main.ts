@@ -35,6 +35,11 @@ export async function main(argv: string[]): Promise<number> {
           .option('base-url', { type: 'string', describe: 'service base URL (wins over DARKROOM_BASE_URL and service.baseUrl)' })
           .option('quiet', { type: 'boolean', default: false, describe: 'no live display: one summary line a minute on stderr (as without a terminal)' })
           .option('break-lock', { type: 'string', describe: BREAK_LOCK })
+          .option('redo-steps', {
+            type: 'boolean',
+            default: false,
+            describe: 'the job\'s steps changed: redo the photos started under the old steps from the first step (each is paid again)',
+          })
           .example('DARKROOM_API_KEY=… darkroom run jobs.yaml', 'run a job; run it again to resume')
           .epilog(EPILOG),
       async (a) => {
@@ -64,7 +69,7 @@ export async function main(argv: string[]): Promise<number> {
         process.on('SIGTERM', onSignal);
         try {
           const r = await runCommand(
-            { jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], quiet: a.quiet, breakLock: a['break-lock'] },
+            { jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], quiet: a.quiet, breakLock: a['break-lock'], redoSteps: a['redo-steps'] },
             { env: process.env, stderr: err, signal: ac.signal, progress: progressFor(process.stderr, process.env, a.quiet) },
           );
           out(r.report);

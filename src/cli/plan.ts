@@ -4,11 +4,14 @@ import { CAPABILITIES, fingerprintKey, isApiError, isCapability, type Credits, t
 import { clock } from '../clock.js';
 import { ConfigError, loadConfig, requireInputDir, type Config, type ResolvedKey } from '../config/index.js';
 import { ProgressReader, type ItemState, type ProgressFacts } from '../ledger/index.js';
+import { parseStepsJson, stepsSignature } from '../config/steps.js';
 import { discoverFiles } from '../pipeline/discover.js';
 import { hiddenLine } from '../pipeline/hidden.js';
+import { describeChange, type StepsChange } from '../pipeline/stepsCheck.js';
 import { ASSUMED_LATENCY_MS, estimate, expectedAttempts, formatDuration, type Bound } from '../progress/model.js';
 import { withAccountClient } from './account.js';
 import { EXIT } from './errors.js';
+import { stepsChangeLines } from './stepsChange.js';
 
 export interface PlanArgs {
   readonly jobs: string;
@@ -97,6 +100,11 @@ export interface PlanResult {
         /** The answer was an account problem a run would stop on (401, 24403, 20601). */
         readonly accountStop: boolean;
       };
+  /**
+   * Photos of the ledger started under other steps than the job's (null when none): a plain
+   * `run` refuses them; the figures above are those of `run --redo-steps`.
+   */
+  readonly stepsChange: StepsChange | null;
 }
 
 const BEFORE_UPLOAD: ReadonlySet<ItemState> = new Set(['queued', 'uploading']);
@@ -119,6 +127,10 @@ export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCod
   let states = new Map<string, { state: ItemState; step: number }>();
   let facts: ProgressFacts | null = null;
   let windows: Record<string, { lastMinute: number; lastHour: number }> = {};
+  // Photos started under other steps than the job's: a plain run refuses; the figures below
+  // are those of `run --redo-steps`, which sends them back to the first step.
+  let stepsChange: StepsChange | null = null;
+  let redo = new Set<string>();
   let discovered: Awaited<ReturnType<typeof discoverFiles>>;
   const reader = ledgerExists ? ProgressReader.open(config.ledger) : null;
   try {
@@ -129,6 +141,9 @@ export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCod
       states = reader.itemStates();
       facts = reader.read(now);
       windows = reader.callWindows(now);
+      const r = reader.stepsCensus(stepsSignature(config.steps), config.steps.map((st) => st.capability));
+      stepsChange = describeChange(r.census, config, (_, json) => (json === null ? null : parseStepsJson(json)), args.costs);
+      redo = r.redo;
     }
   } finally {
     reader?.close();
@@ -146,6 +161,13 @@ export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCod
   const stepPhotos = new Array<number>(S).fill(0);
   for (const f of found) {
     const known = states.get(f.relPath);
+    if (known && redo.has(f.relPath)) {
+      // Redone from the first step with its upload (or URL): no upload, every step again.
+      inProgress++;
+      toDo++;
+      for (let i = 0; i < S; i++) stepPhotos[i]!++;
+      continue;
+    }
     if (known?.state === 'skipped' || (!known && f.skipReason)) {
       skipped.push({ path: f.relPath, reason: f.skipReason ?? 'skipped in the ledger' });
       continue;
@@ -215,6 +237,7 @@ export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCod
     credits,
     time,
     account,
+    stepsChange,
   };
   // Exit 3 when the account check found a problem a run would stop on (bad key, not
   // subscribed, or fewer credits than the known need); 0 otherwise, the check failing or not.
@@ -261,7 +284,8 @@ async function checkAccount(config: Config, io: PlanIo, need: PlanResult['credit
     const enough = need.needed !== null ? c.remainingCredit >= need.needed : c.remainingCredit < need.known ? false : null;
     return { checked: true, key: key.fingerprint, credits: c, enough, error: null, requestId: null, accountStop: false };
   } catch (err) {
-    if (!isApiError(err)) throw err;
+    // A redirecting base URL is a config error (exit 2), as in `run`, not an account answer.
+    if (!isApiError(err) || err.kind === 'stop-config') throw err;
     return { checked: true, key: key.fingerprint, credits: null, enough: null, error: err.message, requestId: err.requestId, accountStop: err.kind === 'stop-account' };
   }
 }
@@ -303,6 +327,15 @@ function formatPlan(p: PlanResult): string {
   L.push(
     `time     at best ${formatDuration(t.ms)} with ${t.keys} key(s) at ${t.limits.callsPerMinute}/min, ${t.limits.callsPerHour}/h and ${t.limits.activeTasks} tasks each — ${t.binds} bound (hour ${formatDuration(t.hourMs)} · minute ${formatDuration(t.minuteMs)} · slots ${formatDuration(t.slotsMs)})${t.usedHour ? `; ${t.usedHour} calls already in the last hour count` : ''}`,
   );
+  if (p.stepsChange) {
+    const c = p.stepsChange;
+    if (c.redo > 0) {
+      L.push(
+        `changed  the job's steps changed since ${c.redo} photo(s) were started under other steps: \`darkroom run\` refuses them (nothing spent); the figures above are those of \`run --redo-steps\`, which redoes them from the first step. Or put the old steps back`,
+      );
+    }
+    L.push(...stepsChangeLines(c));
+  }
   const acc = p.account;
   if (!acc.checked) L.push(`account  not checked: ${acc.why}`);
   else if (acc.credits) {

@@ -10,6 +10,7 @@ import { LiveProgress, type TtyStream } from '../progress/live.js';
 import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
 import { rescueLines } from './rescue.js';
+import { stepsChangeLines } from './stepsChange.js';
 import { accountStopLines } from './stops.js';
 
 export interface RunArgs {
@@ -19,6 +20,8 @@ export interface RunArgs {
   readonly quiet?: boolean | undefined;
   /** `--break-lock HOST:PID`: take over the lock of a run on another host known to be gone. */
   readonly breakLock?: string | undefined;
+  /** Redo photos started under other steps than the job's, from the first step (see stepsCheck.ts). */
+  readonly redoSteps?: boolean | undefined;
 }
 
 export interface RunIo {
@@ -90,6 +93,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
         ledger,
         log,
         onActivity: () => live.poke(),
+        ...(args.redoSteps ? { redoSteps: true } : {}),
         ...(io.signal ? { signal: io.signal } : {}),
         ...(io.transport ? { transport: io.transport } : {}),
       });
@@ -104,6 +108,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
     if (hidden !== null) lines.push(`note: ${hidden}`);
     if (result.halt) lines.push(`stopped: ${result.halt.message}`);
     if (result.halt?.kind === 'ledger') lines.push(...rescueLines(ledger.rescueIfDeleted(), config.ledger));
+    if (result.stepsChange && result.stepsChange.outcome !== 'bound') lines.push(...stepsChangeLines(result.stepsChange));
     lines.push(...accountStopLines(result, config.keyEnvs));
     if (result.interrupted) lines.push('interrupted: run `darkroom run` again to continue where this one stopped');
     return { exitCode: result.exitCode, report: lines.join('\n'), result, outputDir: config.output.dir };

@@ -456,10 +456,11 @@ export class Identity {
     inTransaction(this.db, () => {
       stmt(
         this.db,
-        `INSERT INTO output_files (path, item_id, input_id, kind, step_index, bytes, written_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO output_files (path, item_id, input_id, kind, step_index, bytes, written_ms, steps_sig)
+         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT steps_sig FROM items WHERE id = ?))
          ON CONFLICT (path) DO UPDATE SET item_id = excluded.item_id, input_id = excluded.input_id, kind = excluded.kind,
-           step_index = excluded.step_index, bytes = excluded.bytes, written_ms = excluded.written_ms`,
-      ).run(f.path, f.itemId, f.inputId, f.kind, f.stepIndex, f.bytes, now);
+           step_index = excluded.step_index, bytes = excluded.bytes, written_ms = excluded.written_ms, steps_sig = excluded.steps_sig`,
+      ).run(f.path, f.itemId, f.inputId, f.kind, f.stepIndex, f.bytes, now, f.itemId);
       if (f.kind === 'output' && f.inputId !== null) {
         stmt(this.db, 'UPDATE inputs SET output_path = ?, written_ms = ? WHERE id = ?').run(f.path, now, f.inputId);
       }
@@ -514,7 +515,11 @@ export class Identity {
     return rows.map((input) => ({ input, item: this.items.get(input.item_id)! }));
   }
 
-  /** The attempts of a photo's current content (since its file last changed), in order. */
+  /**
+   * The attempts of a photo's current content (since its file last changed) under its
+   * current step list (migration 008: a photo redone under new steps keeps the old tasks on
+   * record, not in its sidecar), in order.
+   */
   attemptsOf(itemId: number): AttemptRecord[] {
     const since =
       stmt<[number, string], { t: number | null }>(
@@ -524,7 +529,8 @@ export class Identity {
     return stmt<[number, number], AttemptRecord>(
       this.db,
       `SELECT step_index, capability, attempt, task_id, business_type, status, result_url, started_ms, ended_ms
-       FROM attempts WHERE item_id = ? AND started_ms >= ? ORDER BY id`,
+       FROM attempts WHERE item_id = ? AND started_ms >= ?
+         AND steps_sig IS (SELECT i.steps_sig FROM items i WHERE i.id = attempts.item_id) ORDER BY id`,
     ).all(itemId, since);
   }
 }

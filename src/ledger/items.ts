@@ -8,6 +8,7 @@ import { assertTransition, type ItemState } from './transitions.js';
 const PATCHABLE = new Set([
   'src_path', 'size_bytes', 'content_hash', 'step_index', 'attempt', 'key_fp', 'image_url', 'input_url', 'task_id',
   'business_type', 'task_started_ms', 'result_url', 'output_path', 'reason', 'request_id', 'due_ms', 'retries', 'hold_kind',
+  'steps_sig', 'forgotten_uploads',
 ]);
 
 /** The columns of a patch that may be set, in the patch's own order. */

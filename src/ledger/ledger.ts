@@ -15,6 +15,7 @@ import { recoverStale, type RecoveryReport } from './recover.js';
 import { rescueDeleted, type Rescue } from './rescue.js';
 import { readReport, type ReportData, type ReportOptions } from './report.js';
 import { readStatus, type LedgerStatus } from './status.js';
+import { StepLists } from './stepLists.js';
 import { Submissions } from './submissions.js';
 import { Tasks } from './tasks.js';
 
@@ -33,6 +34,8 @@ export class Ledger {
   /** What each input's full decode found, by content (issue 12). */
   readonly checks: InputChecks;
   private readonly lock: RunLock;
+  /** Which step list each photo follows (issue 12, point 6). */
+  readonly steps: StepLists;
 
   private constructor(
     readonly file: string,
@@ -50,6 +53,7 @@ export class Ledger {
     this.held = new Held(db, this.items);
     this.failed = new Failed(db, this.items);
     this.checks = new InputChecks(db);
+    this.steps = new StepLists(db, this.items);
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { readVerdict } from './checks.js';
 import { openDatabase } from './open.js';
 import { stmt } from './statements.js';
+import { readRedoPaths, readStepsCensus, type StepsCensus } from './stepLists.js';
 import { readStatus, type LedgerStatus, type StepGroup } from './status.js';
 import type { ItemState } from './transitions.js';
 
@@ -223,6 +224,11 @@ export class ProgressReader {
   decodeVerdict(contentHash: string): string | null | undefined {
     this.hasChecks ??= stmt(this.db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'input_checks'").get() !== undefined;
     return this.hasChecks ? readVerdict(this.db, contentHash) : undefined;
+  }
+
+  /** Photos started under other step lists than the job's (`plan`), and their labels. */
+  stepsCensus(current: string, jobCaps: readonly string[]): { census: StepsCensus; redo: Set<string> } {
+    return { census: readStepsCensus(this.db, current, jobCaps), redo: readRedoPaths(this.db, current, jobCaps) };
   }
 
   close(): void {

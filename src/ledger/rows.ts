@@ -23,6 +23,10 @@ export interface ItemRow {
   retries: number;
   /** Why a held item is held (migration 002); null unless held. */
   hold_kind: 'ambiguous' | 'timeout' | null;
+  /** The step list the photo follows or was finished under (migration 008, ledger/stepLists.ts); null until stamped. */
+  steps_sig: string | null;
+  /** Times the service forgot the photo's upload and it was uploaded again (migration 008). */
+  forgotten_uploads: number;
   created_ms: number;
   updated_ms: number;
 }

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import type { Items } from './items.js';
-import type { ItemRow, SubmissionRow } from './rows.js';
+import type { ItemPatch, ItemRow, SubmissionRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
 
 export interface SubmissionOutcome {
@@ -56,9 +56,9 @@ export class Submissions {
       const attempt = item.attempt + 1;
       stmt(
         this.db,
-        `INSERT INTO attempts (item_id, submission_id, step_index, capability, attempt, task_id, business_type, status, wait_hint_ms, started_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?)`,
-      ).run(item.id, submissionId, item.step_index, sub.capability, attempt, a.taskId, a.businessType, a.waitHintMs, now);
+        `INSERT INTO attempts (item_id, submission_id, step_index, capability, attempt, task_id, business_type, status, wait_hint_ms, started_ms, steps_sig)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, (SELECT steps_sig FROM items WHERE id = ?))`,
+      ).run(item.id, submissionId, item.step_index, sub.capability, attempt, a.taskId, a.businessType, a.waitHintMs, now, item.id);
       return this.items.move(item.id, 'submitting', 'active', {
         task_id: a.taskId,
         business_type: a.businessType,
@@ -76,7 +76,15 @@ export class Submissions {
    * Definitely not created (never sent, 429, 503, a 4xx): the item goes back to wait for
    * another create (`uploaded`) or, when the request itself is wrong, to `failed`.
    */
-  reject(submissionId: number, item: ItemRow, o: SubmissionOutcome, to: 'uploaded' | 'failed', dueMs: number, reason: string): ItemRow {
+  reject(
+    submissionId: number,
+    item: ItemRow,
+    o: SubmissionOutcome,
+    to: 'uploaded' | 'failed' | 'queued',
+    dueMs: number,
+    reason: string,
+    extra: ItemPatch = {},
+  ): ItemRow {
     return inTransaction(this.db, () => {
       this.resolve(submissionId, 'rejected', o, null, null);
       return this.items.move(item.id, 'submitting', to, {
@@ -84,8 +92,24 @@ export class Submissions {
         reason: to === 'failed' ? reason : null,
         request_id: o.responseRequestId,
         retries: item.retries + 1,
+        ...extra,
       }, reason);
     });
+  }
+
+  /**
+   * The newest create of this item's step before `beforeId` that settled something about
+   * its input: accepted (the service knew the image), or refused with -2 (it did not). Null
+   * when none did. Tells a forgotten upload (-2 after the image worked or was never tried)
+   * from an image the service refuses whatever is uploaded (-2 right after a fresh upload).
+   */
+  lastInputVerdict(itemId: number, stepIndex: number, beforeId: number): 'accepted' | 'refused' | null {
+    const r = stmt<[number, number, number], { state: string }>(
+      this.db,
+      `SELECT state FROM submissions WHERE item_id = ? AND step_index = ? AND id < ?
+         AND (state = 'accepted' OR (state = 'rejected' AND code = -2)) ORDER BY id DESC LIMIT 1`,
+    ).get(itemId, stepIndex, beforeId);
+    return r === undefined ? null : r.state === 'accepted' ? 'accepted' : 'refused';
   }
 
   /** L2: the outcome is unknown; the item is held until an operator decides. */

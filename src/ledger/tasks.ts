@@ -91,13 +91,16 @@ export class Tasks {
     return r?.polls ?? 0;
   }
 
-  /** Whether a task of this item's current step already vanished once (it is created again only once). */
+  /**
+   * Whether a task of this item's current step already vanished once (it is created again
+   * only once), under its current step list: a photo redone under new steps starts afresh.
+   */
   hasExpiredBefore(item: ItemRow): boolean {
     return (
-      stmt(this.db, "SELECT 1 FROM attempts WHERE item_id = ? AND step_index = ? AND status = 'EXPIRED' LIMIT 1").get(
-        item.id,
-        item.step_index,
-      ) !== undefined
+      stmt(
+        this.db,
+        "SELECT 1 FROM attempts WHERE item_id = ? AND step_index = ? AND status = 'EXPIRED' AND steps_sig IS (SELECT steps_sig FROM items WHERE id = ?) LIMIT 1",
+      ).get(item.id, item.step_index, item.id) !== undefined
     );
   }
 

@@ -38,7 +38,9 @@ const ALLOWED: Readonly<Record<ItemState, readonly ItemState[]>> = {
   // to skipped: discovery found its output path unusable before its first create (src/pipeline/outputPaths.ts)
   uploaded: ['submitting', 'failed', 'skipped'],
   // back to uploaded: definitely not created (not sent, 429, 503), try again later
-  submitting: ['active', 'uploaded', 'held', 'failed'],
+  // to queued: the service answered a first-step create of our own upload with -2: it has
+  // forgotten the image, so it is uploaded again and created once more (pipeline/create.ts)
+  submitting: ['active', 'uploaded', 'held', 'failed', 'queued'],
   // back to uploaded: FAIL (retry the step) or the task vanished (create again once)
   active: ['succeeded', 'uploaded', 'failed', 'held'],
   // to uploaded: the next step of a pipeline. Never to failed: the task is paid for, and its
@@ -48,7 +50,9 @@ const ALLOWED: Readonly<Record<ItemState, readonly ItemState[]>> = {
   // next run); to active: the result URL expired, so the task is polled once more for a fresh one
   downloading: ['done', 'succeeded', 'uploaded', 'active'],
   // to queued: its file changed, so the new content is processed again (src/ledger/identity.ts)
-  done: ['queued'],
+  // to uploaded: the job's steps changed and the operator said --redo-steps: redone from the
+  // first step with its upload (src/ledger/stepLists.ts); its output stays until replaced
+  done: ['queued', 'uploaded'],
   // an operator's `darkroom retry --held`
   held: ['uploaded', 'active'],
   // `darkroom retry --failed` (src/ledger/failed.ts): queued or uploaded to be created again;

@@ -4,6 +4,8 @@ import type { StepConfig } from '../config/index.js';
 import { crashPoint, type ItemRow } from '../ledger/index.js';
 import type { Feedback } from '../scheduler/lane.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
+import { stopForConfig } from './configStop.js';
+import { forgottenUpload } from './forgottenUpload.js';
 
 export function createBody(step: StepConfig, image: string): CreateBody {
   const body: CreateBody = { image };
@@ -78,9 +80,26 @@ function onCreateError(ctx: StageContext, item: ItemRow, submissionId: number, e
       ledger.submissions.reject(submissionId, item, outcome, 'uploaded', 0, err.code);
       stopForAccount(ctx, err);
       return {};
+    case 'stop-config':
+      // A redirect, not the service's answer: not created, back to wait for a create.
+      ledger.submissions.reject(submissionId, item, outcome, 'uploaded', 0, err.code);
+      stopForConfig(ctx, err);
+      return {};
     case 'fix-request':
     case 'not-found': {
-      ledger.submissions.reject(submissionId, item, outcome, 'failed', 0, `create refused: ${err.message}`);
+      const lost = forgottenUpload(ctx, item, submissionId, ledger.submissions.get(submissionId)?.capability ?? '', err);
+      if (lost.kind === 'reupload') {
+        // Refused, so not created and not charged: upload again (keeping the key) and create once more.
+        ledger.submissions.reject(submissionId, item, outcome, 'queued', 0, lost.reason, {
+          image_url: null,
+          input_url: null,
+          retries: 0,
+          forgotten_uploads: item.forgotten_uploads + 1,
+        });
+        ctx.log.warn({ item: item.id, requestId: err.requestId }, lost.reason);
+        return {};
+      }
+      ledger.submissions.reject(submissionId, item, outcome, 'failed', 0, lost.kind === 'fail' ? lost.reason : `create refused: ${err.message}`);
       return {};
     }
   }

@@ -24,6 +24,8 @@ export interface DownloaderOptions {
   readonly wakeLanes?: (() => void) | undefined;
   /** Whether the ledger is still the file at its path (ledgerGuard); false halts the run, no download starts. */
   readonly ledgerOk?: (() => boolean) | undefined;
+  /** After an item's output is in place and the item is done. */
+  readonly onDone?: ((itemId: number) => void) | undefined;
 }
 
 /**
@@ -108,6 +110,7 @@ export async function downloadLoop(
             // download this run would not make): the task stays `active`, and the next run's
             // first poll gets the URL.
             if (outcome === 'refresh' && !patience.over(clock.now())) handBack();
+            if (outcome === 'done') o.onDone?.(item.id);
           },
           (err: unknown) => {
             crash ??= { err };

@@ -265,6 +265,8 @@ export interface Sidecar {
   readonly source: { kind: 'file'; name: string; sha256: string | null; bytes: number | null } | { kind: 'url'; name: string; url: string };
   /** Every current name of the same photo (each has an output of its own). */
   readonly sameContent: readonly string[];
+  /** Signature of the step list the output was made under (src/config/steps.ts); `steps` lists it. */
+  readonly stepsSig: string | null;
   readonly steps: readonly {
     step: number;
     capability: string;
@@ -321,6 +323,7 @@ export function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, res
     bytes: result.bytes,
     source,
     sameContent: ledger.identity.inputsOf(item.id).map((r) => (r.kind === 'url' ? r.src : r.name)),
+    stepsSig: ledger.items.get(item.id)?.steps_sig ?? item.steps_sig ?? null,
     steps,
     timings: {
       foundAt: iso(item.created_ms),

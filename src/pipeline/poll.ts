@@ -2,6 +2,7 @@ import { isApiError, type ApiError } from '../api/index.js';
 import { clock } from '../clock.js';
 import { crashPoint, type ItemRow } from '../ledger/index.js';
 import type { Feedback } from '../scheduler/lane.js';
+import { stopForConfig } from './configStop.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
 
 /**
@@ -109,6 +110,10 @@ function onPollError(ctx: StageContext, item: ItemRow, err: ApiError): Feedback 
     }
     case 'stop-account':
       stopForAccount(ctx, err);
+      return {};
+    case 'stop-config':
+      // A redirect: the task was not polled; it stays active, due as it was.
+      stopForConfig(ctx, err);
       return {};
     case 'fix-request': {
       ledger.tasks.failed(item, 'REFUSED', `poll refused: ${err.message}`);

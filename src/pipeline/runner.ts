@@ -20,6 +20,8 @@ import { ledgerGuard } from './ledgerGuard.js';
 import type { OutputFs } from './outputfs.js';
 import { pollStage } from './poll.js';
 import type { ResultFetch } from './result.js';
+import { retireStaleOutputs } from './staleOutputs.js';
+import { checkSteps, stampNewPhotos, type StepsChange, type StepsCheck } from './stepsCheck.js';
 import { uploadStage } from './upload.js';
 
 export interface RunOptions {
@@ -45,6 +47,11 @@ export interface RunOptions {
   readonly graceMs?: number;
   /** The file-system calls that write outputs (src/pipeline/outputfs.ts); tests inject a full or read-only disk. */
   readonly outputFs?: OutputFs;
+  /**
+   * `--redo-steps`: photos started under other steps than the job's are redone from the first
+   * step (stepsCheck.ts); without it such a run refuses before any call (exit 2).
+   */
+  readonly redoSteps?: boolean;
 }
 
 /** 20601: what the account has against what the work left needs. */
@@ -66,6 +73,8 @@ export interface RunResult {
   readonly halt: RunHalt | undefined;
   /** Set when the run stopped for insufficient credits (20601). */
   readonly credits?: CreditsShortfall;
+  /** Set when photos were started under other steps than the job's: refused, redone or bound. */
+  readonly stepsChange?: StepsChange;
   readonly interrupted: boolean;
   /** 0 all done · 1 some failed, held or not yet downloaded · 2 config · 3 account problem · 130 interrupted. */
   readonly exitCode: 0 | 1 | 2 | 3 | 130;
@@ -80,6 +89,10 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   const tempFilesSwept = outputProblem === null ? sweepTempFiles(config.output.dir) : 0;
   const recovered = ledger.recover();
   ledger.items.releaseQueuedClaims();
+  // Before anything acts on an item's step: a photo started under other steps is never
+  // finished under these (issue 12, point 6).
+  const steps = checkSteps(config, ledger, { redo: opts.redoSteps ?? false, keyFps: opts.keys.map((k) => k.fingerprint), log });
+  if (!steps.proceed) return refused(ledger, steps, recovered, tempFilesSwept);
   // Paid results not yet on disk (an earlier run's outage, full disk, a file in the way) come first.
   ledger.outputs.dueAllNow();
   // L2: ambiguous creates are resent only when an operator says so, here by the config.
@@ -95,6 +108,8 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
           .hold(discoverInto(config, ledger, { keyFps: opts.keys.map((k) => k.fingerprint), log, adjust: skipSameFile }))
           .then((d) => ({ ...d, gone: d.identity.gone }))
       : { found: [], added: { added: 0, known: 0 }, hidden: 0, gone: 0 };
+  stampNewPhotos(config, ledger);
+  retireStaleOutputs(ledger, log);
   log.info({ found: found.length, ...added, recovered, tempFilesSwept }, 'run started');
 
   const run: RunState = { stopped: false, noCreates: false, accountStop: undefined, halt: undefined };
@@ -186,6 +201,8 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
       for (const lane of lanes) lane.wake();
     },
     ledgerOk,
+    // A photo redone under new steps: its files made under the old ones go once the new output is in (staleOutputs.ts).
+    onDone: (itemId: number) => retireStaleOutputs(ledger, log, itemId),
   };
   try {
     for (;;) {
@@ -225,8 +242,24 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     accountStop: run.accountStop,
     halt: run.halt,
     ...(credits ? { credits } : {}),
+    ...(steps.change ? { stepsChange: steps.change } : {}),
     interrupted,
     exitCode,
+  };
+}
+
+/** The run refused before any call: the job's steps changed under started photos (exit 2). */
+function refused(ledger: Ledger, steps: StepsCheck, recovered: RecoveryReport, tempFilesSwept: number): RunResult {
+  return {
+    status: ledger.status(),
+    discovered: { added: 0, known: 0, skipped: 0, hidden: 0, gone: 0 },
+    recovered,
+    tempFilesSwept,
+    accountStop: undefined,
+    halt: { kind: 'config', message: steps.message ?? 'the job\'s steps changed', exitCode: 2, immediate: true },
+    ...(steps.change ? { stepsChange: steps.change } : {}),
+    interrupted: false,
+    exitCode: 2,
   };
 }
 

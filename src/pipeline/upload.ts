@@ -3,6 +3,7 @@ import { clock } from '../clock.js';
 import { crashPoint, type ItemRow } from '../ledger/index.js';
 import type { Feedback } from '../scheduler/lane.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
+import { stopForConfig } from './configStop.js';
 import { checkWhole } from './integrity.js';
 import { outputPathProblem } from './outputPaths.js';
 import { prepareUpload } from './transcode.js';
@@ -61,6 +62,11 @@ export async function uploadStage(ctx: StageContext, item: ItemRow): Promise<Fee
       case 'stop-account':
         ledger.items.move(claimed.id, 'uploading', 'queued', { due_ms: 0 });
         stopForAccount(ctx, err);
+        return {};
+      case 'stop-config':
+        // A redirect: the upload was not made; the photo waits for it, its retries untouched.
+        ledger.items.move(claimed.id, 'uploading', 'queued', { due_ms: 0 }, err.code);
+        stopForConfig(ctx, err);
         return {};
       default: {
         // retry-later, not-sent, ambiguous (a repeated upload costs a call, never a credit), not-found

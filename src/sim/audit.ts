@@ -7,6 +7,9 @@
 import { FAULT_NAMES, type FaultName } from './faults.js';
 import { countInWindow, insertSorted, maxInAnyWindow } from './windows.js';
 
+/** The random faults, and the `redirect` steering (no draw, in no profile). */
+export type AuditedFault = FaultName | 'redirect';
+
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
 
@@ -17,7 +20,7 @@ export interface KeyAudit {
   calls: number;
   /**
    * Calls that passed the limits and the fault gate (these are what the server's windows
-   * count): calls = accepted + rejected429 + injected429 + answered503.
+   * count): calls = accepted + rejected429 + injected429 + answered503 + redirected.
    */
   accepted: number;
   /** 429s the server's real limits gave; injected ones are in `injected429`. */
@@ -27,6 +30,8 @@ export interface KeyAudit {
   injected429: number;
   /** Calls answered 503 during an injected burst. */
   answered503: number;
+  /** Calls answered with a redirect (the `redirect` fault): calls = accepted + rejected429 + injected429 + answered503 + redirected. */
+  redirected: number;
   /** Calls presenting this key while it was not valid; non-zero only for keys the sim does not know. */
   unauthorized: number;
   maxCallsInAnyMinute: number;
@@ -70,8 +75,8 @@ export interface Audit {
   tasksByStatus: Record<string, number>;
   /** 401 answers, including those with no key at all. */
   unauthorized: number;
-  /** Injected faults by name, every name present (0 when none was injected). */
-  faults: Record<FaultName, number>;
+  /** Injected faults by name, every name present (0 when none was injected); `redirect` counts redirected calls. */
+  faults: Record<AuditedFault, number>;
   /** Creates that were accepted although the client got no usable answer: ambiguous but real. */
   faultedCreates: FaultedCreate[];
   /** Injected 503 bursts, in order. */
@@ -93,7 +98,7 @@ export class AuditRecorder {
   private readonly keyLeaks: KeyLeak[] = [];
   private tasks = 0;
   private unauthorizedTotal = 0;
-  private readonly faultCounts = Object.fromEntries(FAULT_NAMES.map((n) => [n, 0])) as Record<FaultName, number>;
+  private readonly faultCounts = Object.fromEntries([...FAULT_NAMES, 'redirect'].map((n) => [n, 0])) as Record<AuditedFault, number>;
   private readonly faultedCreates: FaultedCreate[] = [];
   private readonly bursts: Array<{ fromMs: number; untilMs: number }> = [];
 
@@ -112,6 +117,7 @@ export class AuditRecorder {
         rejectedByScope: {},
         injected429: 0,
         answered503: 0,
+        redirected: 0,
         unauthorized: 0,
         maxActiveTasks: 0,
         creates: 0,
@@ -156,11 +162,12 @@ export class AuditRecorder {
   }
 
   /** An injected fault; `fp` when it answered a key's call (a 503 or a 429 then counts for that key too). */
-  fault(name: FaultName, fp?: string): void {
+  fault(name: AuditedFault, fp?: string): void {
     this.faultCounts[name]++;
     if (fp === undefined) return;
     if (name === 'burst503') this.entry(fp).answered503++;
     if (name === 'spurious429') this.entry(fp).injected429++;
+    if (name === 'redirect') this.entry(fp).redirected++;
   }
 
   faultedCreate(entry: FaultedCreate): void {
@@ -189,6 +196,7 @@ export class AuditRecorder {
         rejectedByScope: { ...r.rejectedByScope },
         injected429: r.injected429,
         answered503: r.answered503,
+        redirected: r.redirected,
         unauthorized: r.unauthorized,
         maxCallsInAnyMinute: maxInAnyWindow(r.times, MINUTE_MS),
         maxCallsInAnyHour: maxInAnyWindow(r.times, HOUR_MS),

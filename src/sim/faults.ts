@@ -17,7 +17,11 @@
  * - only a task's first result URL can expire at random; a URL re-issued by a fresh poll
  *   expires only by age (`afterMs` after it was issued);
  * - a result URL is never truncated twice in a row: a client that retries a short download
- *   once gets the whole file.
+ *   once gets the whole file;
+ * - an upload is forgotten at most once per source image: the issue's client uploads a
+ *   forgotten image again once, and that upload stays;
+ * - a redirect (`redirect`, not part of any profile) stops a correct client with a config
+ *   error: it is for tests of that stop, and with `times` set it ends, so a rerun finishes.
  */
 import type { RateScope } from './audit.js';
 import { Rng } from './random.js';
@@ -32,6 +36,7 @@ export const FAULT_NAMES = [
   'expiredResultUrl',
   'truncatedDownload',
   'vanishedTask',
+  'forgottenUpload',
 ] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
 
@@ -101,7 +106,24 @@ export interface FaultConfig {
    * task is gone: 404/-60404 from then on, its slot freed, its credit never charged.
    */
   vanishedTask?: { probability: number; minAgeMs?: number };
+  /**
+   * `probability`: per create whose image is one of the service's own uploads (not yet
+   * forgotten), that the service has forgotten that upload: the create is answered 400/-2
+   * ("image not found", no task, no charge), and that URL keeps failing (creates: -2, GET:
+   * 404). A fresh upload of the same image works.
+   */
+  forgottenUpload?: { probability: number };
+  /**
+   * Not a random fault and in no profile: API calls answered with a redirect to another
+   * origin, as a moved service or a proxy in front of it would (`Location` = `to` + the
+   * path and query asked for). `calls`: which calls (default every one); `times`: how many
+   * (default without end). Counted in no window, like a 503; the audit counts it per key.
+   */
+  redirect?: { to: string; status?: RedirectStatus; calls?: RedirectCalls; times?: number };
 }
+
+export type RedirectStatus = 301 | 302 | 303 | 307 | 308;
+export type RedirectCalls = 'all' | 'upload' | 'create' | 'poll' | 'account';
 
 export interface ResolvedFaults {
   /** The profile named, or 'custom' for an explicit config. */
@@ -115,6 +137,9 @@ export interface ResolvedFaults {
   expiredResultUrl: { probability: number; afterMs: number | undefined; statuses: ExpiredStatus[] };
   truncatedDownload: { probability: number };
   vanishedTask: { probability: number; minAgeMs: number };
+  forgottenUpload: { probability: number };
+  /** Null when off. */
+  redirect: { to: string; status: RedirectStatus; calls: RedirectCalls; times: number } | null;
 }
 
 /** Client's default per-call timeout is 30 s; a slow answer must outlast it. */
@@ -132,6 +157,7 @@ export const FAULT_PROFILES: Record<FaultProfileName, Omit<FaultConfig, 'base'>>
     expiredResultUrl: { probability: 0.02, afterMs: 600_000 },
     truncatedDownload: { probability: 0.02 },
     vanishedTask: { probability: 0.01 },
+    forgottenUpload: { probability: 0.005 },
   },
   hostile: {
     burst503: { probability: 0.005, minMs: 10_000, maxMs: 90_000 },
@@ -143,13 +169,14 @@ export const FAULT_PROFILES: Record<FaultProfileName, Omit<FaultConfig, 'base'>>
     expiredResultUrl: { probability: 0.1, afterMs: 60_000 },
     truncatedDownload: { probability: 0.1 },
     vanishedTask: { probability: 0.05 },
+    forgottenUpload: { probability: 0.04 },
   },
 };
 
 export const FAULT_PROFILE_DESCRIPTIONS: Record<FaultProfileName, string> = {
   none: 'no injected faults: the service behaves as its specification says',
   flaky:
-    'occasional faults (about 1-2% each): 429s without cause, dropped, slow or garbled answers, expiring and truncated result URLs, vanishing tasks, a rare 503 burst',
+    'occasional faults (about 1-2% each): 429s without cause, dropped, slow or garbled answers, expiring and truncated result URLs, vanishing tasks and uploads, a rare 503 burst',
   hostile:
     'frequent faults (5-10% each, a 24403 rarely) and a 503 burst every few minutes at full call rate; a client that follows the spec still finishes every photo',
 };
@@ -203,7 +230,23 @@ export function resolveFaults(spec: FaultProfileName | FaultConfig | undefined):
     },
     truncatedDownload: { probability: p('truncatedDownload', c.truncatedDownload?.probability) },
     vanishedTask: { probability: p('vanishedTask', c.vanishedTask?.probability), minAgeMs: c.vanishedTask?.minAgeMs ?? 0 },
+    forgottenUpload: { probability: p('forgottenUpload', c.forgottenUpload?.probability) },
+    redirect: c.redirect
+      ? { to: c.redirect.to, status: c.redirect.status ?? 307, calls: c.redirect.calls ?? 'all', times: c.redirect.times ?? Infinity }
+      : null,
   };
+  if (r.redirect) {
+    let to: URL;
+    try {
+      to = new URL(r.redirect.to);
+    } catch {
+      throw new Error('sim faults: redirect.to must be an http(s) URL');
+    }
+    if (to.protocol !== 'http:' && to.protocol !== 'https:') throw new Error('sim faults: redirect.to must be an http(s) URL');
+    if (![301, 302, 303, 307, 308].includes(r.redirect.status)) throw new Error('sim faults: redirect.status must be 301, 302, 303, 307 or 308');
+    if (!['all', 'upload', 'create', 'poll', 'account'].includes(r.redirect.calls)) throw new Error('sim faults: redirect.calls must be all, upload, create, poll or account');
+    if (!(r.redirect.times >= 1)) throw new Error('sim faults: redirect.times must be at least 1');
+  }
 
   if (!(r.burst503.minMs > 0 && r.burst503.maxMs >= r.burst503.minMs)) {
     throw new Error('sim faults: burst503 needs 0 < minMs <= maxMs');
@@ -253,6 +296,7 @@ export class FaultInjector {
   readonly config: ResolvedFaults;
   private readonly rngs: Record<FaultName, Rng>;
   private burstUntil = -Infinity;
+  private redirected = 0;
 
   constructor(config: ResolvedFaults, seed: number) {
     this.config = config;
@@ -324,6 +368,22 @@ export class FaultInjector {
     if (length < 2 || !this.chance('truncatedDownload', this.config.truncatedDownload.probability)) return undefined;
     const fraction = 0.1 + 0.8 * this.rngs.truncatedDownload.uniform();
     return Math.min(length - 1, Math.max(1, Math.floor(length * fraction)));
+  }
+
+  /** Whether the service has forgotten an upload at this create (the model keeps it forgotten). */
+  forgottenUpload(): boolean {
+    return this.chance('forgottenUpload', this.config.forgottenUpload.probability);
+  }
+
+  /**
+   * Whether this call is answered with a redirect, and where to: no draw, the calls named by
+   * `redirect.calls`, the first `redirect.times` of them.
+   */
+  redirect(call: Exclude<RedirectCalls, 'all'> | 'other', pathAndQuery: string): { status: RedirectStatus; location: string } | undefined {
+    const r = this.config.redirect;
+    if (!r || this.redirected >= r.times || (r.calls !== 'all' && r.calls !== call)) return undefined;
+    this.redirected++;
+    return { status: r.status, location: `${r.to.replace(/\/+$/, '')}${pathAndQuery}` };
   }
 
   vanishedTask(ageMs: number): boolean {

@@ -32,7 +32,10 @@
  *   the limits), the real limits, a spurious 429; on a create, a 24403-in-200 at the
  *   subscription check; after the answer is computed (a create's task already exists), a
  *   dropped connection (creates only), a slow answer, a malformed body. Faulted calls that
- *   are 503 or 429 count in no window, like real 429s. A poll may make its task vanish.
+ *   are 503 or 429 count in no window, like real 429s. A poll may make its task vanish, a
+ *   create the service's copy of its uploaded image (forgottenUpload: -2 from then on). A
+ *   `redirect` (faults.ts) answers right after the key check, before everything else, and
+ *   counts in no window.
  *   The result origin may answer an expired URL or a truncated body. /__sim/audit and 401s
  *   are never faulted.
  */
@@ -155,6 +158,10 @@ export class SimModel {
   /** `${sourceId}|${capability}` that already lost a task (each loses at most one). */
   private readonly vanishedSources = new Set<string>();
   private readonly urls = new Map<string, UrlState>();
+  /** Uploads the service has forgotten (forgottenUpload): gone for creates and GETs. */
+  private readonly forgottenUploads = new Set<string>();
+  /** Source images that already lost an upload (each loses at most one). */
+  private readonly forgottenSources = new Set<string>();
   /** Result URLs (path and version) whose last GET was truncated. */
   private readonly truncatedLast = new Set<string>();
   private usedCredits = 0;
@@ -207,7 +214,7 @@ export class SimModel {
     const res = RESULT_PATH_RE.exec(path);
     if (res) return this.serveResult(res[1]!, res[2]!, versionOf(req.path), method);
     const up = UPLOAD_PATH_RE.exec(path);
-    const u = up ? this.uploads.get(up[1]!) : undefined;
+    const u = up && !this.forgottenUploads.has(up[1]!) ? this.uploads.get(up[1]!) : undefined;
     if (!u || u.ext !== up![2]) return plain(404, 'not found\n');
     return imageAnswer(u.bytes, u.ext, method);
   }
@@ -303,6 +310,13 @@ export class SimModel {
     this.recorder.arrived(lane.fingerprint, now);
     const route = matchRoute(method, path);
     const isCreate = route.kind === 'create';
+
+    // A moved service or a proxy in front of it: the answer comes before the service's own.
+    const moved = this.faults.redirect(redirectCall(route), req.path);
+    if (moved) {
+      this.recorder.fault('redirect', lane.fingerprint);
+      return { status: moved.status, headers: { location: moved.location, 'content-type': 'text/plain; charset=utf-8', 'x-request-id': requestId }, body: Buffer.from(`moved: ${moved.location}\n`) };
+    }
 
     const burst = this.faults.burst503(now);
     if (burst) {
@@ -628,7 +642,13 @@ export class SimModel {
     const up = UPLOAD_PATH_RE.exec(pathname);
     if (up) {
       const u = this.uploads.get(up[1]!);
-      if (!u || u.ext !== up[2]) return bad('image not found');
+      if (!u || u.ext !== up[2] || this.forgottenUploads.has(up[1]!)) return bad('image not found');
+      if (!this.forgottenSources.has(u.sourceId) && this.faults.forgottenUpload()) {
+        this.forgottenUploads.add(up[1]!);
+        this.forgottenSources.add(u.sourceId);
+        this.recorder.fault('forgottenUpload');
+        return bad('image not found');
+      }
       return { ok: true, value: { input: { kind: 'upload', uploadId: up[1]! }, inputExt: u.ext, sourceId: u.sourceId } };
     }
     const res = RESULT_PATH_RE.exec(pathname);
@@ -745,6 +765,19 @@ function creationData(task: Task, queue: QueueInfo): unknown {
       return { taskId: task.taskId, status: 'PENDING' };
     default:
       return { taskId: task.taskId, businessType: task.businessType, status: 'PENDING' };
+  }
+}
+
+/** Which kind of call a `redirect` fault's `calls` names. */
+function redirectCall(route: Route): 'upload' | 'create' | 'poll' | 'account' | 'other' {
+  switch (route.kind) {
+    case 'credits':
+    case 'usage':
+      return 'account';
+    case 'unknown':
+      return 'other';
+    default:
+      return route.kind;
   }
 }
 

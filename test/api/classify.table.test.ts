@@ -33,8 +33,10 @@ describe('classify: the spec error table', () => {
 
 describe('classify: pairs outside the table', () => {
   it.each([
-    [302, null, 'fix-request', 'DARKROOM_REDIRECT_REFUSED'],
-    [307, 0, 'fix-request', 'DARKROOM_REDIRECT_REFUSED'],
+    [302, null, 'stop-config', 'DARKROOM_REDIRECT_REFUSED'],
+    [307, 0, 'stop-config', 'DARKROOM_REDIRECT_REFUSED'],
+    [301, -2, 'stop-config', 'DARKROOM_REDIRECT_REFUSED'],
+    [308, null, 'stop-config', 'DARKROOM_REDIRECT_REFUSED'],
     [401, null, 'stop-account', 'DARKROOM_INVALID_KEY'],
     [401, -2, 'stop-account', 'DARKROOM_INVALID_KEY'],
     [429, null, 'retry-later', 'DARKROOM_RATE_LIMITED'],

@@ -148,18 +148,26 @@ describe('ApiClient errors', () => {
     }
   });
 
-  it('a redirect is refused, naming only the Location origin', async () => {
+  it('a redirect is a config stop, naming the Location\'s origin and path, never its query or user info', async () => {
     const { client, transport } = setup(() => ({
       status: 302,
-      headers: { location: 'https://evil.example.net/steal?x=1' },
+      headers: { location: `https://user:${CANARY_KEY}@evil.example.net/v2/api/v1/credits?token=${CANARY_KEY}#f` },
       body: Buffer.alloc(0),
     }));
     const e = await failure(client.credits());
-    expect(e.kind).toBe('fix-request');
+    expect(e.kind).toBe('stop-config');
     expect(e.code).toBe('DARKROOM_REDIRECT_REFUSED');
-    expect(e.message).toContain('https://evil.example.net');
-    expect(e.message).not.toContain('steal');
+    expect(e.message).toMatch(/^the base URL redirects to https:\/\/evil\.example\.net\/v2\/api\/v1\/credits \(GET \/api\/v1\/credits, HTTP 302, .*\): set service\.baseUrl to the final URL/);
+    expect(allText(e)).not.toContain(CANARY_KEY);
+    expect(e.message).not.toContain('token');
     expect(transport.requests).toHaveLength(1);
+  });
+
+  it('a redirect without a Location is a config stop too', async () => {
+    const { client } = setup(() => ({ status: 301, headers: {}, body: Buffer.alloc(0) }));
+    const e = await failure(client.upload(Buffer.from('x'), 'a.jpg', 'image/jpeg'));
+    expect(e.kind).toBe('stop-config');
+    expect(e.message).toMatch(/^the base URL answered a redirect \(HTTP 301\) without a Location/);
   });
 
   it('a transport failure before sending is not-sent', async () => {

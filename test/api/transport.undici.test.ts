@@ -126,8 +126,8 @@ describe('undiciTransport', () => {
     const e = await rejection(client.credits());
     expect(e).toBeInstanceOf(ApiError);
     expect((e as ApiError).code).toBe('DARKROOM_REDIRECT_REFUSED');
-    expect((e as ApiError).kind).toBe('fix-request');
-    expect((e as ApiError).message).toContain(other.url);
+    expect((e as ApiError).kind).toBe('stop-config');
+    expect((e as ApiError).message).toContain(`the base URL redirects to ${other.url}/api/v1/credits`);
     expect(other.seen).toHaveLength(0);
   });
 

@@ -96,8 +96,10 @@ describe('the key', () => {
     // ... the other origin got nothing at all: a redirect is never followed.
     expect(elsewhere.seen.filter((s) => s.headers['x-api-key'] !== undefined)).toEqual([]);
     expect(elsewhere.seen).toEqual([]);
-    expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/redirect/);
+    // A config stop (issue 12, point 7): exit 2, the target named, no photo failed for it.
+    expect(r.code).toBe(2);
+    expect(r.stdout).toContain(`stopped: the base URL redirects to ${elsewhere.url}/api/v1/image/upload`);
+    expect(r.stdout).toMatch(/· 0 failed ·/);
     expect(mentions(r.stdout + r.stderr)).toBe(false);
     for (const f of filesUnder(job.dir)) expect(mentions(f.bytes), f.file).toBe(false);
   });

@@ -44,4 +44,6 @@ export const NO_FAULTS = {
   expiredResultUrl: 0,
   truncatedDownload: 0,
   vanishedTask: 0,
+  forgottenUpload: 0,
+  redirect: 0,
 };

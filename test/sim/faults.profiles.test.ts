@@ -97,6 +97,7 @@ const DENSE: FaultConfig = {
   expiredResultUrl: { probability: 0.3, afterMs: 30_000 },
   truncatedDownload: { probability: 0.3 },
   vanishedTask: { probability: 0.1 },
+  forgottenUpload: { probability: 0.1 },
 };
 
 /**
@@ -141,6 +142,8 @@ async function scriptOn(vc: VirtualClock, faults: FaultProfileName | FaultConfig
     if (step === 0) {
       const res = await raw(model, 'POST', '/api/v1/restore/generate', { json: { image: imageUrl } });
       trace.push(`create ${res.status} ${res.drop ?? ''} ${res.delayMs ?? ''} ${res.body.toString('utf8')}`);
+      // -2: the service forgot the upload; a fresh one works (forgottenUpload).
+      if (res.status === 400 && json(res.body)?.code === -2) imageUrl = undefined;
       const id = json(res.body)?.data?.taskId;
       if (!res.drop && id) open.push(id);
     } else if (step === 1 && open.length > 0) {

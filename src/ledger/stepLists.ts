@@ -1,0 +1,336 @@
+import type Database from 'better-sqlite3';
+import { clock } from '../clock.js';
+import type { Items } from './items.js';
+import type { ItemRow } from './rows.js';
+import { inTransaction, stmt } from './statements.js';
+import type { ItemState } from './transitions.js';
+
+/**
+ * Which step list each photo follows (migrations/008_steps_identity.sql). The job's steps
+ * can change between runs; a photo started under one list must never be finished under
+ * another (a removed step left it on a step that no longer exists, an added one left its
+ * output one step short). At the start of every run, before any call, the runner asks for
+ * the census below and then either refuses (a photo started under other steps, and the
+ * operator has not said what to do) or applies the job's list to every photo: those not
+ * yet started adopt it, those started under other steps are redone from the first step
+ * (`--redo-steps`), failed ones are bound to it for a later retry.
+ *
+ * A signature is the one of src/config/steps.ts; the lists themselves are kept in
+ * `step_lists` so messages can name old steps after the job file changed. Photos of a
+ * ledger older than migration 008 carry no signature: they followed the capabilities the
+ * last run recorded in meta `pipeline` (options unknown), and are taken for the job's own
+ * list when those capabilities are the job's.
+ */
+
+/** Started photos of one other step list, by where they stand. */
+export interface OtherList {
+  /** Its signature; LEGACY_SIG for photos of an older ledger whose capabilities differ from the job's. */
+  readonly sig: string;
+  /** The list as canonical JSON (src/config/steps.ts), when known. */
+  readonly stepsJson: string | null;
+  /** Finished: their outputs are on disk. */
+  readonly done: number;
+  /** Between the upload and the download: on a later step, a create or task in flight, a result not yet downloaded. */
+  readonly inProgress: number;
+  /** Of inProgress: a task running now (created and paid for). */
+  readonly running: number;
+  /** Of inProgress: a task finished, its result not yet downloaded (paid for). */
+  readonly notDownloaded: number;
+  /** Held (create outcome unknown, or the task timed out). */
+  readonly held: number;
+  /** Failed: nothing in flight, no output; bound to the job's steps when the run goes on. */
+  readonly failed: number;
+}
+
+export interface StepsCensus {
+  /** The job's list signature. */
+  readonly current: string;
+  /** Other lists with started photos, most photos first. */
+  readonly others: readonly OtherList[];
+  /** Photos that would adopt the job's list silently (not yet started, or already following it). */
+  readonly adoptable: number;
+}
+
+/** The signature given to photos of a pre-007 ledger whose recorded capabilities are not the job's. */
+export const LEGACY_SIG = 'legacy';
+
+/** The note of the transition that sends a photo back to the first step under new steps; sidecars count tasks from it. */
+export const STEPS_REDO_NOTE = 'steps changed';
+
+/** Started photos that block a run under other steps: everything but failed ones (those are bound, not redone). */
+export function blocking(o: OtherList): number {
+  return o.done + o.inProgress + o.held;
+}
+
+const NOT_STARTED: ReadonlySet<ItemState> = new Set(['queued', 'uploading', 'skipped']);
+const IN_PROGRESS: ReadonlySet<ItemState> = new Set(['uploaded', 'submitting', 'active', 'succeeded', 'downloading']);
+
+interface Group {
+  sig: string | null;
+  state: ItemState;
+  later: number;
+  n: number;
+}
+
+/**
+ * The census, read in one transaction. `legacyCaps` is meta `pipeline` (the capabilities the
+ * last run of an older darkroom recorded), `jobCaps` the job's: unsigned photos follow the
+ * job's list when the two agree (or nothing was recorded).
+ */
+export function readStepsCensus(db: Database.Database, current: string, jobCaps: readonly string[]): StepsCensus {
+  return db.transaction(() => {
+    if (!hasColumn(db, 'items', 'steps_sig')) return legacyCensus(db, current, jobCaps);
+    const groups = stmt<[string], Group>(
+      db,
+      `SELECT steps_sig AS sig, state, step_index > 0 AS later, COUNT(*) AS n FROM items
+       WHERE steps_sig IS NULL OR steps_sig != ? GROUP BY steps_sig, state, later`,
+    ).all(current);
+    const legacyFollowsJob = legacyMatches(db, jobCaps);
+    return foldCensus(db, current, groups, legacyFollowsJob);
+  })();
+}
+
+/** Labels (items.rel_path) of the photos a redo would send back to the first step: started under other lists, not failed. */
+export function readRedoPaths(db: Database.Database, current: string, jobCaps: readonly string[]): Set<string> {
+  const signed = hasColumn(db, 'items', 'steps_sig');
+  if (!signed && legacyMatches(db, jobCaps)) return new Set();
+  const where = signed
+    ? legacyMatches(db, jobCaps)
+      ? 'steps_sig IS NOT NULL AND steps_sig != ?'
+      : '(steps_sig IS NULL OR steps_sig != ?)'
+    : '? IS NOT NULL';
+  const rows = stmt<[string], { rel_path: string }>(
+    db,
+    `SELECT rel_path FROM items WHERE ${where}
+       AND (state IN ('done', 'held', 'submitting', 'active', 'succeeded', 'downloading') OR (state = 'uploaded' AND step_index > 0))`,
+  ).all(current);
+  return new Set(rows.map((r) => r.rel_path));
+}
+
+/** A ledger not yet migrated to 007 (read-only `plan`): every photo is unsigned. */
+function legacyCensus(db: Database.Database, current: string, jobCaps: readonly string[]): StepsCensus {
+  const groups = stmt<[], Group>(
+    db,
+    'SELECT NULL AS sig, state, step_index > 0 AS later, COUNT(*) AS n FROM items GROUP BY state, later',
+  ).all();
+  return foldCensus(db, current, groups, legacyMatches(db, jobCaps));
+}
+
+function foldCensus(db: Database.Database, current: string, groups: readonly Group[], legacyFollowsJob: boolean): StepsCensus {
+  const bySig = new Map<string, { done: number; inProgress: number; running: number; notDownloaded: number; held: number; failed: number }>();
+  let adoptable = 0;
+  for (const g of groups) {
+    const sig = g.sig ?? (legacyFollowsJob ? current : LEGACY_SIG);
+    const started = !(NOT_STARTED.has(g.state) || (g.state === 'uploaded' && !g.later));
+    if (!started || sig === current) {
+      adoptable += g.n;
+      continue;
+    }
+    let o = bySig.get(sig);
+    if (!o) bySig.set(sig, (o = { done: 0, inProgress: 0, running: 0, notDownloaded: 0, held: 0, failed: 0 }));
+    if (g.state === 'done') o.done += g.n;
+    else if (g.state === 'held') o.held += g.n;
+    else if (g.state === 'failed') o.failed += g.n;
+    else if (IN_PROGRESS.has(g.state)) {
+      o.inProgress += g.n;
+      if (g.state === 'active') o.running += g.n;
+      if (g.state === 'succeeded' || g.state === 'downloading') o.notDownloaded += g.n;
+    }
+  }
+  const others = [...bySig.entries()]
+    .map(([sig, o]): OtherList => ({ sig, stepsJson: sig === LEGACY_SIG ? legacyJson(db) : listJson(db, sig), ...o }))
+    .sort((a, b) => blocking(b) + b.failed - (blocking(a) + a.failed) || (a.sig < b.sig ? -1 : 1));
+  return { current, others, adoptable };
+}
+
+function listJson(db: Database.Database, sig: string): string | null {
+  if (!hasTable(db, 'step_lists')) return null;
+  return stmt<[string], { steps: string }>(db, 'SELECT steps FROM step_lists WHERE sig = ?').get(sig)?.steps ?? null;
+}
+
+/** The capabilities an older darkroom recorded, as a step list without options. */
+function legacyJson(db: Database.Database): string | null {
+  const caps = legacyCaps(db);
+  return caps === null ? null : JSON.stringify(caps.map((c) => ({ capability: c })));
+}
+
+function legacyCaps(db: Database.Database): string[] | null {
+  const meta = stmt<[], { value: string }>(db, "SELECT value FROM meta WHERE key = 'pipeline'").get();
+  if (!meta) return null;
+  try {
+    const v: unknown = JSON.parse(meta.value);
+    return Array.isArray(v) ? v.map(String) : null;
+  } catch {
+    return null;
+  }
+}
+
+function legacyMatches(db: Database.Database, jobCaps: readonly string[]): boolean {
+  const caps = legacyCaps(db);
+  return caps === null || (caps.length === jobCaps.length && caps.every((c, i) => c === jobCaps[i]));
+}
+
+function hasColumn(db: Database.Database, table: string, column: string): boolean {
+  return (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).some((c) => c.name === column);
+}
+
+function hasTable(db: Database.Database, table: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
+}
+
+export interface ApplyOptions {
+  /** The job's list as canonical JSON, kept once in step_lists. */
+  readonly stepsJson: string;
+  /** The job's capabilities, to read unsigned photos of an older ledger. */
+  readonly jobCaps: readonly string[];
+  /** Redo started photos of other lists from the first step (the operator's `--redo-steps`). */
+  readonly redo: boolean;
+  /** The run's key fingerprints: a redone photo keeps its key when it is one of them, else it goes to one of them. */
+  readonly keyFps: readonly string[];
+}
+
+export interface Applied {
+  /** Photos sent back to the first step under the job's list. */
+  readonly redone: number;
+  /** Of them, tasks that were running, abandoned (their attempts marked ABANDONED). */
+  readonly abandoned: number;
+  /** Failed photos of other lists bound to the job's list (first step) for a later retry. */
+  readonly rebound: number;
+}
+
+export class StepsBlockedError extends Error {
+  override readonly name = 'StepsBlockedError';
+  readonly code = 'DARKROOM_STEPS_CHANGED';
+  constructor(n: number) {
+    super(`${n} photo(s) were started under other steps; the run must be told to redo them`);
+  }
+}
+
+/** The ledger's writes for step lists. */
+export class StepLists {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly items: Items,
+  ) {}
+
+  census(current: string, jobCaps: readonly string[]): StepsCensus {
+    return readStepsCensus(this.db, current, jobCaps);
+  }
+
+  /** The list recorded for a signature (canonical JSON), if any. */
+  stepsOf(sig: string): string | null {
+    return sig === LEGACY_SIG ? legacyJson(this.db) : listJson(this.db, sig);
+  }
+
+  /**
+   * Bind every photo to the job's list, in one transaction, before any call: see the file
+   * comment. Refuses (StepsBlockedError, nothing written) when started photos follow other
+   * steps and `redo` is false.
+   */
+  apply(current: string, opts: ApplyOptions): Applied {
+    return inTransaction(this.db, () => {
+      const now = clock.now();
+      const census = this.census(current, opts.jobCaps);
+      const blocked = census.others.reduce((n, o) => n + blocking(o), 0);
+      if (blocked > 0 && !opts.redo) throw new StepsBlockedError(blocked);
+      stmt(this.db, 'INSERT INTO step_lists (sig, steps, first_ms) VALUES (?, ?, ?) ON CONFLICT (sig) DO NOTHING').run(current, opts.stepsJson, now);
+      const legacyFollowsJob = legacyMatches(this.db, opts.jobCaps);
+      const oldSig = (r: ItemRow) => r.steps_sig ?? (legacyFollowsJob ? current : LEGACY_SIG);
+      if (!legacyFollowsJob) {
+        const legacy = legacyJson(this.db);
+        if (legacy !== null) stmt(this.db, 'INSERT INTO step_lists (sig, steps, first_ms) VALUES (?, ?, ?) ON CONFLICT (sig) DO NOTHING').run(LEGACY_SIG, legacy, now);
+      }
+
+      let redone = 0;
+      let abandoned = 0;
+      let rebound = 0;
+      let spread = 0;
+      const rows = stmt<[string], ItemRow>(
+        this.db,
+        'SELECT * FROM items WHERE steps_sig IS NULL OR steps_sig != ? ORDER BY id',
+      ).all(current);
+      for (const r of rows) {
+        const was = oldSig(r);
+        // What the photo's tasks and files were made under, written down before it moves on.
+        stmt(this.db, 'UPDATE attempts SET steps_sig = ? WHERE item_id = ? AND steps_sig IS NULL').run(was, r.id);
+        stmt(this.db, 'UPDATE output_files SET steps_sig = ? WHERE item_id = ? AND steps_sig IS NULL').run(was, r.id);
+        const started = !(NOT_STARTED.has(r.state) || (r.state === 'uploaded' && r.step_index === 0));
+        if (!started || was === current) {
+          stmt(this.db, 'UPDATE items SET steps_sig = ? WHERE id = ?').run(current, r.id);
+          continue;
+        }
+        const note = `${STEPS_REDO_NOTE}: from ${was} to ${current}`;
+        if (r.state === 'failed') {
+          // No output and nothing in flight: bound to the first step of the job's list, so a
+          // later retry runs the whole list from the start rather than half of each.
+          this.items.patch(r.id, 'failed', { step_index: 0, attempt: 0, input_url: r.image_url, result_url: null, steps_sig: current });
+          rebound++;
+          continue;
+        }
+        if (r.state === 'active' && r.task_id !== null) {
+          // Created and paid for under the old steps, and perhaps still running: its slot is
+          // the service's until it ends, so the attempt stays open (ended_ms NULL).
+          stmt(
+            this.db,
+            `UPDATE attempts SET status = 'ABANDONED', reason = ? WHERE id = (SELECT id FROM attempts WHERE item_id = ? AND task_id = ? ORDER BY id DESC LIMIT 1)`,
+          ).run(`abandoned: ${note} (--redo-steps)`, r.id, r.task_id);
+          abandoned++;
+        }
+        const keyFp = r.key_fp !== null && opts.keyFps.includes(r.key_fp) ? r.key_fp : opts.keyFps.length > 0 ? opts.keyFps[spread++ % opts.keyFps.length]! : r.key_fp;
+        const patch = {
+          step_index: 0,
+          attempt: 0,
+          task_id: null,
+          business_type: null,
+          task_started_ms: null,
+          result_url: null,
+          reason: null,
+          request_id: null,
+          due_ms: 0,
+          retries: 0,
+          steps_sig: current,
+        };
+        if (r.image_url !== null) {
+          // The upload (or the URL) is used again; if the service has forgotten it, the
+          // create says so and the photo is uploaded again (pipeline/create.ts).
+          const back = { ...patch, key_fp: keyFp, input_url: r.image_url };
+          if (r.state === 'uploaded') this.items.patch(r.id, 'uploaded', back);
+          else this.items.move(r.id, r.state, 'uploaded', back, `${note} (--redo-steps)`);
+        } else {
+          this.items.move(r.id, r.state, 'queued', { ...patch, key_fp: null, input_url: null }, `${note} (--redo-steps)`);
+        }
+        redone++;
+      }
+      return { redone, abandoned, rebound };
+    });
+  }
+
+  /** Photos found since the run's start (discovery) follow the job's list from the first step. */
+  stampUnsigned(current: string): number {
+    return stmt(this.db, 'UPDATE items SET steps_sig = ? WHERE steps_sig IS NULL').run(current).changes;
+  }
+
+  /**
+   * Files darkroom wrote for finished photos under another step list that the photo's
+   * current output did not overwrite: an old output under another name or extension, an
+   * old intermediate or sidecar. Only for photos done under their current list, so a photo
+   * always has an output on disk.
+   */
+  staleFiles(itemId?: number): { path: string; itemId: number; kind: string }[] {
+    const where = itemId === undefined ? '' : 'AND f.item_id = ?';
+    return stmt<number[], { path: string; itemId: number; kind: string }>(
+      this.db,
+      `SELECT f.path, f.item_id AS itemId, f.kind FROM output_files f JOIN items i ON i.id = f.item_id
+       WHERE i.state = 'done' AND i.steps_sig IS NOT NULL AND f.steps_sig IS NOT NULL AND f.steps_sig != i.steps_sig ${where}
+       ORDER BY f.path`,
+    ).all(...(itemId === undefined ? [] : [itemId]));
+  }
+
+  /** A stale file was removed: forget it (and any name's claim to it, so that name gets the current output). */
+  forgetFile(path: string): void {
+    inTransaction(this.db, () => {
+      stmt(this.db, 'DELETE FROM output_files WHERE path = ?').run(path);
+      stmt(this.db, 'UPDATE inputs SET output_path = NULL, written_ms = NULL WHERE output_path = ?').run(path);
+    });
+  }
+}
