@@ -12,3 +12,5 @@ export { ProgressReader, readProgress, readItemStates, readCallWindows, RECENT_W
 export { type HeldItem, type HoldKind, type Requeued } from './held.js';
 export { crashPoint, CRASH_PHASES, type CrashPhase } from './crashpoint.js';
 export { CONTENT_CHANGED_NOTE, type FoundFile, type FoundUrl, type InputRow, type OutputFile, type AttemptRecord, type ReconcileReport, type ReconcileOptions } from './identity.js';
+export { KeyStore, KeyStoreError, type SlotRow, type NewSlot, type SlotKind, type CallKind, type StoredCall } from './keystore.js';
+export { type LoggedCall } from './keyFacts.js';

@@ -4,6 +4,7 @@ import { Calls } from './calls.js';
 import { Identity } from './identity.js';
 import { Held } from './held.js';
 import { Items } from './items.js';
+import { KeyFacts } from './keyFacts.js';
 import { createsNeeded } from './needs.js';
 import { openDatabase, type OpenOptions } from './open.js';
 import { Outputs } from './outputs.js';
@@ -23,6 +24,8 @@ export class Ledger {
   /** Inputs by content: names, duplicates, output files (issue 5). */
   readonly identity: Identity;
   readonly held: Held;
+  /** What the ledger tells its keys' machine-wide stores (issue 12). */
+  readonly keyFacts: KeyFacts;
 
   private constructor(
     readonly file: string,
@@ -35,6 +38,7 @@ export class Ledger {
     this.calls = new Calls(db);
     this.identity = new Identity(db, this.items);
     this.held = new Held(db, this.items);
+    this.keyFacts = new KeyFacts(db);
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {
