@@ -2,9 +2,11 @@
 // start, and those indexes bring undici, zod and yaml with them (see main.ts).
 import { isApiError } from '../api/errors.js';
 import { ConfigError } from '../config/errors.js';
+import { KeyStoreError } from '../ledger/keystore.js';
 import { LedgerBusyError } from '../ledger/lock.js';
 import { LedgerTooNewError } from '../ledger/migrate.js';
 import { LedgerMissingError } from '../ledger/open.js';
+import { KeyBusyError } from '../scheduler/keyBudget.js';
 
 export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, interrupted: 130 } as const;
 
@@ -12,6 +14,10 @@ export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, interrupted: 1
 export function describeError(err: unknown): { exitCode: number; line: string } {
   if (err instanceof ConfigError) return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
   if (err instanceof LedgerMissingError || err instanceof LedgerBusyError || err instanceof LedgerTooNewError) {
+    return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
+  }
+  // The key's shared budget: its store cannot be opened, or an account command found no room.
+  if (err instanceof KeyStoreError || err instanceof KeyBusyError) {
     return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
   }
   if (isApiError(err)) {

@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline/promises';
 import { loadConfig } from '../config/index.js';
 import { acquireRunLock, Ledger, type HeldItem } from '../ledger/index.js';
 import { EXIT } from './errors.js';
+import { releaseHeldSlots } from './heldSlots.js';
 
 export interface RetryArgs {
   readonly jobs?: string | undefined;
@@ -70,6 +71,8 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
     const ledger = Ledger.open(file);
     try {
       const r = ledger.held.requeue(['ambiguous', 'timeout'], 'darkroom retry --held', held.map((h) => h.id));
+      // The operator's decision frees the task slots these creates held in their keys' budgets.
+      const note = releaseHeldSlots(ledger, held, io.env);
       const parts = [];
       if (r.recreated > 0) parts.push(`${r.recreated} to be created again (a second charge is possible)`);
       if (r.repolled > 0) parts.push(`${r.repolled} to be polled again (no new create unless the task is gone or fails)`);
@@ -77,7 +80,7 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
       return {
         exitCode: EXIT.ok,
         stdout: `re-queued ${r.recreated + r.repolled} photo(s): ${parts.join('; ')}. Run \`${again}\` to continue.`,
-        stderr: args.yes ? warning : '',
+        stderr: [args.yes ? warning : '', note].filter(Boolean).join('\n'),
       };
     } finally {
       ledger.close();

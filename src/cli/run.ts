@@ -8,6 +8,7 @@ import { runJob, type RunResult } from '../pipeline/runner.js';
 import { LiveProgress, type TtyStream } from '../progress/live.js';
 import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
+import { stateDirFrom } from './stateDir.js';
 import { accountStopLines } from './stops.js';
 
 export interface RunArgs {
@@ -76,6 +77,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
         keys,
         ledger,
         log,
+        stateDir: stateDirFrom(io.env),
         onActivity: () => live.poke(),
         ...(io.signal ? { signal: io.signal } : {}),
         ...(io.transport ? { transport: io.transport } : {}),

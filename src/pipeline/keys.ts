@@ -1,4 +1,4 @@
-import { isApiError, type ApiClient } from '../api/index.js';
+import { isApiError, type ApiClient, type ApiError } from '../api/index.js';
 import { clock } from '../clock.js';
 import type { Config, ResolvedKey } from '../config/index.js';
 import { KeyStore, type Ledger } from '../ledger/index.js';
@@ -82,9 +82,10 @@ export function openKeyBudgets(ledger: Ledger, config: Config, keys: readonly Re
  * needing calls, one GET /api/v1/usage (a call like any other, reserved in the budget)
  * says what the key spent that this machine did not see, and the difference is recorded
  * as other clients' calls. It is a help, not a need: if it fails, the run goes on and the
- * service's 429s and RateLimit headers correct the windows as they come.
+ * service's 429s and RateLimit headers correct the windows as they come; but an account
+ * problem (401, 24403) is returned, for the run to stop on as at any call.
  */
-export async function seedFromUsage(budget: KeyBudget, client: ApiClient, signal: AbortSignal, random: () => number, log: Logger): Promise<void> {
+export async function seedFromUsage(budget: KeyBudget, client: ApiClient, signal: AbortSignal, random: () => number, log: Logger): Promise<ApiError | undefined> {
   let ticket;
   try {
     ticket = await budget.reserveWhenFree('account', { signal });
@@ -94,9 +95,12 @@ export async function seedFromUsage(budget: KeyBudget, client: ApiClient, signal
       log.info({ ...foreign, minuteRemaining: u.minuteRemaining, hourRemaining: u.hourRemaining }, 'the key was used elsewhere: its windows count those calls too');
     }
   } catch (err) {
+    // An invalid key or an account problem stops the run here, as at any other call.
+    if (isApiError(err) && err.kind === 'stop-account') return err;
     if (isApiError(err) && err.kind === 'retry-later') budget.pauseUntil(retryAt(err, 0, random));
     log.warn({ err: String((err as Error)?.message ?? err) }, 'could not read the key\'s usage from the service; going on with this machine\'s count');
   } finally {
     if (ticket) budget.settle(ticket);
   }
+  return undefined;
 }

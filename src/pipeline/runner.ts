@@ -10,7 +10,7 @@ import { Lane, type LaneStages } from '../scheduler/lane.js';
 import { Notifier } from '../scheduler/notifier.js';
 import { LatencyModel } from '../scheduler/latency.js';
 import { PollPlanner } from '../scheduler/polling.js';
-import type { AccountStop, RunHalt, RunState, StageContext } from './context.js';
+import { stopForAccount, type AccountStop, type RunHalt, type RunState, type StageContext } from './context.js';
 import { createStage } from './create.js';
 import { discoverInto } from './discover.js';
 import { downloadStage, sweepTempFiles, type ResultFetch } from './download.js';
@@ -155,7 +155,9 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   try {
     // Not on a rerun with nothing to do: that makes no call at all.
     for (const [i, k] of opts.keys.entries()) {
-      if (!run.stopped && ledger.keyFacts.needsCalls(k.fingerprint)) await seedFromUsage(budgets[i]!, clients[i]!, hard.signal, random, log);
+      if (run.stopped || !ledger.keyFacts.needsCalls(k.fingerprint)) continue;
+      const stop = await seedFromUsage(budgets[i]!, clients[i]!, hard.signal, random, log);
+      if (stop) stopForAccount({ run, log }, stop);
     }
     for (;;) {
       const before = handedBack;
