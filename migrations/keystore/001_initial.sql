@@ -38,9 +38,12 @@ CREATE TABLE slots (
   -- released: a held slot the service showed free, or the operator's `retry --held` freed;
   -- kept (not counted) so a restart does not count it again
   kind       TEXT    NOT NULL CHECK (kind IN ('create', 'active', 'held', 'released')),
+  -- the latest moment its task could have started (a create in flight: its send plus the
+  -- call timeout; a held one: when the client gave up on it; a running task: its acceptance)
   since_ms   INTEGER NOT NULL,
-  -- until when the task could still be running: a held row counts until then, and so do
-  -- the rows of an owner that is gone (its tasks still hold the service's slots)
+  -- since_ms plus how long a task may run (src/scheduler/taskBound.ts): a held row counts
+  -- until then, and so do the rows of an owner that is gone (its tasks still hold the
+  -- service's slots until they end)
   expires_ms INTEGER NOT NULL
 );
 CREATE INDEX slots_owner ON slots (owner, ref);

@@ -50,13 +50,16 @@ export class KeyFacts {
   }
 
   /**
-   * The task slots this ledger's photos may hold on a key at `now`, for its key store:
-   * - tasks running (an active item's current task, not yet seen ended): as long as the run tracks them;
-   * - creates whose outcome is unknown (ambiguous), sent within `boundMs`: held;
+   * The task slots this ledger's photos may hold on a key at `now`, for its key store,
+   * each from the latest moment its task could have started, for `boundMs`:
+   * - tasks running (an active item's current task, not yet seen ended), from their acceptance;
+   * - creates whose outcome is unknown (ambiguous), from when the client gave up on them
+   *   (at most their send plus `timeoutMs`, the call timeout): held;
    * - orphan tasks (an attempt never seen ended that is not its item's current task, e.g.
-   *   abandoned when the job's steps changed), started within `boundMs`: held.
+   *   abandoned when the job's steps changed), from their acceptance: held.
+   * Held ones whose time is over are left out.
    */
-  slotsOf(keyFp: string, now: number, boundMs: number): NewSlot[] {
+  slotsOf(keyFp: string, now: number, boundMs: number, timeoutMs: number): NewSlot[] {
     const edge = now - boundMs;
     const slots: NewSlot[] = [];
     for (const r of stmt<[string], { item_id: number; task_id: string; started_ms: number }>(
@@ -68,11 +71,12 @@ export class KeyFacts {
     ).all(keyFp)) {
       slots.push({ itemId: r.item_id, ref: r.task_id, kind: 'active', sinceMs: r.started_ms, expiresMs: r.started_ms + boundMs });
     }
-    for (const r of stmt<[string, number], { item_id: number; request_id: string; sent_ms: number }>(
+    for (const r of stmt<[number, number, string, number], { item_id: number; request_id: string; since_ms: number }>(
       this.db,
-      "SELECT item_id, request_id, sent_ms FROM submissions WHERE key_fp = ? AND state = 'ambiguous' AND sent_ms > ? ORDER BY id",
-    ).all(keyFp, edge)) {
-      slots.push({ itemId: r.item_id, ref: r.request_id, kind: 'held', sinceMs: r.sent_ms, expiresMs: r.sent_ms + boundMs });
+      `SELECT item_id, request_id, MIN(COALESCE(resolved_ms, sent_ms + ?), sent_ms + ?) AS since_ms FROM submissions
+       WHERE key_fp = ? AND state = 'ambiguous' AND sent_ms > ? ORDER BY id`,
+    ).all(timeoutMs, timeoutMs, keyFp, edge - timeoutMs)) {
+      if (r.since_ms > edge) slots.push({ itemId: r.item_id, ref: r.request_id, kind: 'held', sinceMs: r.since_ms, expiresMs: r.since_ms + boundMs });
     }
     for (const r of stmt<[string, number], { item_id: number; task_id: string; started_ms: number }>(
       this.db,

@@ -216,9 +216,15 @@ export class KeyStore {
     return Number(r.lastInsertRowid);
   }
 
-  setSlot(id: number, kind: SlotKind, ref: string | null, expiresMs: number): void {
+  setSlot(id: number, kind: SlotKind, ref: string | null, sinceMs: number, expiresMs: number): void {
     this.writes++;
-    stmt(this.db, 'UPDATE slots SET kind = ?, ref = ?, expires_ms = ? WHERE id = ?').run(kind, ref, expiresMs, id);
+    stmt(this.db, 'UPDATE slots SET kind = ?, ref = ?, since_ms = ?, expires_ms = ? WHERE id = ?').run(kind, ref, sinceMs, expiresMs, id);
+  }
+
+  /** The owner's idea of how long a task may run changed: its counted rows expire `boundMs` after their start. */
+  reboundOwner(owner: string, boundMs: number): void {
+    this.writes++;
+    stmt(this.db, "UPDATE slots SET expires_ms = since_ms + ? WHERE owner = ? AND kind IN ('create', 'active', 'held')").run(boundMs, owner);
   }
 
   deleteSlot(id: number): void {

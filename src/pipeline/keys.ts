@@ -28,8 +28,13 @@ export interface KeyBudgets {
   close(): void;
 }
 
-/** The task bound moves slowly with the latencies observed: read from the ledger at most once a minute. */
+/**
+ * The task bound moves slowly with the latencies observed: read from the ledger at most
+ * once a minute, or every 5 s while held creates wait on it (a first guess of 10 min
+ * shrinks as soon as tasks are seen to end).
+ */
 const BOUND_REFRESH_MS = 60_000;
+const FRESH_BOUND_REFRESH_MS = 5_000;
 
 /**
  * Each key's budget for this run, its own rows in the key's store made what the ledger
@@ -40,9 +45,10 @@ export function openKeyBudgets(ledger: Ledger, config: Config, keys: readonly Re
   const owner = ledger.keyFacts.ownerId();
   const pollCapMs = config.limits.pollCapMinutes * 60_000;
   let bound = { at: Number.NEGATIVE_INFINITY, ms: 0 };
-  const boundMs = () => {
+  const boundMs = (fresh = false) => {
     const t = clock.now();
-    if (t < bound.at || t - bound.at >= BOUND_REFRESH_MS) bound = { at: t, ms: taskBoundMs(ledger.keyFacts.longestRecentLatencyMs(), pollCapMs) };
+    const age = t - bound.at;
+    if (age < 0 || age >= (fresh ? FRESH_BOUND_REFRESH_MS : BOUND_REFRESH_MS)) bound = { at: t, ms: taskBoundMs(ledger.keyFacts.longestRecentLatencyMs(), pollCapMs) };
     return bound.ms;
   };
   const opened: KeyStore[] = [];
@@ -59,10 +65,10 @@ export function openKeyBudgets(ledger: Ledger, config: Config, keys: readonly Re
         store = o.stateDir !== undefined ? KeyStore.openFor(o.stateDir, fp) : KeyStore.open(':memory:');
         opened.push(store);
       }
-      const budget = new KeyBudget(store, { owner, limits: config.limits, taskBoundMs: boundMs }, now);
+      const budget = new KeyBudget(store, { owner, limits: config.limits, taskBoundMs: boundMs, callTimeoutMs: config.timeoutMs }, now);
       budget.reconcile(
         {
-          slots: ledger.keyFacts.slotsOf(fp, now, boundMs()),
+          slots: ledger.keyFacts.slotsOf(fp, now, boundMs(), config.timeoutMs),
           calls: ledger.keyFacts.callsSince(fp, now - 3_600_000 - ARRIVAL_MARGIN_MS),
           pausedUntil: ledger.calls.pausedUntil(fp),
         },

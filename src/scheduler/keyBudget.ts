@@ -16,8 +16,13 @@ export interface KeyBudgetOptions {
   /** Whose rows these are: the ledger's id, or an account command's one-off id. */
   readonly owner: string;
   readonly limits: KeyLimits;
-  /** How long a task could still run after its create was sent (src/scheduler/taskBound.ts). */
-  readonly taskBoundMs: () => number;
+  /**
+   * How long a task may run from its start (src/scheduler/taskBound.ts). `fresh`: the
+   * caller holds slots it can only guess about and wants the latest observations.
+   */
+  readonly taskBoundMs: (fresh?: boolean) => number;
+  /** The client's per-call timeout: a create may be accepted until its client gives up. Default 30 s. */
+  readonly callTimeoutMs?: number;
   readonly marginMs?: number;
   /** Places in each window only creates may take (CallBudget). Default 3. */
   readonly createReserve?: number;
@@ -28,8 +33,8 @@ export interface KeyBudgetOptions {
 /** How a create's reservation ended, as the ledger recorded it. */
 export type CreateOutcome =
   | { readonly kind: 'accepted'; readonly taskId: string }
-  /** Outcome unknown: the task may be running. `ref` is the X-Request-Id sent. */
-  | { readonly kind: 'held'; readonly ref: string; readonly sentMs: number }
+  /** Outcome unknown: the task may be running. `ref` is the X-Request-Id sent; `resolvedMs` when the client gave up. */
+  | { readonly kind: 'held'; readonly ref: string; readonly sentMs: number; readonly resolvedMs: number }
   /** Definitely not created (not sent, 429, 503, refused). */
   | { readonly kind: 'gone' }
   /** Nothing recorded (the stage failed): left as a create in flight. */
@@ -79,6 +84,8 @@ const REFRESH_MS = 100;
 const RETIME_MS = 100;
 /** While another live process holds slots this key waits for, how often to look again. */
 const SLOT_RECHECK_MS = 2000;
+/** While this process's own held creates bind, how often to work their bound out again. */
+const HELD_RECHECK_MS = 5000;
 const PRUNE_EVERY_MS = 10 * 60_000;
 /** Calls are kept a while past the hour window: for support questions, and the windows' margin. */
 const KEEP_CALLS_MS = 2 * 3_600_000;
@@ -102,6 +109,8 @@ export class KeyBudget {
   private checkedAt = Number.NEGATIVE_INFINITY;
   private prunedAt: number;
   private readonly liveness: Liveness;
+  /** The task bound this owner's rows were last given. */
+  private appliedBound: number | undefined;
 
   constructor(
     readonly store: KeyStore,
@@ -187,7 +196,9 @@ export class KeyBudget {
       return this.ownWrite(() => {
         const callId = this.store.insertCall(this.opts.owner, now, kind);
         if (!create) return { callId, slot: undefined };
-        const slot: NewSlot = { itemId: o.itemId ?? null, ref: null, kind: 'create', sinceMs: now, expiresMs: now + this.opts.taskBoundMs() };
+        // Its task may be accepted until the client gives up on the request.
+        const since = now + this.callTimeoutMs;
+        const slot: NewSlot = { itemId: o.itemId ?? null, ref: null, kind: 'create', sinceMs: since, expiresMs: since + this.opts.taskBoundMs() };
         return { callId, slot: this.ownRow(this.store.insertSlot(this.opts.owner, slot), slot) };
       });
     });
@@ -275,6 +286,7 @@ export class KeyBudget {
    */
   slotsInUse(now: number): number {
     this.refresh(now);
+    this.rebound();
     let n = 0;
     for (const r of this.slotRows) if (this.counted(r, now)) n++;
     return n;
@@ -282,17 +294,19 @@ export class KeyBudget {
 
   /**
    * When the slot count may next fall without an event of this process: a held or a dead
-   * owner's row expiring, or, while another live process holds slots, a look in 2 s.
+   * owner's row expiring; while another live process holds slots, a look in 2 s; while
+   * this one's held creates count, a look in 5 s (the task bound they follow may shrink).
    */
   nextSlotChangeAt(now: number): number {
     this.refresh(now);
+    this.rebound();
     let at = Infinity;
     for (const r of this.slotRows) {
       if (!this.counted(r, now)) continue;
       if ((r.kind === 'create' || r.kind === 'active') && this.live(r, now)) {
         if (r.owner !== this.opts.owner) at = Math.min(at, now + SLOT_RECHECK_MS);
       } else {
-        at = Math.min(at, r.expires_ms);
+        at = Math.min(at, r.expires_ms, r.owner === this.opts.owner ? now + HELD_RECHECK_MS : Infinity);
       }
     }
     return at;
@@ -313,17 +327,20 @@ export class KeyBudget {
       this.dropRow(id);
       return;
     }
-    const bound = this.opts.taskBoundMs();
+    const bound = this.opts.taskBoundMs(outcome.kind === 'held');
+    this.appliedBound ??= bound;
     if (outcome.kind === 'held') {
-      this.ownWrite(() => this.store.setSlot(id, 'held', outcome.ref, outcome.sentMs + bound));
-      this.slotRows = this.slotRows.map((r): SlotRow => (r.id === id ? { ...r, kind: 'held', ref: outcome.ref, expires_ms: outcome.sentMs + bound } : r));
+      // Accepted, if at all, before the client gave up on it.
+      const since = Math.min(outcome.resolvedMs, outcome.sentMs + this.callTimeoutMs);
+      this.ownWrite(() => this.store.setSlot(id, 'held', outcome.ref, since, since + bound));
+      this.slotRows = this.slotRows.map((r): SlotRow => (r.id === id ? { ...r, kind: 'held', ref: outcome.ref, since_ms: since, expires_ms: since + bound } : r));
       return;
     }
     this.store.immediate(() => {
       this.refresh(now, true);
       this.ownWrite(() => {
-        this.store.setSlot(id, 'active', outcome.taskId, t.atMs + bound);
-        this.slotRows = this.slotRows.map((r): SlotRow => (r.id === id ? { ...r, kind: 'active', ref: outcome.taskId, expires_ms: t.atMs + bound } : r));
+        this.store.setSlot(id, 'active', outcome.taskId, now, now + bound);
+        this.slotRows = this.slotRows.map((r): SlotRow => (r.id === id ? { ...r, kind: 'active', ref: outcome.taskId, since_ms: now, expires_ms: now + bound } : r));
         const counted = this.slotRows.filter((r) => this.counted(r, now));
         const held = counted.filter((r) => r.kind === 'held').sort((a, b) => a.since_ms - b.since_ms || a.id - b.id);
         const excess = counted.filter((r) => r.kind === 'active').length + held.length - this.opts.limits.activeTasks;
@@ -410,6 +427,26 @@ export class KeyBudget {
   }
 
   // ---- internals --------------------------------------------------------------------
+
+  private get callTimeoutMs(): number {
+    return this.opts.callTimeoutMs ?? 30_000;
+  }
+
+  /**
+   * While this owner holds slots it can only guess about (held creates), its rows follow
+   * the task bound as tasks end and it is worked out again: a first guess of 10 min
+   * shrinks to what the tasks really take.
+   */
+  private rebound(): void {
+    if (!this.slotRows.some((r) => r.owner === this.opts.owner && r.kind === 'held')) return;
+    const bound = this.opts.taskBoundMs(true);
+    if (bound === this.appliedBound) return;
+    this.appliedBound = bound;
+    this.ownWrite(() => this.store.reboundOwner(this.opts.owner, bound));
+    this.slotRows = this.slotRows.map((r): SlotRow =>
+      r.owner === this.opts.owner && r.kind !== 'released' ? { ...r, expires_ms: r.since_ms + bound } : r,
+    );
+  }
 
   private addForeign(n: number, at: number, countsIn: 'both' | 'minute' | 'hour'): void {
     if (n <= 0) return;

@@ -293,7 +293,7 @@ export class Lane {
       case 'accepted':
         return sub.task_id ? { kind: 'accepted', taskId: sub.task_id } : { kind: 'unknown' };
       case 'ambiguous':
-        return { kind: 'held', ref: sub.request_id, sentMs: sub.sent_ms };
+        return { kind: 'held', ref: sub.request_id, sentMs: sub.sent_ms, resolvedMs: sub.resolved_ms ?? clock.now() };
       case 'rejected':
         return { kind: 'gone' };
       default:

@@ -16,6 +16,8 @@ import { KeyBudget, type KeyBudgetOptions } from '../../src/scheduler/keyBudget.
 const T0 = Date.UTC(2026, 10, 22, 20);
 const FP = 'k_0123456789ab';
 const BOUND = 5 * 60_000;
+/** The client's call timeout: a create in flight may be accepted until then. */
+const TIMEOUT = 1000;
 const LIMITS = { callsPerMinute: 10, callsPerHour: 100, activeTasks: 3 };
 
 const dirs: string[] = [];
@@ -48,7 +50,7 @@ function budget(store: KeyStore, owner: string, o: Partial<KeyBudgetOptions> & {
   const alive = o.alive ?? new Set<number>();
   return new KeyBudget(
     store,
-    { owner, limits: LIMITS, taskBoundMs: () => BOUND, marginMs: 0, createReserve: 0, liveness: (pid) => alive.has(pid), ...o },
+    { owner, limits: LIMITS, taskBoundMs: () => BOUND, callTimeoutMs: TIMEOUT, marginMs: 0, createReserve: 0, liveness: (pid) => alive.has(pid), ...o },
     now,
   );
 }
@@ -126,9 +128,11 @@ describe('a call without an answer', () => {
     killed.sending(t, T0 + 5, 'dr-in-flight'); // …and SIGKILL: no answer, no settle
     const next = budget(open(dir), 'run-b', {}, T0 + 1000);
     expect(next.usage(T0 + 1000)).toEqual({ minute: 1, hour: 1 });
-    // Its create's slot counts too, until the task could have ended (its owner is gone).
+    // Its create's slot counts too, until the task could have ended (its owner is gone):
+    // accepted at the latest when the client would have given up, then run for BOUND.
     expect(next.slotsInUse(T0 + 1000)).toBe(1);
-    expect(next.slotsInUse(T0 + BOUND + 1)).toBe(0);
+    expect(next.slotsInUse(T0 + TIMEOUT + BOUND - 1)).toBe(1);
+    expect(next.slotsInUse(T0 + TIMEOUT + BOUND)).toBe(0);
     expect(next.usage(T0 + 60_001)).toEqual({ minute: 0, hour: 1 });
   });
 
@@ -153,10 +157,24 @@ describe('held creates (outcome unknown)', () => {
     const p = budget(open(stateDir()), 'run-a');
     const t = p.reserve(T0, 'create', { itemId: 1 })!;
     p.sending(t, T0, 'dr-lost');
-    p.createResolved(t, { kind: 'held', ref: 'dr-lost', sentMs: T0 }, T0 + 30_000);
-    expect(p.slotsInUse(T0 + BOUND - 1)).toBe(1);
-    expect(p.nextSlotChangeAt(T0 + 1)).toBe(T0 + BOUND);
-    expect(p.slotsInUse(T0 + BOUND)).toBe(0);
+    // The answer was lost at once (a dropped connection): the task, if any, started by then.
+    p.createResolved(t, { kind: 'held', ref: 'dr-lost', sentMs: T0, resolvedMs: T0 + 200 }, T0 + 200);
+    expect(p.slotsInUse(T0 + 200 + BOUND - 1)).toBe(1);
+    expect(p.nextSlotChangeAt(T0 + 300)).toBe(T0 + 200 + BOUND);
+    expect(p.slotsInUse(T0 + 200 + BOUND)).toBe(0);
+  });
+
+  it('follow the bound as tasks are seen to end: a first guess shrinks to what tasks take', () => {
+    let bound = 10 * 60_000; // nothing observed yet
+    const p = budget(open(stateDir()), 'run-a', { taskBoundMs: () => bound });
+    const t = p.reserve(T0, 'create', { itemId: 1 })!;
+    p.sending(t, T0, 'dr-lost');
+    // Timed out: it may have been accepted up to the client's timeout.
+    p.createResolved(t, { kind: 'held', ref: 'dr-lost', sentMs: T0, resolvedMs: T0 + 5_000 }, T0 + 5_000);
+    expect(p.slotsInUse(T0 + 60_000)).toBe(1);
+    bound = 20_000; // tasks are seen to take at most ~5 s
+    expect(p.slotsInUse(T0 + 60_000)).toBe(0);
+    expect(p.store.slots()[0]).toMatchObject({ kind: 'held', since_ms: T0 + TIMEOUT, expires_ms: T0 + TIMEOUT + 20_000 });
   });
 
   it('are released, oldest first, by a create accepted while the rows count more than the limit', () => {
@@ -165,7 +183,7 @@ describe('held creates (outcome unknown)', () => {
     const held = [0, 1].map((i) => {
       const t = a.reserve(T0 + i, 'create', { itemId: 10 + i })!;
       a.sending(t, T0 + i, `dr-held-${i}`);
-      a.createResolved(t, { kind: 'held', ref: `dr-held-${i}`, sentMs: T0 + i }, T0 + i);
+      a.createResolved(t, { kind: 'held', ref: `dr-held-${i}`, sentMs: T0 + i, resolvedMs: T0 + i }, T0 + i);
       return t;
     });
     expect(held).toHaveLength(2);
