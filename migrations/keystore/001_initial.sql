@@ -62,3 +62,10 @@ CREATE TABLE pause (
   until_ms INTEGER NOT NULL,
   at_ms    INTEGER NOT NULL
 );
+
+-- Small facts about the key on this machine, e.g. 'seeded_ms': when a run last read the
+-- key's usage from the service (GET /usage), so runs started together ask once.
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);

@@ -194,6 +194,15 @@ export class KeyStore {
     ).run(untilMs, atMs);
   }
 
+  getMeta(key: string): string | undefined {
+    return stmt<[string], { value: string }>(this.db, 'SELECT value FROM meta WHERE key = ?').get(key)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.writes++;
+    stmt(this.db, 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+
   // ---- slots -------------------------------------------------------------------------
 
   slots(): SlotRow[] {

@@ -83,6 +83,8 @@ export function openKeyBudgets(ledger: Ledger, config: Config, keys: readonly Re
   return { byKey, close };
 }
 
+const SEED_EVERY_MS = 60_000;
+
 /**
  * Across machines the service is the truth: before the first call of a run that has work
  * needing calls, one GET /api/v1/usage (a call like any other, reserved in the budget)
@@ -92,6 +94,10 @@ export function openKeyBudgets(ledger: Ledger, config: Config, keys: readonly Re
  * problem (401, 24403) is returned, for the run to stop on as at any call.
  */
 export async function seedFromUsage(budget: KeyBudget, client: ApiClient, signal: AbortSignal, random: () => number, log: Logger): Promise<ApiError | undefined> {
+  // Once a minute at most per key on this machine: a run restarted again and again (a
+  // crash loop, a cron job every minute) would otherwise spend a call of the minute's
+  // budget on each start, for facts that change little in a minute.
+  if (!budget.claimSeed(clock.now(), SEED_EVERY_MS)) return undefined;
   let ticket;
   try {
     ticket = await budget.reserveWhenFree('account', { signal });

@@ -403,6 +403,20 @@ export class KeyBudget {
     });
   }
 
+  /**
+   * Whether the service's own count was read lately (by any process here): a run started
+   * again and again (a crash loop, a cron job) need not ask each time. Claims the
+   * reading for `now` when it was not.
+   */
+  claimSeed(now: number, withinMs: number): boolean {
+    return this.store.immediate(() => {
+      const last = Number(this.store.getMeta('seeded_ms') ?? Number.NaN);
+      if (last <= now && now - last < withinMs) return false;
+      this.ownWrite(() => this.store.setMeta('seeded_ms', String(now)));
+      return true;
+    });
+  }
+
   // ---- a run's own rows -------------------------------------------------------------
 
   /**

@@ -31,6 +31,12 @@ const report = await crashTest({
 });
 process.stdout.write(`\ndarkroom crash test (hostile profile, seed ${values.seed}, ${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
 process.stdout.write(`${formatCrashReport(report)}\n`);
-const ok = report.mismatches.length === 0 && report.problems.length === 0 && report.tempFilesLeft === 0 && report.integrity === 'ok' && report.kills >= Number(values.kills);
+const ok =
+  report.mismatches.length === 0 &&
+  report.problems.length === 0 &&
+  report.tempFilesLeft === 0 &&
+  report.integrity === 'ok' &&
+  report.kills >= Number(values.kills) &&
+  report.windows.violations === 0;
 process.stdout.write(ok ? 'PASS\n' : 'FAIL\n');
 process.exit(ok ? 0 : 1);
