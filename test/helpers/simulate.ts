@@ -19,6 +19,8 @@ export interface SimulateOptions extends JobOptions {
   readonly model?: SimModel;
   readonly clock?: VirtualClock;
   readonly signal?: AbortSignal;
+  /** The key stores' folder (as DARKROOM_STATE_DIR); without it each run has a private in-memory store. */
+  readonly stateDir?: string;
 }
 
 export const SIM_KEY = 'sim-test-key-0123456789';
@@ -52,6 +54,7 @@ export async function simulate(opts: SimulateOptions = {}) {
       resultFetch: inProcessResultFetch(model),
       random,
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.stateDir !== undefined ? { stateDir: opts.stateDir } : {}),
     }).finally(() => {
       finished = true;
     });

@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/api/index.js';
+import { retryCommand } from '../../src/cli/retry.js';
 import { fingerprintKey } from '../../src/api/key.js';
-import { VirtualClock } from '../../src/clock.js';
-import { Ledger } from '../../src/ledger/index.js';
+import { installClock, VirtualClock } from '../../src/clock.js';
+import { KeyStore, Ledger } from '../../src/ledger/index.js';
 import { SimModel } from '../../src/sim/model.js';
 import { taskBoundMs } from '../../src/scheduler/taskBound.js';
 import { makeJob, writePhoto } from '../helpers/job.js';
@@ -105,5 +106,58 @@ describe('held creates and the key\'s task slots', () => {
     expect(Math.min(...sent)).toBeGreaterThanOrEqual(freed[0]!);
     expect(Math.min(...sent)).toBeLessThanOrEqual(freed[0]! + 6_000);
     expect(Math.min(...sent) - started).toBeLessThanOrEqual(bound);
+  });
+
+  it('`retry --held` frees the held creates\' slots: the operator decided, the next run creates at once', async () => {
+    const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
+    cleanups.push(job.cleanup);
+    const stateDir = path.join(job.dir, 'key-state');
+    const clock = new VirtualClock(Date.UTC(2026, 10, 22, 20));
+    const model = new SimModel({ keys: [SIM_KEY], seed: 6, resultOrigin: 'http://results.invalid', processing: 'passthrough', latency: { medianMs: 20_000, sigma: 0.2 } });
+    // Run 1: every create's answer is lost; three held creates hold the key's three slots.
+    const lost = Ledger.open(job.ledgerFile);
+    const first = await simulate({
+      job,
+      ledger: lost,
+      model,
+      clock,
+      stateDir,
+      intercept: async (req, forward) => {
+        if (!isCreate(req.url)) return forward();
+        await forward();
+        throw new TransportError('socket reset after the request was written', 'ECONNRESET', true);
+      },
+    }).finally(() => lost.close());
+    expect(first.result.status).toMatchObject({ held: 3 });
+    const store = KeyStore.openFor(stateDir, FP);
+    cleanups.push(() => store.close());
+    expect(store.slots().map((s) => s.kind)).toEqual(['held', 'held', 'held']);
+
+    // The operator's command, at the simulation's time.
+    const restore = installClock(clock);
+    const r = await retryCommand({ jobs: job.jobsFile, held: true, yes: true }, { env: { DARKROOM_STATE_DIR: stateDir }, interactive: false, ask: async () => false }).finally(restore);
+    expect(r.exitCode).toBe(0);
+    expect(store.slots().map((s) => s.kind)).toEqual(['released', 'released', 'released']);
+
+    // The next run creates again at once, not after the held tasks' bound (10 min: none was
+    // seen to end). A second charge is possible: the operator's choice. Here the tasks are
+    // in fact still running, so the service answers 429 on active tasks until they end.
+    const started = clock.now();
+    const sent: number[] = [];
+    const ledger = Ledger.open(job.ledgerFile);
+    cleanups.push(() => ledger.close());
+    const second = await simulate({
+      job,
+      ledger,
+      model,
+      clock,
+      stateDir,
+      intercept: async (req, forward) => {
+        if (isCreate(req.url)) sent.push(clock.now());
+        return forward();
+      },
+    });
+    expect(second.result.status).toMatchObject({ done: 3, held: 0 });
+    expect(sent[0]! - started).toBeLessThan(1_000);
   });
 });
