@@ -108,3 +108,20 @@ describe('an account command when another process has used the key\'s windows', 
     expect(sim.model.audit().keys[FP]!.calls).toBe(0);
   });
 });
+
+describe('a key store that cannot be written', () => {
+  it('stops the run before any call with one line naming the folder to fix, exit 2', async () => {
+    const sim = await startSim({ keys: [KEY], seed: 34 });
+    cleanups.push(() => sim.close());
+    const job = await makeJob({ photos: 2, steps: [{ capability: 'enhance' }] });
+    cleanups.push(job.cleanup);
+    // Unwritable for root and users alike (the tests may run as root: mode bits would not do).
+    const r = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY, DARKROOM_STATE_DIR: '/sys/kernel/darkroom-state' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /^darkroom: cannot open the key's shared call budget at \/sys\/kernel\/darkroom-state\/k_[0-9a-f]{12}\.db \(EPERM\); set DARKROOM_STATE_DIR to a writable folder\n$/,
+    );
+    expect(r.stdout + r.stderr).not.toContain(KEY);
+    expect(sim.model.audit().keys[FP]!.calls).toBe(0);
+  });
+});
