@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 
 export const BIN = fileURLToPath(new URL('../../bin/darkroom.js', import.meta.url));
 
@@ -14,6 +15,18 @@ export interface CliResult {
 }
 
 let stateDir: string | undefined;
+const removeStateDir = () => {
+  if (stateDir !== undefined) rmSync(stateDir, { recursive: true, force: true });
+  stateDir = undefined;
+};
+// Removed after the test file that imported this (vitest evaluates it once per file);
+// outside vitest (the crash test's own runner) when the process exits.
+let underVitest = true;
+try {
+  afterAll(removeStateDir);
+} catch {
+  underVitest = false;
+}
 
 /**
  * The key stores' folder (DARKROOM_STATE_DIR) of the CLI runs of this test file: one per
@@ -22,9 +35,8 @@ let stateDir: string | undefined;
  */
 export function testStateDir(): string {
   if (stateDir === undefined) {
-    const dir = mkdtempSync(path.join(tmpdir(), 'darkroom-state-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    stateDir = dir;
+    stateDir = mkdtempSync(path.join(tmpdir(), 'darkroom-state-'));
+    if (!underVitest) process.once('exit', removeStateDir);
   }
   return stateDir;
 }
