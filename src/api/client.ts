@@ -72,6 +72,18 @@ export interface CallRecord {
   rateLimit: RateLimitInfo | null;
 }
 
+/**
+ * The reservation one call was given in its key's budget before it was dispatched (issue
+ * 12: every call is recorded durably before it is sent). The client tells it, synchronously,
+ * when the request is about to leave and what came of it; it belongs to one call only.
+ */
+export interface CallTicket {
+  /** Right before the request is handed to the transport. */
+  sending(atMs: number, endpoint: string, sentRequestId: string): void;
+  /** Once per call that reached `sending`, before the call's promise settles (like onCall). */
+  answered(rec: CallRecord): void;
+}
+
 export interface ApiClientOptions {
   baseUrl: string;
   apiKey: string;
@@ -122,8 +134,11 @@ export class ApiClient {
   readonly #onCall: ((rec: CallRecord) => void) | undefined;
   readonly #keyEnv: string | undefined;
   readonly #ownsTransport: boolean;
+  readonly #opts: ApiClientOptions;
+  #ticket: CallTicket | undefined;
 
   constructor(opts: ApiClientOptions) {
+    this.#opts = opts;
     let base: URL;
     try {
       base = new URL(opts.baseUrl);
@@ -145,6 +160,16 @@ export class ApiClient {
     this.#timeoutMs = opts.timeoutMs ?? 30_000;
     this.#onCall = opts.onCall;
     this.#keyEnv = opts.keyEnv;
+  }
+
+  /**
+   * This client for one call made under `ticket` (its reservation in the key's budget): same
+   * key, base URL, transport and hooks; closing it closes nothing.
+   */
+  withTicket(ticket: CallTicket): ApiClient {
+    const c = new ApiClient({ ...this.#opts, transport: this.#transport });
+    c.#ticket = ticket;
+    return c;
   }
 
   /** Closes the transport if this client created it; a given transport belongs to the caller. */
@@ -242,12 +267,14 @@ export class ApiClient {
     const req: WireRequest = { method: spec.method, url: this.#url(spec.path), headers };
     if (spec.body !== undefined) req.body = spec.body;
 
+    const atMs = clock.now();
+    // Before the deadline's timer: a ticket that cannot be written fails the call unsent.
+    this.#ticket?.sending(atMs, spec.endpoint, sentRequestId);
     // Aborted by the caller's signal too (the deadline's `also`), as AbortSignal.any would.
     const deadline = clock.deadline(this.#timeoutMs, opts.signal);
     req.signal = deadline.signal;
-    const atMs = clock.now();
-    const record = (r: Omit<CallRecord, 'atMs' | 'method' | 'endpoint' | 'path' | 'sentRequestId' | 'durationMs'>) =>
-      this.#onCall?.({
+    const record = (r: Omit<CallRecord, 'atMs' | 'method' | 'endpoint' | 'path' | 'sentRequestId' | 'durationMs'>) => {
+      const rec: CallRecord = {
         atMs,
         method: spec.method,
         endpoint: spec.endpoint,
@@ -255,7 +282,10 @@ export class ApiClient {
         sentRequestId,
         durationMs: clock.now() - atMs,
         ...r,
-      });
+      };
+      this.#ticket?.answered(rec);
+      this.#onCall?.(rec);
+    };
     const base = { endpoint: spec.endpoint, method: spec.method, sentRequestId, secrets: [this.#key], keyEnv: this.#keyEnv };
 
     let res: WireResponse;

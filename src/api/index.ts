@@ -1,5 +1,5 @@
 export { ApiClient, ENDPOINTS } from './client.js';
-export type { ApiClientOptions, CallOpts, CallRecord, CreateBody } from './client.js';
+export type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './client.js';
 export { ApiError, isApiError } from './errors.js';
 export type { ErrorKind } from './errors.js';
 export { classify, ERROR_TABLE } from './classify.js';

@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ApiClient, type CallRecord, type Transport } from '../api/index.js';
 import { fingerprintKey } from '../api/key.js';
 import { ConfigError, loadConfig, requireBaseUrl, resolveKeys, type Config, type ResolvedKey } from '../config/index.js';
 import { clock } from '../clock.js';
-import { Ledger, ProgressReader } from '../ledger/index.js';
+import { KeyStore, Ledger, ProgressReader } from '../ledger/index.js';
+import { humanWait, KeyBudget, type Binding, type KeyLimits } from '../scheduler/keyBudget.js';
+import { stateDirFrom } from './stateDir.js';
 
 /** The key(s), base URL and ledger an account command (credits, usage, plan's check) works with. */
 export interface AccountTarget {
@@ -26,6 +29,25 @@ export interface AccountIo {
   readonly env: NodeJS.ProcessEnv;
   /** The in-process simulator's transport in tests; undici otherwise. */
   readonly transport?: Transport;
+  /** Told once, with the line to show, when the key's windows have no room for the call yet. */
+  readonly onWait?: (line: string) => void;
+}
+
+/** The spec's per-key limits, for an account command without a jobs file. */
+const SPEC_LIMITS: KeyLimits = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
+
+/**
+ * An account command waits for room in the key's windows this long at most: a full minute
+ * window empties within 61 s; longer means the hour window (or a long pause) binds, and
+ * the operator is better told when to come back than left staring at a silent terminal.
+ */
+export const ACCOUNT_MAX_WAIT_MS = 70_000;
+
+/** The line shown while an account command waits for room. */
+export function waitLine(waitMs: number, binding: Binding): string {
+  return binding === 'pause'
+    ? `darkroom: waiting ${humanWait(waitMs)}: the service asked this key to pause`
+    : `darkroom: waiting ${humanWait(waitMs)} for room in the key's ${binding === 'pace' ? 'hour' : binding} window (another darkroom process is using it)`;
 }
 
 /**
@@ -52,9 +74,12 @@ export function accountTarget(args: AccountArgs, env: NodeJS.ProcessEnv): Accoun
 }
 
 /**
- * One client per key for the length of `fn`. Every call it makes is recorded in the
- * ledger's call log when the ledger exists (L3: a later or running `run` counts it in its
- * windows); no ledger is created for it.
+ * One call with the key, made by `fn` with the client given. It is reserved first in the
+ * key's machine-wide budget (issue 12), like every call of a run: when another darkroom
+ * process fills the key's windows, this waits for room, saying so once through
+ * `io.onWait`, or refuses (KeyBusyError, exit 2) when that would take longer than
+ * ACCOUNT_MAX_WAIT_MS. The call is also recorded in the ledger's call log when the ledger
+ * exists (L3); no ledger is created for it.
  */
 export async function withAccountClient<T>(
   target: AccountTarget,
@@ -62,7 +87,9 @@ export async function withAccountClient<T>(
   io: AccountIo,
   fn: (client: ApiClient) => Promise<T>,
 ): Promise<T> {
+  const store = KeyStore.openFor(stateDirFrom(io.env), key.fingerprint);
   const ledger = target.ledgerFile && existsSync(target.ledgerFile) ? Ledger.open(target.ledgerFile) : null;
+  const budget = new KeyBudget(store, { owner: `a_${randomUUID()}`, limits: target.config?.limits ?? SPEC_LIMITS, taskBoundMs: () => 0 });
   const client = new ApiClient({
     baseUrl: target.baseUrl,
     apiKey: key.key,
@@ -71,11 +98,18 @@ export async function withAccountClient<T>(
     ...(io.transport ? { transport: io.transport } : {}),
     onCall: (rec: CallRecord) => ledger?.calls.record(key.fingerprint, rec),
   });
+  let ticket;
   try {
-    return await fn(client);
+    ticket = await budget.reserveWhenFree('account', {
+      maxWaitMs: ACCOUNT_MAX_WAIT_MS,
+      onWait: (ms, binding) => io.onWait?.(waitLine(ms, binding)),
+    });
+    return await fn(client.withTicket(ticket));
   } finally {
+    if (ticket) budget.settle(ticket);
     await client.close();
     ledger?.close();
+    store.close();
   }
 }
 

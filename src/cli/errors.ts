@@ -3,11 +3,13 @@
 import { isApiError } from '../api/errors.js';
 import { ConfigError } from '../config/errors.js';
 import { LedgerMovedError } from '../ledger/fileCheck.js';
+import { KeyStoreError } from '../ledger/keystore.js';
 import { LedgerLinkedError } from '../ledger/links.js';
 import { LedgerBusyError } from '../ledger/lock.js';
 import { LedgerTooNewError } from '../ledger/migrate.js';
 import { LedgerMissingError, LedgerUnwritableError } from '../ledger/open.js';
 import { DISK_CODES, OutputWriteError } from '../pipeline/outputfs.js';
+import { KeyBusyError } from '../scheduler/keyBudget.js';
 
 export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, interrupted: 130 } as const;
 
@@ -22,6 +24,10 @@ export function describeError(err: unknown): { exitCode: number; line: string } 
     err instanceof LedgerMovedError ||
     err instanceof LedgerLinkedError
   ) {
+    return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
+  }
+  // The key's shared budget: its store cannot be opened, or an account command found no room.
+  if (err instanceof KeyStoreError || err instanceof KeyBusyError) {
     return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
   }
   if (isApiError(err)) {

@@ -160,7 +160,7 @@ export async function main(argv: string[]): Promise<number> {
         const { parseCosts, planCommand } = await import('./plan.js');
         const r = await planCommand(
           { jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], costs: parseCosts(a.cost), latencyS: a.latency, failRate: a['fail-rate'], json: a.json },
-          { env: process.env },
+          { env: process.env, onWait: err },
         );
         out(r.text);
         exitCode = r.exitCode;
@@ -179,7 +179,7 @@ export async function main(argv: string[]): Promise<number> {
           .epilog(EPILOG),
       async (a) => {
         const { creditsCommand } = await import('./credits.js');
-        out(await creditsCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env }));
+        out(await creditsCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }));
       },
     )
     .command(
@@ -195,7 +195,7 @@ export async function main(argv: string[]): Promise<number> {
           .epilog(EPILOG),
       async (a) => {
         const { usageCommand } = await import('./credits.js');
-        out(await usageCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env }));
+        out(await usageCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }));
       },
     )
     .command(

@@ -29,6 +29,8 @@ export interface PlanArgs {
 export interface PlanIo {
   readonly env: NodeJS.ProcessEnv;
   readonly transport?: Transport;
+  /** Told once when the account check waits for room in the key's windows (src/cli/account.ts). */
+  readonly onWait?: (line: string) => void;
 }
 
 export interface PlanStep {

@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline/promises';
 import { loadConfig, resolveLedgerPath } from '../config/index.js';
 import { Ledger, type HeldItem } from '../ledger/index.js';
 import { EXIT } from './errors.js';
+import { releaseHeldSlots } from './heldSlots.js';
 import { retryFailedCommand } from './retryFailed.js';
 
 export interface RetryArgs {
@@ -75,6 +76,8 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
     const lock = ledger.acquireRunLock({ command: 'retry --held', breakLock: args.breakLock });
     try {
       const r = ledger.held.requeue(['ambiguous', 'timeout'], 'darkroom retry --held', held.map((h) => h.id));
+      // The operator's decision frees the task slots these creates held in their keys' budgets.
+      const note = releaseHeldSlots(ledger, held, io.env);
       const parts = [];
       if (r.recreated > 0) parts.push(`${r.recreated} to be created again (a second charge is possible)`);
       if (r.repolled > 0) parts.push(`${r.repolled} to be polled again (no new create unless the task is gone or fails)`);
@@ -82,7 +85,7 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
       return {
         exitCode: EXIT.ok,
         stdout: `re-queued ${r.recreated + r.repolled} photo(s): ${parts.join('; ')}. Run \`${again}\` to continue.`,
-        stderr: args.yes ? warning : '',
+        stderr: [args.yes ? warning : '', note].filter(Boolean).join('\n'),
       };
     } finally {
       lock.release();

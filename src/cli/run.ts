@@ -11,6 +11,7 @@ import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
 import { rescueLines } from './rescue.js';
 import { stepsChangeLines } from './stepsChange.js';
+import { stateDirFrom } from './stateDir.js';
 import { accountStopLines } from './stops.js';
 
 export interface RunArgs {
@@ -92,6 +93,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
         keys,
         ledger,
         log,
+        stateDir: stateDirFrom(io.env),
         onActivity: () => live.poke(),
         ...(args.redoSteps ? { redoSteps: true } : {}),
         ...(io.signal ? { signal: io.signal } : {}),

@@ -18,3 +18,5 @@ export { PARKED_MS, type NotDownloaded } from './undownloaded.js';
 export { crashPoint, CRASH_PHASES, type CrashPhase } from './crashpoint.js';
 export { CONTENT_CHANGED_NOTE, type FoundFile, type FoundUrl, type InputRow, type OutputFile, type AttemptRecord, type ReconcileReport, type ReconcileOptions } from './identity.js';
 export { LEGACY_SIG, STEPS_REDO_NOTE, StepsBlockedError, blocking, readStepsCensus, type Applied, type OtherList, type StepsCensus } from './stepLists.js';
+export { KeyStore, KeyStoreError, type SlotRow, type NewSlot, type SlotKind, type CallKind, type StoredCall } from './keystore.js';
+export { type LoggedCall } from './keyFacts.js';

@@ -6,6 +6,7 @@ import { InputChecks } from './checks.js';
 import { Identity } from './identity.js';
 import { Held } from './held.js';
 import { Items } from './items.js';
+import { KeyFacts } from './keyFacts.js';
 import { LedgerFile } from './fileCheck.js';
 import { RunLock, type HeldLock, type LockHolder, type LockRequest } from './lock.js';
 import { createsNeeded } from './needs.js';
@@ -36,6 +37,8 @@ export class Ledger {
   private readonly lock: RunLock;
   /** Which step list each photo follows (issue 12, point 6). */
   readonly steps: StepLists;
+  /** What the ledger tells its keys' machine-wide stores (issue 12). */
+  readonly keyFacts: KeyFacts;
 
   private constructor(
     readonly file: string,
@@ -54,6 +57,7 @@ export class Ledger {
     this.failed = new Failed(db, this.items);
     this.checks = new InputChecks(db);
     this.steps = new StepLists(db, this.items);
+    this.keyFacts = new KeyFacts(db);
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {

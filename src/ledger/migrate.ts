@@ -4,6 +4,8 @@ import { clock } from '../clock.js';
 
 /** migrations/ sits two levels above both src/ledger/ (tests) and dist/ledger/ (built). */
 export const MIGRATIONS_DIR = new URL('../../migrations/', import.meta.url);
+/** The per-key store's own migrations (src/ledger/keystore.ts), numbered from 001 apart from the ledger's. */
+export const KEYSTORE_MIGRATIONS_DIR = new URL('../../migrations/keystore/', import.meta.url);
 
 export interface Migration {
   readonly version: number;
@@ -14,8 +16,8 @@ export interface Migration {
 export class LedgerTooNewError extends Error {
   override readonly name = 'LedgerTooNewError';
   readonly code = 'DARKROOM_LEDGER_TOO_NEW';
-  constructor(file: string, have: number, know: number) {
-    super(`the ledger ${file} has schema version ${have} but this darkroom knows only up to ${know}; upgrade darkroom`);
+  constructor(file: string, have: number, know: number, what = 'the ledger') {
+    super(`${what} ${file} has schema version ${have} but this darkroom knows only up to ${know}; upgrade darkroom`);
   }
 }
 
@@ -31,7 +33,7 @@ export function readMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
 }
 
 /** Apply, each in its own transaction, the migrations this ledger has not recorded. */
-export function migrate(db: Database.Database, file: string, migrations: Migration[] = readMigrations()): number[] {
+export function migrate(db: Database.Database, file: string, migrations: Migration[] = readMigrations(), what?: string): number[] {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version    INTEGER PRIMARY KEY,
     name       TEXT    NOT NULL,
@@ -40,7 +42,7 @@ export function migrate(db: Database.Database, file: string, migrations: Migrati
   const version = () => (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0;
   const have = version();
   const know = migrations.at(-1)?.version ?? 0;
-  if (have > know) throw new LedgerTooNewError(file, have, know);
+  if (have > know) throw new LedgerTooNewError(file, have, know, what);
   const applied: number[] = [];
   for (const m of migrations) {
     if (m.version <= have) continue;

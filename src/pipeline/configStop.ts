@@ -7,7 +7,7 @@ import { haltRun, type StageContext } from './context.js';
  * it. The stage that met it has already put its item back where it was (a redirect is a
  * definite "not done"). The line names the redirect's target, never the key.
  */
-export function stopForConfig(ctx: StageContext, err: ApiError): void {
+export function stopForConfig(ctx: Pick<StageContext, 'run' | 'log'>, err: ApiError): void {
   haltRun(ctx.run, { kind: 'config', immediate: true, exitCode: 2, message: err.message });
   ctx.log.error({ code: err.code, httpStatus: err.httpStatus, endpoint: err.endpoint, requestId: err.requestId }, err.message);
 }

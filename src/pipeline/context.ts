@@ -75,7 +75,7 @@ export function retryAt(err: ApiError, failures: number, random: () => number): 
 }
 
 /** An account problem stops the run: 401 and 24403 at once, 20601 after in-flight work. */
-export function stopForAccount(ctx: StageContext, err: ApiError): void {
+export function stopForAccount(ctx: Pick<StageContext, 'run' | 'log'>, err: ApiError): void {
   const creditsOnly = err.businessCode === 20601;
   if (!ctx.run.accountStop || (ctx.run.accountStop.creditsOnly && !creditsOnly)) {
     ctx.run.accountStop = { error: err, creditsOnly };

@@ -5,17 +5,19 @@ import { clock } from '../clock.js';
 import type { Config, ResolvedKey } from '../config/index.js';
 import type { Ledger, LedgerStatus, RecoveryReport } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import { ARRIVAL_MARGIN_MS, CallBudget } from '../scheduler/budget.js';
+import type { KeyBudget, Reservation } from '../scheduler/keyBudget.js';
 import { Lane, type LaneStages } from '../scheduler/lane.js';
 import { Notifier } from '../scheduler/notifier.js';
 import { LatencyModel } from '../scheduler/latency.js';
 import { PollPlanner } from '../scheduler/polling.js';
 import { sweepTempFiles } from './atomic.js';
-import { haltRun, type AccountStop, type RunHalt, type RunState, type StageContext } from './context.js';
+import { haltRun, stopForAccount, type AccountStop, type RunHalt, type RunState, type StageContext } from './context.js';
 import { createStage } from './create.js';
 import { discoverInto } from './discover.js';
 import { checkOutputSpace, probeOutputFolder } from './diskcheck.js';
 import { downloadLoop, Patience } from './downloader.js';
+import { stopForConfig } from './configStop.js';
+import { openKeyBudgets, seedFromUsage, type KeyStoreOptions } from './keys.js';
 import { ledgerGuard } from './ledgerGuard.js';
 import type { OutputFs } from './outputfs.js';
 import { pollStage } from './poll.js';
@@ -24,7 +26,7 @@ import { retireStaleOutputs } from './staleOutputs.js';
 import { checkSteps, stampNewPhotos, type StepsChange, type StepsCheck } from './stepsCheck.js';
 import { uploadStage } from './upload.js';
 
-export interface RunOptions {
+export interface RunOptions extends KeyStoreOptions {
   readonly config: Config;
   readonly baseUrl: string;
   readonly keys: readonly ResolvedKey[];
@@ -131,7 +133,9 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     activity.notify();
   });
   const clients: ApiClient[] = [];
-  const budgets: CallBudget[] = [];
+  // Each key's machine-wide budget (issue 12), its rows reconciled with this ledger.
+  const keyBudgets = openKeyBudgets(ledger, config, opts.keys, opts);
+  const budgets: KeyBudget[] = [];
   const lanes: Lane[] = opts.keys.map((k) => {
     const client = new ApiClient({
       baseUrl: opts.baseUrl,
@@ -144,14 +148,14 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     clients.push(client);
     const polling = new PollPlanner(latency);
     const ctx: StageContext = { ledger, client, keyFp: k.fingerprint, config, run, polling, random, log, abort: hard.signal };
+    // Each call goes out under its reservation in the key's budget.
+    const under = (ticket: Reservation): StageContext => ({ ...ctx, client: client.withTicket(ticket) });
     const stages: LaneStages = {
-      upload: (item) => (ledgerOk() ? uploadStage(ctx, item) : Promise.resolve({})),
-      create: (item) => (ledgerOk() ? createStage(ctx, item) : Promise.resolve({})),
-      poll: (item) => (ledgerOk() ? pollStage(ctx, item) : Promise.resolve({})),
+      upload: (item, ticket) => (ledgerOk() ? uploadStage(under(ticket), item) : Promise.resolve({})),
+      create: (item, ticket) => (ledgerOk() ? createStage(under(ticket), item) : Promise.resolve({})),
+      poll: (item, ticket) => (ledgerOk() ? pollStage(under(ticket), item) : Promise.resolve({})),
     };
-    const now = clock.now();
-    const budget = new CallBudget(config.limits, ledger.calls.timesSince(k.fingerprint, now - 3_600_000 - ARRIVAL_MARGIN_MS));
-    budget.pauseUntil(ledger.calls.pausedUntil(k.fingerprint));
+    const budget = keyBudgets.byKey.get(k.fingerprint)!;
     budgets.push(budget);
     return new Lane(ledger, budget, stages, run, {
       keyFp: k.fingerprint,
@@ -205,6 +209,13 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     onDone: (itemId: number) => retireStaleOutputs(ledger, log, itemId),
   };
   try {
+    // Not on a rerun with nothing to do: that makes no call at all.
+    for (const [i, k] of opts.keys.entries()) {
+      if (run.stopped || !ledger.keyFacts.needsCalls(k.fingerprint)) continue;
+      const stop = await seedFromUsage(budgets[i]!, clients[i]!, hard.signal, random, log);
+      if (stop?.kind === 'stop-config') stopForConfig({ run, log }, stop);
+      else if (stop) stopForAccount({ run, log }, stop);
+    }
     for (;;) {
       const before = handedBack;
       let lanesDone = false;
@@ -223,6 +234,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     if (graceTimer) clock.clearTimer(graceTimer);
     opts.signal?.removeEventListener('abort', onAbort);
     await Promise.all(clients.map((c) => c.close()));
+    keyBudgets.close();
   }
   const crashed = lanes.find((l) => l.crash !== undefined)?.crash;
   if (crashed !== undefined) throw crashed;
@@ -295,21 +307,22 @@ async function creditsShortfall(
   ledger: Ledger,
   config: Config,
   client: ApiClient | undefined,
-  budget: CallBudget | undefined,
+  budget: KeyBudget | undefined,
   abort: AbortSignal,
   log: Logger,
 ): Promise<CreditsShortfall> {
   const needed = ledger.createsNeeded(config.steps.length);
   if (!client || !budget) return { needed, remaining: null };
+  let ticket: Reservation | undefined;
   try {
-    const at = budget.availableAt(clock.now());
-    if (at > clock.now()) await clock.sleep(at - clock.now(), abort);
-    budget.take(clock.now());
-    const c = await client.credits({ signal: abort });
+    ticket = await budget.reserveWhenFree('account', { signal: abort });
+    const c = await client.withTicket(ticket).credits({ signal: abort });
     return { needed, remaining: c.remainingCredit };
   } catch (err) {
     log.warn({ err: String((err as Error).message ?? err) }, 'could not read the credit balance');
     return { needed, remaining: null };
+  } finally {
+    if (ticket) budget.settle(ticket);
   }
 }
 

@@ -85,6 +85,34 @@ export class CallBudget {
     this.pace.tokens -= 1;
   }
 
+  /**
+   * Calls that count without spending the pacing bucket: others' (another process, another
+   * client of the key) read from the key store. `minute`/`hour` false: that window only.
+   */
+  record(at: number, windows: { minute: boolean; hour: boolean } = { minute: true, hour: true }): void {
+    if (windows.minute) this.minute.record(at);
+    if (windows.hour) this.hour.record(at);
+  }
+
+  /** A call counted at `from` no longer counts there: never sent (`to` undefined) or sent later, at `to`. */
+  move(from: number, to: number | undefined): void {
+    const m = this.minute.remove(from);
+    const h = this.hour.remove(from);
+    if (to === undefined) return;
+    if (m) this.minute.record(to);
+    if (h) this.hour.record(to);
+  }
+
+  /** Replace the windows' calls with these (sorted by time), as the key store holds them. */
+  resetWindows(minute: readonly number[], hour: readonly number[]): void {
+    this.minute.reset(minute);
+    this.hour.reset(hour);
+  }
+
+  get pausedUntilMs(): number {
+    return this.pausedUntil;
+  }
+
   private refill(now: number): void {
     const p = this.pace;
     if (!Number.isNaN(p.at) && now > p.at) {

@@ -1,6 +1,6 @@
 import { clock } from '../clock.js';
 import type { ItemRow, Ledger } from '../ledger/index.js';
-import type { CallBudget } from './budget.js';
+import type { CreateOutcome, KeyBudget, Reservation } from './keyBudget.js';
 import type { PollPlanner } from './polling.js';
 
 /** What a stage tells the lane after its call. */
@@ -13,10 +13,14 @@ export interface Feedback {
   readonly taskEnded?: boolean;
 }
 
+/**
+ * The stages a lane dispatches. Each makes at most one API call, under `ticket`: the
+ * call's reservation in the key's budget, which its client reports sending and answer to.
+ */
 export interface LaneStages {
-  upload(item: ItemRow): Promise<Feedback>;
-  create(item: ItemRow): Promise<Feedback>;
-  poll(item: ItemRow): Promise<Feedback>;
+  upload(item: ItemRow, ticket: Reservation): Promise<Feedback>;
+  create(item: ItemRow, ticket: Reservation): Promise<Feedback>;
+  poll(item: ItemRow, ticket: Reservation): Promise<Feedback>;
 }
 
 /** Run-wide switches the lanes obey. */
@@ -46,10 +50,11 @@ export interface LaneOptions {
 type Action = { kind: 'poll' | 'create' | 'upload'; item: ItemRow };
 
 /**
- * One API key's lane: it alone spends that key's calls and slots. Priorities when calls
- * are short: due polls, then creates into free slots, then uploads just in time (never
- * more inputs uploaded-but-not-created than free slots plus one, so an upload is not
- * spent long before its create).
+ * One API key's lane: it spends that key's calls and slots for this run, through the key's
+ * machine-wide budget (other processes using the key spend from the same one). Priorities
+ * when calls are short: due polls, then creates into free slots, then uploads just in time
+ * (never more inputs uploaded-but-not-created than free slots plus one, so an upload is
+ * not spent long before its create).
  */
 export class Lane {
   private readonly inflightItems = new Set<number>();
@@ -70,7 +75,7 @@ export class Lane {
 
   constructor(
     private readonly ledger: Ledger,
-    private readonly budget: CallBudget,
+    private readonly budget: KeyBudget,
     private readonly stages: LaneStages,
     private readonly control: RunControl,
     private readonly opts: LaneOptions,
@@ -120,14 +125,14 @@ export class Lane {
       };
       if (action) {
         if (at <= now) {
-          this.dispatch(action, now);
+          if (!this.dispatch(action, now)) await this.lostRace(action, now);
           continue;
         }
         // A due poll waiting on the pacing bucket must not hold back a create into a slot
         // that just came free: creates skip the bucket (CallBudget.availableAt).
         const create = action.kind === 'poll' && this.budget.availableAt(now, true) <= now ? this.createCandidate(now) : undefined;
         if (create) {
-          this.dispatch(create, now);
+          if (!this.dispatch(create, now)) await this.lostRace(create, now);
           continue;
         }
         this.waiting = { action, epoch: this.epoch };
@@ -172,8 +177,12 @@ export class Lane {
     return undefined;
   }
 
-  private freeSlots(): number {
-    return Math.max(0, this.slotLimit - this.ledger.items.countInStates(this.opts.keyFp, ['active', 'submitting']));
+  /**
+   * Slots of the key free for a create: the key's limit less every slot counted in its
+   * machine-wide store (this run's creates and tasks, other processes', held creates).
+   */
+  private freeSlots(now = clock.now()): number {
+    return Math.max(0, this.slotLimit - this.budget.slotsInUse(now));
   }
 
   /** A create into a free slot, if one is due (`free`: the free slots, when the caller has counted them). */
@@ -228,6 +237,9 @@ export class Lane {
     if (!this.control.noCreates && !this.control.stopped) {
       const free = this.freeSlots();
       if (free > 0) dues.push(items.earliestDue('uploaded', fp, this.inflightItems));
+      // Waiting for a slot that no event of this run will free (a held create expiring,
+      // another process's task): wake when it may have changed.
+      else if (items.hasInStates(fp, ['uploaded'])) dues.push(this.budget.nextSlotChangeAt(clock.now()));
       const waiting = items.countInStates(fp, ['uploaded']) + this.uploadsInflight;
       if (waiting < free + 1) dues.push(items.earliestDue('queued', fp, this.inflightItems));
     }
@@ -235,38 +247,71 @@ export class Lane {
     return known.length > 0 ? Math.max(clock.now() + 1, Math.min(...known)) : Infinity;
   }
 
-  private dispatch(action: Action, now: number): void {
-    this.budget.take(now);
+  /**
+   * Reserve the call in the key's budget (a create: its slot too), then start the stage.
+   * false: another process took the room since we looked; nothing was started.
+   */
+  private dispatch(action: Action, now: number): boolean {
+    const ticket = this.budget.reserve(now, action.kind, { itemId: action.item.id, slotLimit: this.slotLimit });
+    // (An upload's photo stays claimed by this lane, which takes it up again.)
+    if (!ticket) return false;
     this.inflightCalls++;
     this.inflightItems.add(action.item.id);
     if (action.kind === 'upload') this.uploadsInflight++;
     if (action.kind === 'poll') this.polls++;
     const run =
       action.kind === 'poll'
-        ? this.stages.poll(action.item)
+        ? this.stages.poll(action.item, ticket)
         : action.kind === 'create'
-          ? this.stages.create(action.item)
-          : this.stages.upload(action.item);
+          ? this.stages.create(action.item, ticket)
+          : this.stages.upload(action.item, ticket);
     void run
-      .then((fb) => this.apply(fb), (err: unknown) => this.onStageCrash(err))
+      .then((fb) => this.apply(fb, action, ticket), (err: unknown) => this.onStageCrash(err))
       .finally(() => {
+        this.budget.settle(ticket);
         this.inflightCalls--;
         this.inflightItems.delete(action.item.id);
         if (action.kind === 'upload') this.uploadsInflight--;
         this.wake();
         this.opts.onActivity?.();
       });
+    return true;
   }
 
-  private apply(fb: Feedback): void {
+  /** The reservation failed: the budget has read the store again, so wait for what it now says. */
+  private async lostRace(action: Action, now: number): Promise<void> {
+    this.waiting = undefined;
+    await this.idle(Math.max(now + 1, this.budget.availableAt(now, action.kind === 'create')));
+  }
+
+  /** What became of a create, as the ledger recorded it, for the key's slot row. */
+  private createOutcome(item: ItemRow, ticket: Reservation): CreateOutcome {
+    if (!ticket.sent) return { kind: 'gone' };
+    const sub = this.ledger.submissions.latestForItem(item.id);
+    if (!sub || sub.request_id !== ticket.sentRequestId) return { kind: 'unknown' };
+    switch (sub.state) {
+      case 'accepted':
+        return sub.task_id ? { kind: 'accepted', taskId: sub.task_id } : { kind: 'unknown' };
+      case 'ambiguous':
+        return { kind: 'held', ref: sub.request_id, sentMs: sub.sent_ms, resolvedMs: sub.resolved_ms ?? clock.now() };
+      case 'rejected':
+        return { kind: 'gone' };
+      default:
+        return { kind: 'unknown' };
+    }
+  }
+
+  private apply(fb: Feedback, action: Action, ticket: Reservation): void {
+    if (action.kind === 'create') this.budget.createResolved(ticket, this.createOutcome(action.item, ticket));
+    if (action.kind === 'poll' && fb.taskEnded && action.item.task_id) this.budget.taskEnded(action.item.task_id);
     if (fb.pauseUntilMs !== undefined) {
       this.budget.pauseUntil(fb.pauseUntilMs);
       this.ledger.calls.pause(this.opts.keyFp, fb.pauseUntilMs, clock.now());
     }
     if (fb.slotsFull) {
-      // The server holds a task we do not count (an ambiguous create that did go
-      // through, say): create nothing more until one of ours ends.
-      this.slotLimit = Math.max(1, this.ledger.items.countInStates(this.opts.keyFp, ['active', 'submitting']));
+      // The server holds a task we do not count (an ambiguous create of another client
+      // that did go through, say): create nothing more until one of ours ends.
+      this.slotLimit = Math.max(1, this.budget.slotsInUse(clock.now()));
     }
     if (fb.taskEnded) {
       this.slotLimit = this.opts.activeTasks;

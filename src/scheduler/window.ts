@@ -19,6 +19,20 @@ export class RollingWindow {
     this.times.splice(i, 0, at);
   }
 
+  /** Forget one call at `at` (a reservation never sent, or one moved): false if there is none. */
+  remove(at: number): boolean {
+    const i = this.indexOf(at);
+    if (i < 0) return false;
+    this.times.splice(i, 1);
+    return true;
+  }
+
+  /** Replace every call with `times` (sorted), as another process's writes are read in. */
+  reset(times: readonly number[]): void {
+    this.times = [...times];
+    this.head = 0;
+  }
+
   count(now: number): number {
     this.evict(now);
     return this.times.length - this.head;
@@ -31,6 +45,17 @@ export class RollingWindow {
     if (n < limit) return now;
     // the call that must leave the window before one more fits
     return this.times[this.head + (n - limit)]! + this.spanMs;
+  }
+
+  private indexOf(at: number): number {
+    let lo = this.head;
+    let hi = this.times.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.times[mid]! < at) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.times.length && this.times[lo] === at ? lo : -1;
   }
 
   private evict(now: number): void {

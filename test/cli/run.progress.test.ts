@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
-import { BIN, runCli, type CliResult } from '../helpers/cli.js';
+import { BIN, runCli, testStateDir, type CliResult } from '../helpers/cli.js';
 import { makeJob, type TestJob } from '../helpers/job.js';
 
 const KEY = 'progress-test-key-5b8e1f';
@@ -31,7 +31,7 @@ async function runUnderScript(steps: unknown[]): Promise<Case & { typescript: st
   const typescript = path.join(job.dir, 'typescript.txt');
   const cmd = `${process.execPath} ${BIN} run '${job.jobsFile}' --base-url ${sim.apiUrl}`;
   const child = spawn('script', ['-qfec', cmd, typescript], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DARKROOM_TEST_KEY: KEY, COLUMNS: '120', TERM: 'xterm' },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DARKROOM_TEST_KEY: KEY, COLUMNS: '120', TERM: 'xterm', DARKROOM_STATE_DIR: testStateDir() },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -19,13 +19,18 @@
  * What is checked at the end: every input has exactly one output, byte-identical to the
  * clean run's; the simulator's audit shows one create per photo except photos the ledger
  * held as ambiguous (or whose task vanished and was, as recorded, created again); no
- * create the ledger does not know of; no temp file left; `PRAGMA integrity_check` ok.
+ * create the ledger does not know of; no temp file left; `PRAGMA integrity_check` ok; and
+ * the key's limits held across every kill, as the simulator counts them (issue 12): never
+ * more calls in any rolling minute or hour than the limits, never more tasks at once, no
+ * 429 from the simulator's own limits (the injected ones apart). The runs of the crash
+ * loop share one key store (DARKROOM_STATE_DIR), as runs on one machine do.
  */
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { stringify } from 'yaml';
+import { fingerprintKey } from '../../src/api/key.js';
 import { CRASH_PHASES, type CrashPhase } from '../../src/ledger/crashpoint.js';
 import type { FaultConfig, FaultProfileName } from '../../src/sim/faults.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
@@ -41,6 +46,12 @@ export interface CrashTestOptions {
   readonly faults?: FaultProfileName | FaultConfig;
   /** Call limits of the simulator and the job (default the spec's 100/min, 1000/h, 3 tasks). */
   readonly limits?: { callsPerMinute: number; callsPerHour: number; activeTasks: number };
+  /**
+   * The job's polling cap (default 30 min). It also caps how long a create whose answer
+   * was lost holds its task slot before any task was seen to end (src/scheduler/taskBound.ts):
+   * a loop that kills runs before their first task ends may want it short.
+   */
+  readonly pollCapMinutes?: number;
   /** Median task latency of the simulator, ms. Default 800. */
   readonly latencyMs?: number;
   /** Per-call timeout of the client, ms (the hostile profile's slow answers take 35 s). Default 3000. */
@@ -48,6 +59,22 @@ export interface CrashTestOptions {
   /** Longest any single run may take before the test gives up on it. Default 180 s. */
   readonly runTimeoutMs?: number;
   readonly log?: (line: string) => void;
+}
+
+/** The key's limits as the simulator's audit saw them kept (or not) over the whole crash loop. */
+export interface WindowReport {
+  readonly limits: { callsPerMinute: number; callsPerHour: number; activeTasks: number };
+  readonly calls: number;
+  readonly maxCallsInAnyMinute: number;
+  readonly maxCallsInAnyHour: number;
+  readonly maxActiveTasks: number;
+  /** 429s the simulator's own limits gave (injected ones are faults, not violations), by scope. */
+  readonly rejectedByScope: Record<string, number>;
+  /**
+   * Calls beyond the limit in the busiest minute and hour, tasks beyond the limit at the
+   * busiest moment, and the simulator's own 429s: 0 when every limit held.
+   */
+  readonly violations: number;
 }
 
 export interface CrashReport {
@@ -70,9 +97,11 @@ export interface CrashReport {
   readonly problems: string[];
   readonly cleanMs: number;
   readonly crashMs: number;
+  readonly windows: WindowReport;
 }
 
 const KEY = 'crash-test-key-0f1e2d3c4b5a';
+const SPEC_LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
 const TEMP_SUFFIX = '.darkroom-tmp';
 
 /** Photos: distinct small images in nested folders, three formats, some odd names. */
@@ -90,13 +119,14 @@ async function writePhotos(dir: string, n: number): Promise<string[]> {
   return rels.sort();
 }
 
-function jobFile(dir: string, opts: { timeoutMs: number; limits?: CrashTestOptions['limits'] }): string {
+function jobFile(dir: string, opts: { timeoutMs: number; limits?: CrashTestOptions['limits']; pollCapMinutes?: number | undefined }): string {
   const file = path.join(dir, 'jobs.yaml');
+  const limits = { ...opts.limits, ...(opts.pollCapMinutes !== undefined ? { pollCapMinutes: opts.pollCapMinutes } : {}) };
   writeFileSync(
     file,
     stringify({
       service: { apiKeyEnv: 'DARKROOM_TEST_KEY', timeoutMs: opts.timeoutMs },
-      ...(opts.limits ? { limits: opts.limits } : {}),
+      ...(Object.keys(limits).length > 0 ? { limits } : {}),
       input: { dir: './photos' },
       output: { dir: './out' },
       steps: [{ capability: 'enhance', mode: 'general' }],
@@ -167,11 +197,14 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
     const cleanDir = path.join(root, 'clean');
     mkdirSync(cleanDir);
     cpSync(photosDir, path.join(cleanDir, 'photos'), { recursive: true });
-    const cleanJob = jobFile(cleanDir, { timeoutMs: 30_000, limits: opts.limits });
-    const clean = await startSim({ ...simBase, faults: 'none' });
+    // The spec's limits: the clean run is only there for the outputs to compare with.
+    const cleanJob = jobFile(cleanDir, { timeoutMs: 30_000 });
+    const clean = await startSim({ ...simBase, limits: SPEC_LIMITS, faults: 'none' });
     sims.push(clean);
     const t0 = Date.now();
-    const c = await runCli(['run', cleanJob, '--base-url', clean.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY }, { timeoutMs: runTimeoutMs * 2 });
+    // Its own key store: the clean run's calls are not the crash loop's to count.
+    const cleanEnv = { DARKROOM_TEST_KEY: KEY, DARKROOM_STATE_DIR: path.join(root, 'state-clean') };
+    const c = await runCli(['run', cleanJob, '--base-url', clean.apiUrl, '--quiet'], cleanEnv, { timeoutMs: runTimeoutMs * 2 });
     const cleanMs = Date.now() - t0;
     if (c.code !== 0) throw new Error(`the clean run failed (exit ${c.code}): ${c.stderr.slice(-500)}`);
     log(`clean run: ${opts.photos} photos in ${(cleanMs / 1000).toFixed(1)} s`);
@@ -180,8 +213,10 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
     const dir = path.join(root, 'crash');
     mkdirSync(dir);
     cpSync(photosDir, path.join(dir, 'photos'), { recursive: true });
-    const job = jobFile(dir, { timeoutMs, limits: opts.limits });
+    const job = jobFile(dir, { timeoutMs, limits: opts.limits, pollCapMinutes: opts.pollCapMinutes });
     const ledgerFile = path.join(dir, 'state', 'darkroom.db');
+    // Every run of the loop, and status and retry --held beside them, on one machine's key store.
+    const keyState = { DARKROOM_STATE_DIR: path.join(root, 'state-crash') };
     const sim = await startSim({ ...simBase, faults: opts.faults ?? 'hostile' });
     sims.push(sim);
     const random = rng(opts.seed);
@@ -197,9 +232,9 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
 
     for (;;) {
       if (Date.now() > deadline) throw new Error(`gave up after ${runs} runs and ${kills} kills`);
-      const st = existsSync(ledgerFile) ? statusJson(await runCli(['status', job, '--json'])) : null;
+      const st = existsSync(ledgerFile) ? statusJson(await runCli(['status', job, '--json'], keyState)) : null;
       const pending = st ? st.pending : opts.photos;
-      const env: Record<string, string> = { DARKROOM_TEST_KEY: KEY };
+      const env: Record<string, string> = { DARKROOM_TEST_KEY: KEY, ...keyState };
       let plan = 'none';
       let timer: NodeJS.Timeout | undefined;
       const killing = kills < opts.kills && pending > 0;
@@ -238,20 +273,20 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
         continue;
       }
       if (r.code !== 0 && r.code !== 1) throw new Error(`run ${runs} exited ${r.code}: ${r.stderr.slice(-800)}`);
-      const s = statusJson(await runCli(['status', job, '--json']));
+      const s = statusJson(await runCli(['status', job, '--json'], keyState));
       if (s.pending > 0) continue;
       if (s.failed > 0) {
         throw new Error(`photos failed: ${JSON.stringify(s.problems.filter((x) => x.state !== 'held'))}`);
       }
       if (s.held === 0) break;
       // Every held photo is listed by status, with its reason and the X-Request-Id sent.
-      const human = (await runCli(['status', job])).stdout;
+      const human = (await runCli(['status', job], keyState)).stdout;
       for (const h of s.problems.filter((x) => x.state === 'held')) {
         if (!h.reason || !h.sentRequestId) problems.push(`held ${h.path} listed without reason or X-Request-Id`);
         if (!human.includes(h.path) || !human.includes(h.sentRequestId ?? '\u0000')) problems.push(`held ${h.path} missing from \`darkroom status\``);
         held.set(h.path, h.reason ?? '');
       }
-      const rt = await runCli(['retry', '--held', '--yes', job]);
+      const rt = await runCli(['retry', '--held', '--yes', job], keyState);
       if (rt.code !== 0) throw new Error(`retry --held failed: ${rt.stderr}`);
       retries++;
       log(`retry --held: ${s.held} photo(s) re-queued`);
@@ -312,6 +347,21 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
     }
     const extra = [...crashOut.byStem.keys()].filter((stem) => !rels.some((r) => r.replace(/\.[^./]+$/, '') === stem));
     for (const e of extra) mismatches.push(`unexpected output ${e}`);
+    const limits = opts.limits ?? SPEC_LIMITS;
+    const k = audit.keys[fingerprintKey(KEY)]!;
+    const windows: WindowReport = {
+      limits,
+      calls: k.calls,
+      maxCallsInAnyMinute: k.maxCallsInAnyMinute,
+      maxCallsInAnyHour: k.maxCallsInAnyHour,
+      maxActiveTasks: k.maxActiveTasks,
+      rejectedByScope: { ...k.rejectedByScope },
+      violations:
+        Math.max(0, k.maxCallsInAnyMinute - limits.callsPerMinute) +
+        Math.max(0, k.maxCallsInAnyHour - limits.callsPerHour) +
+        Math.max(0, k.maxActiveTasks - limits.activeTasks) +
+        k.rejected429,
+    };
     return {
       photos: rels.length,
       runs,
@@ -329,6 +379,7 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
       problems,
       cleanMs,
       crashMs,
+      windows,
     };
   } finally {
     await Promise.all(sims.map((s) => s.close()));
@@ -356,6 +407,7 @@ export function formatCrashReport(r: CrashReport): string {
     `account stops    ${r.accountStops} (injected 24403), each run again`,
     `faults injected  ${Object.entries(r.faults).map(([k, v]) => `${k} ${v}`).join(', ')}`,
     `temp files left  ${r.tempFilesLeft}`,
+    `key limits       ${r.windows.calls} calls; at most ${r.windows.maxCallsInAnyMinute} in any minute (limit ${r.windows.limits.callsPerMinute}), ${r.windows.maxCallsInAnyHour} in any hour (limit ${r.windows.limits.callsPerHour}), ${r.windows.maxActiveTasks} tasks at once (limit ${r.windows.limits.activeTasks}); simulator's own 429s ${JSON.stringify(r.windows.rejectedByScope)}: ${r.windows.violations} violation(s)`,
     `integrity_check  ${r.integrity}`,
     `time             clean run ${(r.cleanMs / 1000).toFixed(1)} s, crash run ${(r.crashMs / 1000).toFixed(1)} s`,
   ];

@@ -17,7 +17,7 @@ describe('npm run demo', () => {
     cpSync(path.join(ROOT, 'examples', 'photos'), path.join(dir, 'examples', 'photos'), { recursive: true });
     const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'demo.js'), path.join(dir, 'jobs.example.yaml')], {
       cwd: dir,
-      env: { PATH: process.env.PATH ?? '' },
+      env: { PATH: process.env.PATH ?? '', DARKROOM_STATE_DIR: path.join(dir, 'state') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

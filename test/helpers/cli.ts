@@ -1,5 +1,9 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 
 export const BIN = fileURLToPath(new URL('../../bin/darkroom.js', import.meta.url));
 
@@ -10,11 +14,41 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** The real CLI as a child process (built by `npm test`'s pretest), with only the environment given. */
+let stateDir: string | undefined;
+const removeStateDir = () => {
+  if (stateDir !== undefined) rmSync(stateDir, { recursive: true, force: true });
+  stateDir = undefined;
+};
+// Removed after the test file that imported this (vitest evaluates it once per file);
+// outside vitest (the crash test's own runner) when the process exits.
+let underVitest = true;
+try {
+  afterAll(removeStateDir);
+} catch {
+  underVitest = false;
+}
+
+/**
+ * The key stores' folder (DARKROOM_STATE_DIR) of the CLI runs of this test file: one per
+ * file (each file has its own module instance), so test files running side by side never
+ * share a key's budget by accident, nor the user's own ~/.local/state/darkroom.
+ */
+export function testStateDir(): string {
+  if (stateDir === undefined) {
+    stateDir = mkdtempSync(path.join(tmpdir(), 'darkroom-state-'));
+    if (!underVitest) process.once('exit', removeStateDir);
+  }
+  return stateDir;
+}
+
+/**
+ * The real CLI as a child process (built by `npm test`'s pretest), with only the
+ * environment given, and this file's DARKROOM_STATE_DIR unless `env` names one.
+ */
 export function runCli(args: string[], env: Record<string, string> = {}, opts: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> & { child: ReturnType<typeof spawn> } {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: opts.cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DARKROOM_STATE_DIR: testStateDir(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -26,6 +26,8 @@ export interface SimulateOptions extends JobOptions {
   readonly signal?: AbortSignal;
   /** The run's log (silent by default). */
   readonly log?: Logger;
+  /** The key stores' folder (as DARKROOM_STATE_DIR); without it each run has a private in-memory store. */
+  readonly stateDir?: string;
 }
 
 export const SIM_KEY = 'sim-test-key-0123456789';
@@ -60,6 +62,7 @@ export async function simulate(opts: SimulateOptions = {}) {
       random,
       ...opts.runOptions,
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.stateDir !== undefined ? { stateDir: opts.stateDir } : {}),
     }).finally(() => {
       finished = true;
     });

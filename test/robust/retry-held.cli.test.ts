@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WireResponse } from '../../src/api/index.js';
 import { Ledger } from '../../src/ledger/index.js';
-import { BIN, runCli } from '../helpers/cli.js';
+import { BIN, runCli, testStateDir } from '../helpers/cli.js';
 import { makeJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 import { createsPerPhoto, query } from './helpers.js';
@@ -16,7 +16,7 @@ import { createsPerPhoto, query } from './helpers.js';
 function runOnTty(args: string[], answer: string): Promise<{ code: number | null; output: string }> {
   const cmd = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   const child = spawn('script', ['-q', '-e', '-c', cmd, '/dev/null'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'dumb' },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'dumb', DARKROOM_STATE_DIR: testStateDir() },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let output = '';

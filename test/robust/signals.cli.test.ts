@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fingerprintKey } from '../../src/api/key.js';
@@ -14,6 +15,12 @@ import { makeJob } from '../helpers/job.js';
  */
 
 const KEY = 'signals-test-key-5f1e2d';
+/**
+ * Each test its own key store (DARKROOM_STATE_DIR): the creates one test leaves held keep
+ * their slots on the key for as long as such a task could run, and each test has a new
+ * simulator that knows nothing of them.
+ */
+const envFor = (job: { dir: string }) => ({ DARKROOM_TEST_KEY: KEY, DARKROOM_STATE_DIR: path.join(job.dir, 'key-state') });
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
@@ -78,7 +85,7 @@ describe('an interrupted run', () => {
     const sim = await slowCreates();
     const job = await makeJob({ photos: 4, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
-    const run = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY });
+    const run = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], envFor(job));
     await waitForLedger(job.ledgerFile, sending);
     const t0 = Date.now();
     run.child.kill('SIGINT');
@@ -107,7 +114,7 @@ describe('an interrupted run', () => {
     cleanups.push(() => sim.close());
     const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
-    const run = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY });
+    const run = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], envFor(job));
     await waitForLedger(job.ledgerFile, (db) => (db.prepare("SELECT COUNT(*) AS n FROM items WHERE state = 'active'").get() as { n: number }).n === 3);
     const t0 = Date.now();
     run.child.kill('SIGTERM');
@@ -116,16 +123,19 @@ describe('an interrupted run', () => {
     expect(Date.now() - t0).toBeLessThan(5000);
     expect(integrity(job.ledgerFile)).toBe('ok');
 
-    const again = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY });
+    const again = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], envFor(job));
     expect(again.code).toBe(0);
     expect(Object.values(sim.model.audit().createsPerSource)).toEqual([1, 1, 1]);
   });
 
   it('a second SIGINT exits at once; the ledger stays consistent and the next run recovers it', async () => {
     const sim = await slowCreates();
-    const job = await makeJob({ photos: 4, steps: [{ capability: 'enhance' }] });
+    // The creates in flight at the interrupt are held by the next run, and keep their task
+    // slots for as long as such a task could run: no task was ever seen to end, so that is
+    // the polling cap at most (src/scheduler/taskBound.ts), here 6 s, not the default 10 min.
+    const job = await makeJob({ photos: 4, steps: [{ capability: 'enhance' }], extra: { limits: { pollCapMinutes: 0.1 } } });
     cleanups.push(job.cleanup);
-    const run = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY });
+    const run = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], envFor(job));
     await waitForLedger(job.ledgerFile, sending);
     run.child.kill('SIGINT');
     await new Promise((r) => setTimeout(r, 150));
@@ -141,7 +151,7 @@ describe('an interrupted run', () => {
     // finishes the rest; nothing is created twice.
     const healthy = await startSim({ keys: [KEY], seed: 7, latency: { medianMs: 300, sigma: 0.1 } });
     cleanups.push(() => healthy.close());
-    const next = await runCli(['run', job.jobsFile, '--base-url', healthy.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY });
+    const next = await runCli(['run', job.jobsFile, '--base-url', healthy.apiUrl, '--quiet'], envFor(job));
     expect(next.code).toBe(1);
     expect(look(job.ledgerFile, "SELECT COUNT(*) AS n FROM submissions WHERE state = 'sending'")).toEqual([{ n: 0 }]);
     const s = JSON.parse((await runCli(['status', job.jobsFile, '--json'])).stdout);
@@ -158,10 +168,10 @@ describe('one runner per ledger (L6)', () => {
     const sim = await slowCreates();
     const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
-    const first = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY });
+    const first = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], envFor(job));
     await waitForLedger(job.ledgerFile, sending);
 
-    const second = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl], { DARKROOM_TEST_KEY: KEY });
+    const second = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl], envFor(job));
     expect(second.code).toBe(2);
     expect(second.stderr.trim()).toMatch(/^darkroom: another darkroom run \(pid \d+\) is using the ledger .*darkroom\.db; wait for it to end or stop it/);
     expect(sim.model.audit().keys[fingerprintKey(KEY)]!.calls).toBeGreaterThan(0);

@@ -1,0 +1,163 @@
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TransportError } from '../../src/api/index.js';
+import { retryCommand } from '../../src/cli/retry.js';
+import { fingerprintKey } from '../../src/api/key.js';
+import { installClock, VirtualClock } from '../../src/clock.js';
+import { KeyStore, Ledger } from '../../src/ledger/index.js';
+import { SimModel } from '../../src/sim/model.js';
+import { taskBoundMs } from '../../src/scheduler/taskBound.js';
+import { makeJob, writePhoto } from '../helpers/job.js';
+import { SIM_KEY, simulate } from '../helpers/simulate.js';
+
+/**
+ * Issue 12, point 3: a create whose answer was lost may be running at the service. Its
+ * slot counts as occupied for as long as such a task could run (from the latencies
+ * observed), so it never leads to a fourth task and a 429 on api_key_active_tasks; and a
+ * resumed run is not held back longer than that.
+ */
+
+const FP = fingerprintKey(SIM_KEY);
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+
+const isCreate = (url: string) => url.endsWith('/generate');
+
+describe('held creates and the key\'s task slots', () => {
+  it('a create whose connection was dropped holds its slot: no 429 on active tasks, never more than 3 tasks', async () => {
+    const r = await simulate({
+      photos: 12,
+      seed: 3,
+      steps: [{ capability: 'enhance' }],
+      sim: { faults: { droppedCreate: { probability: 0.3 } }, latency: { medianMs: 20_000, sigma: 0.5 } },
+    });
+    cleanups.push(r.job.cleanup);
+    const k = r.audit.keys[FP]!;
+    expect(r.audit.faults.droppedCreate).toBeGreaterThanOrEqual(2);
+    expect(r.result.status.held).toBe(r.audit.faults.droppedCreate);
+    expect(r.result.status.pending).toBe(0);
+    expect(k.rejectedByScope.api_key_active_tasks ?? 0).toBe(0);
+    expect(k.rejected429).toBe(0);
+    expect(k.maxActiveTasks).toBeLessThanOrEqual(3);
+  });
+
+  it('a resumed run waits for held slots as long as such a task could run, and not longer', async () => {
+    const job = await makeJob({ photos: 6, steps: [{ capability: 'enhance' }] });
+    cleanups.push(job.cleanup);
+    const clock = new VirtualClock(Date.UTC(2026, 10, 22, 20));
+    // Tasks take about a minute; every create is accepted.
+    const model = new SimModel({ keys: [SIM_KEY], seed: 5, resultOrigin: 'http://results.invalid', processing: 'passthrough', latency: { medianMs: 60_000, sigma: 0.2 } });
+    const ledger = Ledger.open(':memory:');
+    cleanups.push(() => ledger.close());
+
+    // Run 1: three tasks run and end (their latencies are observed); the answers of the
+    // next three creates are lost once the request was written. Their tasks run on.
+    let creates = 0;
+    const first = await simulate({
+      job,
+      ledger,
+      model,
+      clock,
+      intercept: async (req, forward) => {
+        if (isCreate(req.url) && ++creates > 3) {
+          await forward();
+          throw new TransportError('socket reset after the request was written', 'ECONNRESET', true);
+        }
+        return forward();
+      },
+    });
+    expect(first.result.status).toMatchObject({ done: 3, held: 3 });
+    expect(first.audit.keys[FP]!.activeNow).toBe(3); // the three held tasks are running
+
+    // Run 2, at once, with three new photos: the held creates' slots are full.
+    for (let i = 0; i < 3; i++) await writePhoto(path.join(job.inputDir, `later-${i}.jpg`), 40 + i);
+    const started = clock.now();
+    const sent: number[] = [];
+    const second = await simulate({
+      job,
+      ledger,
+      model,
+      clock,
+      intercept: async (req, forward) => {
+        if (isCreate(req.url)) sent.push(clock.now());
+        return forward();
+      },
+    });
+    expect(second.result.status).toMatchObject({ done: 6, held: 3, pending: 0 });
+    const k = second.audit.keys[FP]!;
+    expect(k.rejectedByScope.api_key_active_tasks ?? 0).toBe(0);
+    expect(k.maxActiveTasks).toBeLessThanOrEqual(3);
+
+    // When the held slots free: when each create was given up on, plus the task bound
+    // from the latencies run 1 observed (twice the longest, plus 10 s).
+    const bound = taskBoundMs(ledger.keyFacts.longestRecentLatencyMs(), 30 * 60_000);
+    expect(bound).toBeLessThan(5 * 60_000);
+    const freed = ledger.items
+      .all()
+      .flatMap((i) => ledger.submissions.forItem(i.id))
+      .filter((s) => s.state === 'ambiguous')
+      .map((s) => s.resolved_ms! + bound)
+      .sort((a, b) => a - b);
+    expect(freed).toHaveLength(3);
+    // No create before the first held slot was free; the first one once it was (within the
+    // 5 s the lane takes to look again), so the run never waited longer than a task could take.
+    expect(Math.min(...sent)).toBeGreaterThanOrEqual(freed[0]!);
+    expect(Math.min(...sent)).toBeLessThanOrEqual(freed[0]! + 6_000);
+    expect(Math.min(...sent) - started).toBeLessThanOrEqual(bound);
+  });
+
+  it('`retry --held` frees the held creates\' slots: the operator decided, the next run creates at once', async () => {
+    const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
+    cleanups.push(job.cleanup);
+    const stateDir = path.join(job.dir, 'key-state');
+    const clock = new VirtualClock(Date.UTC(2026, 10, 22, 20));
+    const model = new SimModel({ keys: [SIM_KEY], seed: 6, resultOrigin: 'http://results.invalid', processing: 'passthrough', latency: { medianMs: 20_000, sigma: 0.2 } });
+    // Run 1: every create's answer is lost; three held creates hold the key's three slots.
+    const lost = Ledger.open(job.ledgerFile);
+    const first = await simulate({
+      job,
+      ledger: lost,
+      model,
+      clock,
+      stateDir,
+      intercept: async (req, forward) => {
+        if (!isCreate(req.url)) return forward();
+        await forward();
+        throw new TransportError('socket reset after the request was written', 'ECONNRESET', true);
+      },
+    }).finally(() => lost.close());
+    expect(first.result.status).toMatchObject({ held: 3 });
+    const store = KeyStore.openFor(stateDir, FP);
+    cleanups.push(() => store.close());
+    expect(store.slots().map((s) => s.kind)).toEqual(['held', 'held', 'held']);
+
+    // The operator's command, at the simulation's time.
+    const restore = installClock(clock);
+    const r = await retryCommand({ jobs: job.jobsFile, held: true, yes: true }, { env: { DARKROOM_STATE_DIR: stateDir }, interactive: false, ask: async () => false }).finally(restore);
+    expect(r.exitCode).toBe(0);
+    expect(store.slots().map((s) => s.kind)).toEqual(['released', 'released', 'released']);
+
+    // The next run creates again at once, not after the held tasks' bound (10 min: none was
+    // seen to end). A second charge is possible: the operator's choice. Here the tasks are
+    // in fact still running, so the service answers 429 on active tasks until they end.
+    const started = clock.now();
+    const sent: number[] = [];
+    const ledger = Ledger.open(job.ledgerFile);
+    cleanups.push(() => ledger.close());
+    const second = await simulate({
+      job,
+      ledger,
+      model,
+      clock,
+      stateDir,
+      intercept: async (req, forward) => {
+        if (isCreate(req.url)) sent.push(clock.now());
+        return forward();
+      },
+    });
+    expect(second.result.status).toMatchObject({ done: 3, held: 0 });
+    expect(sent[0]! - started).toBeLessThan(1_000);
+  });
+});
