@@ -9,8 +9,8 @@ import { describeError, EXIT } from './errors.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-const EPILOG = `Exit codes: 0 every photo done · 1 finished, some failed or held · 2 usage or config error ·
-3 stopped by an account problem (invalid key, not subscribed, out of credits) · 130 interrupted.
+const EPILOG = `Exit codes: 0 every photo done · 1 finished, some failed, held or not yet downloaded ·
+2 usage or config error · 3 stopped by an account problem (invalid key, not subscribed, out of credits) · 130 interrupted.
 The API key is read only from the environment variable the job names (service.apiKeyEnv).`;
 
 const BREAK_LOCK =

@@ -18,7 +18,7 @@ describe('darkroom --help and --version', () => {
     expect(r.code).toBe(0);
     for (const c of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^  darkroom ${c}\\b`, 'm'));
     const text = r.stdout.replace(/\s+/g, ' ');
-    for (const code of ['0 every photo done', '1 finished, some failed or held', '2 usage or config error', '3 stopped by an account problem', '130 interrupted']) {
+    for (const code of ['0 every photo done', '1 finished, some failed, held or not yet downloaded', '2 usage or config error', '3 stopped by an account problem', '130 interrupted']) {
       expect(text).toContain(code);
     }
   });
@@ -32,13 +32,13 @@ describe('darkroom --help and --version', () => {
 
   it('run --help shows the exit codes too', async () => {
     const r = await runCli(['run', '--help']);
-    expect(r.stdout.replace(/\s+/g, ' ')).toContain('Exit codes: 0 every photo done · 1 finished, some failed or held · 2 usage or config error · 3 stopped by an account problem');
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain('Exit codes: 0 every photo done · 1 finished, some failed, held or not yet downloaded · 2 usage or config error · 3 stopped by an account problem');
     expect(r.stdout).toContain('130 interrupted');
   });
 
   it('README shows the same exit codes and every command', () => {
     const readme = readFileSync(new URL('README.md', ROOT), 'utf8');
-    expect(readme).toMatch(/\*\*0\*\* every photo done · \*\*1\*\* finished, some failed or\s+held · \*\*2\*\* usage or\s+config error/);
+    expect(readme).toMatch(/\*\*0\*\* every photo done · \*\*1\*\* finished, some failed, held or not yet\s+downloaded \([^)]*\) ·\s+\*\*2\*\* usage or config error/);
     expect(readme).toMatch(/\*\*3\*\* stopped by an account problem/);
     expect(readme).toMatch(/\*\*130\*\* interrupted/);
     for (const c of COMMANDS) expect(readme).toMatch(new RegExp(`^darkroom ${c}\\b`, 'm'));

@@ -63,7 +63,9 @@ describe('two runs racing for a stale lock', () => {
     const sim = await slowCreates(KEY, 31);
     cleanups.push(() => sim.close());
     // One task slot: each run sends one create, which hangs (slow answers) until it is killed.
-    const job = await makeJob({ photos: TRIALS + 2, steps: [{ capability: 'enhance' }], extra: { limits: { activeTasks: 1 } } });
+    // The killed create may be running at the service, so its slot stays counted busy for the
+    // next winner (src/scheduler/taskBound.ts) for at most the polling cap: 1.2 s here.
+    const job = await makeJob({ photos: TRIALS + 2, steps: [{ capability: 'enhance' }], extra: { limits: { activeTasks: 1, pollCapMinutes: 0.02 } } });
     cleanups.push(job.cleanup);
     const args = ['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'];
     const env = { DARKROOM_TEST_KEY: KEY };
