@@ -29,7 +29,7 @@ export class CallBudget {
   constructor(
     limits: BudgetLimits,
     past: readonly number[] = [],
-    marginMs = ARRIVAL_MARGIN_MS,
+    readonly marginMs = ARRIVAL_MARGIN_MS,
     private readonly createReserve = 3,
   ) {
     this.minute = new RollingWindow(limits.callsPerMinute, 60_000 + marginMs);
@@ -98,9 +98,10 @@ export class CallBudget {
   move(from: number, to: number | undefined): void {
     const m = this.minute.remove(from);
     const h = this.hour.remove(from);
-    if (to === undefined) return;
-    if (m) this.minute.record(to);
-    if (h) this.hour.record(to);
+    if (to === undefined || !(m || h)) return;
+    // Moved later (sent late, or counted from its answer): it counts in both windows again.
+    this.minute.record(to);
+    this.hour.record(to);
   }
 
   /** Replace the windows' calls with these (sorted by time), as the key store holds them. */

@@ -247,17 +247,31 @@ export class KeyBudget {
     // A second call under one reservation: counted as it leaves, as it is leaving.
     const id = this.ownWrite(() => this.store.insertCall(this.opts.owner, atMs, t.kind));
     this.calls.take(atMs);
-    t.extra.set(sentRequestId, id);
+    t.extra.set(sentRequestId, { id, atMs });
   }
 
   /** @internal The ticket's call is over: its row is completed, and a 429's facts adopted. */
   answered(t: Reservation, rec: CallRecord): void {
-    const id = rec.sentRequestId === t.sentRequestId ? t.callId : t.extra.get(rec.sentRequestId);
-    if (id === undefined) return;
+    const main = rec.sentRequestId === t.sentRequestId;
+    const extra = main ? undefined : t.extra.get(rec.sentRequestId);
+    const id = main ? t.callId : extra?.id;
+    const leftAt = main ? t.atMs : extra?.atMs;
+    if (id === undefined || leftAt === undefined) return;
     const now = clock.now();
-    this.ownWrite(() =>
-      this.store.completeCall(id, { sentRequestId: rec.sentRequestId, answeredMs: now, httpStatus: rec.httpStatus, code: rec.businessCode }),
-    );
+    // The service counted the call when it arrived, which may be long after it left on a
+    // loaded machine (a slow event loop, a body read slowly): it counts from no earlier
+    // than its answer less the margin. Its window [at, at + span + margin] then covers the
+    // service's [arrival, arrival + span] whichever leg was slow. No answer at all: from now.
+    const countFrom = Math.max(leftAt, rec.httpStatus === null ? now : now - this.calls.marginMs);
+    this.ownWrite(() => {
+      if (countFrom > leftAt) this.store.retimeCall(id, countFrom);
+      this.store.completeCall(id, { sentRequestId: rec.sentRequestId, answeredMs: now, httpStatus: rec.httpStatus, code: rec.businessCode });
+    });
+    if (countFrom > leftAt) {
+      this.calls.move(leftAt, countFrom);
+      if (main) t.atMs = countFrom;
+      else extra!.atMs = countFrom;
+    }
     const scope = rec.rateLimit?.scope;
     if (rec.httpStatus === 429 && (scope === 'api_key_minute' || scope === 'api_key_hour')) {
       this.adoptRejection(scope === 'api_key_minute' ? 'api_key_minute' : 'api_key_hour', rec.rateLimit?.resetAtMs ?? null, rec.retryAfterMs, now);
@@ -546,7 +560,7 @@ export class Reservation implements CallTicket {
   sentRequestId: string | undefined;
   settled = false;
   /** Calls beyond the first made under this reservation (a stage should make one). */
-  readonly extra = new Map<string, number>();
+  readonly extra = new Map<string, { id: number; atMs: number }>();
 
   constructor(
     private readonly budget: KeyBudget,

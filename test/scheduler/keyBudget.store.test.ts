@@ -23,9 +23,11 @@ const LIMITS = { callsPerMinute: 10, callsPerHour: 100, activeTasks: 3 };
 const dirs: string[] = [];
 const stores: KeyStore[] = [];
 let restoreClock: () => void;
+let vclock: VirtualClock;
 // Times are given explicitly; what the budget reads from the clock itself (an answer's time) is T0.
 beforeEach(() => {
-  restoreClock = installClock(new VirtualClock(T0));
+  vclock = new VirtualClock(T0);
+  restoreClock = installClock(vclock);
 });
 afterEach(() => {
   restoreClock();
@@ -149,6 +151,29 @@ describe('a call without an answer', () => {
     const other = budget(open(dir), 'run-b');
     expect(other.usage(T0 + 64_000).minute).toBe(1); // it left at T0+5 s: still in the minute at T0+64 s
     expect(other.usage(T0 + 65_001).minute).toBe(0);
+  });
+
+  it('one answered late counts from its answer less the margin: the service may have counted it that late', () => {
+    const dir = stateDir();
+    const p = budget(open(dir), 'run-a', { marginMs: 1000 });
+    const late = p.reserve(T0, 'poll')!;
+    p.sending(late, T0, 'dr-late');
+    vclock.advanceTo(T0 + 8_000); // a loaded machine: the answer is read 8 s after the call left
+    p.answered(late, answer('dr-late'));
+    p.settle(late);
+    const lost = p.reserve(T0 + 8_000, 'poll')!;
+    p.sending(lost, T0 + 8_000, 'dr-lost');
+    vclock.advanceTo(T0 + 20_000); // no answer at all (a timeout): it may have arrived until now
+    p.answered(lost, answer('dr-lost', 200, { httpStatus: null, businessCode: null }));
+    p.settle(lost);
+    // Windows of 61 s (the margin): from T0+7 s and from T0+20 s, in this process and any other.
+    const other = budget(open(dir), 'run-b', { marginMs: 1000 });
+    for (const b of [p, other]) {
+      expect(b.usage(T0 + 67_999).minute).toBe(2);
+      expect(b.usage(T0 + 68_001).minute).toBe(1);
+      expect(b.usage(T0 + 80_999).minute).toBe(1);
+      expect(b.usage(T0 + 81_001).minute).toBe(0);
+    }
   });
 });
 
