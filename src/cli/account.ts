@@ -6,7 +6,8 @@ import { fingerprintKey } from '../api/key.js';
 import { ConfigError, loadConfig, requireBaseUrl, resolveKeys, type Config, type ResolvedKey } from '../config/index.js';
 import { clock } from '../clock.js';
 import { KeyStore, Ledger, ProgressReader } from '../ledger/index.js';
-import { humanWait, KeyBudget, type Binding, type KeyLimits } from '../scheduler/keyBudget.js';
+import { KeyBudget, type KeyLimits } from '../scheduler/keyBudget.js';
+import { humanWait, type Binding } from '../scheduler/keyBusy.js';
 import { stateDirFrom } from './stateDir.js';
 
 /** The key(s), base URL and ledger an account command (credits, usage, plan's check) works with. */

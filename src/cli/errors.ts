@@ -9,7 +9,7 @@ import { LedgerBusyError } from '../ledger/lock.js';
 import { LedgerTooNewError } from '../ledger/migrate.js';
 import { LedgerMissingError, LedgerUnwritableError } from '../ledger/open.js';
 import { DISK_CODES, OutputWriteError } from '../pipeline/outputfs.js';
-import { KeyBusyError } from '../scheduler/keyBudget.js';
+import { KeyBusyError } from '../scheduler/keyBusy.js';
 
 export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, interrupted: 130 } as const;
 

@@ -1,10 +1,10 @@
-import type { CallRecord, CallTicket } from '../api/client.js';
+import type { CallRecord } from '../api/client.js';
 import { clock } from '../clock.js';
 import type { CallKind, KeyStore, NewSlot, SlotRow } from '../ledger/keystore.js';
 import { ARRIVAL_MARGIN_MS, CallBudget } from './budget.js';
+import { KeyBusyError, type Binding } from './keyBusy.js';
 import { pidLiveness, thisProcess, type Liveness } from './owners.js';
-
-export type ReserveKind = Exclude<CallKind, 'foreign'>;
+import { Reservation, type ReserveKind } from './reservation.js';
 
 export interface KeyLimits {
   readonly callsPerMinute: number;
@@ -40,9 +40,6 @@ export type CreateOutcome =
   /** Nothing recorded (the stage failed): left as a create in flight. */
   | { readonly kind: 'unknown' };
 
-/** What binds when no call may leave now. */
-export type Binding = 'minute' | 'hour' | 'pause' | 'pace';
-
 /** What a run's reconciliation puts in the store from its ledger. */
 export interface LedgerFacts {
   /** The owner's slots as its ledger says: running tasks, held creates, orphan tasks. */
@@ -53,32 +50,6 @@ export interface LedgerFacts {
   readonly pausedUntil: number;
 }
 
-/** An account command found no room within the wait it accepts. */
-export class KeyBusyError extends Error {
-  override readonly name = 'KeyBusyError';
-  readonly code = 'DARKROOM_KEY_BUSY';
-  constructor(
-    readonly nextAtMs: number,
-    readonly binding: Binding,
-    waitMs: number,
-  ) {
-    const when = `${new Date(nextAtMs).toTimeString().slice(0, 8)} (in ${humanWait(waitMs)})`;
-    super(
-      binding === 'pause'
-        ? `the service asked this key to pause: the next call is possible at ${when}; try again then`
-        : `the key's ${binding === 'pace' ? 'hour' : binding} window is full (other darkroom processes, or other clients of the key, are using it): the next call is possible at ${when}; try again then`,
-    );
-  }
-}
-
-export function humanWait(ms: number): string {
-  const s = Math.ceil(ms / 1000);
-  if (s < 120) return `${s} s`;
-  const m = Math.ceil(s / 60);
-  return m < 120 ? `${m} min` : `${Math.floor(m / 60)} h ${m % 60} min`;
-}
-
-/** How often (clock time) the windows and slots are compared with the store outside a reservation. */
 const REFRESH_MS = 100;
 /** A request that leaves this much after its reservation is re-timed to when it left. */
 const RETIME_MS = 100;
@@ -552,33 +523,5 @@ export class KeyBudget {
     const dead = [...new Set(this.slotRows.filter((r) => r.owner !== this.opts.owner && !this.live(r, now)).map((r) => r.owner))];
     this.ownWrite(() => this.store.prune(now, now - KEEP_CALLS_MS, dead));
     this.slotRows = this.slotRows.filter((r) => !(r.expires_ms <= now && (r.kind === 'held' || r.kind === 'released' || dead.includes(r.owner))));
-  }
-}
-
-/** One call's reservation (CallTicket): the client reports its sending and its answer. */
-export class Reservation implements CallTicket {
-  sentRequestId: string | undefined;
-  settled = false;
-  /** Calls beyond the first made under this reservation (a stage should make one). */
-  readonly extra = new Map<string, { id: number; atMs: number }>();
-
-  constructor(
-    private readonly budget: KeyBudget,
-    readonly callId: number,
-    public atMs: number,
-    readonly kind: ReserveKind,
-    readonly slotId: number | undefined,
-  ) {}
-
-  get sent(): boolean {
-    return this.sentRequestId !== undefined;
-  }
-
-  sending(atMs: number, _endpoint: string, sentRequestId: string): void {
-    this.budget.sending(this, atMs, sentRequestId);
-  }
-
-  answered(rec: CallRecord): void {
-    this.budget.answered(this, rec);
   }
 }

@@ -1,6 +1,7 @@
 import { clock } from '../clock.js';
 import type { ItemRow, Ledger } from '../ledger/index.js';
-import type { CreateOutcome, KeyBudget, Reservation } from './keyBudget.js';
+import type { CreateOutcome, KeyBudget } from './keyBudget.js';
+import type { Reservation } from './reservation.js';
 import type { PollPlanner } from './polling.js';
 
 /** What a stage tells the lane after its call. */

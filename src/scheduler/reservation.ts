@@ -1,0 +1,33 @@
+import type { CallRecord, CallTicket } from '../api/client.js';
+import type { CallKind } from '../ledger/keystore.js';
+import type { KeyBudget } from './keyBudget.js';
+
+export type ReserveKind = Exclude<CallKind, 'foreign'>;
+
+/** One call's reservation (CallTicket): the client reports its sending and its answer. */
+export class Reservation implements CallTicket {
+  sentRequestId: string | undefined;
+  settled = false;
+  /** Calls beyond the first made under this reservation (a stage should make one). */
+  readonly extra = new Map<string, { id: number; atMs: number }>();
+
+  constructor(
+    private readonly budget: KeyBudget,
+    readonly callId: number,
+    public atMs: number,
+    readonly kind: ReserveKind,
+    readonly slotId: number | undefined,
+  ) {}
+
+  get sent(): boolean {
+    return this.sentRequestId !== undefined;
+  }
+
+  sending(atMs: number, _endpoint: string, sentRequestId: string): void {
+    this.budget.sending(this, atMs, sentRequestId);
+  }
+
+  answered(rec: CallRecord): void {
+    this.budget.answered(this, rec);
+  }
+}
