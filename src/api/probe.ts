@@ -59,7 +59,7 @@ export async function probeService(baseUrl: string, o: ProbeOptions): Promise<Pr
         ? `HTTP ${res.status}, code ${code}`
         : `GET ${PROBE_PATH} answered HTTP ${res.status}${type ? ` ${sanitize(type, o.secrets ?? [], 60)}` : ''} without the API's envelope`;
     if (res.status >= 300 && res.status < 400) {
-      return { answer: 'not-api', detail, redirect: `${redirectReason(res.status, getHeader(res.headers, 'location'), url)}; ${REDIRECT_REFUSED.action}` };
+      return { answer: 'not-api', detail, redirect: `${redirectReason(res.status, getHeader(res.headers, 'location'), url)} (GET ${PROBE_PATH}, HTTP ${res.status}): ${REDIRECT_REFUSED.action}` };
     }
     return { answer, detail };
   } catch (err) {
