@@ -63,3 +63,27 @@ describe('output names from URL lists', () => {
     expect(nameFromUrl('https://x.test/%ZZ.jpg')).toBe('%ZZ');
   });
 });
+
+describe('parseUrlList with csv-parse (issue 13)', () => {
+  it('finds a ";" delimiter from the header, as spreadsheets in many locales write it', () => {
+    expect(parseUrlList('Nr;URL;Name\n1;https://x.test/a.jpg?x=1,2;Müller, Anna\n2;"https://x.test/b.jpg";"b;c"\n', 'l.csv')).toEqual([
+      { url: 'https://x.test/a.jpg?x=1,2', name: 'Müller, Anna', line: 2 },
+      { url: 'https://x.test/b.jpg', name: 'b;c', line: 3 },
+    ]);
+  });
+
+  it('reads a quoted field over several lines, and numbers the lines after it right', () => {
+    const list = parseUrlList('url,name,notes\nhttps://x.test/1.jpg,one,"first line\nsecond line"\nhttps://x.test/2.jpg,"two\nparts",\n\n# a comment\nhttps://x.test/3.jpg,three,\n', 'l.csv');
+    expect(list).toEqual([
+      { url: 'https://x.test/1.jpg', name: 'one', line: 2 },
+      { url: 'https://x.test/2.jpg', name: 'two parts', line: 4 },
+      { url: 'https://x.test/3.jpg', name: 'three', line: 8 },
+    ]);
+    expect(errorOf('url,name\nhttps://x.test/1.jpg,"a\nb"\nnope,x\n').keyPath).toBe('line 4');
+  });
+
+  it('skips a byte-order mark before a CSV header, and comments before the header', () => {
+    expect(parseUrlList('\uFEFF# exported 2026-11-24\nurl;name\r\nhttps://x.test/a.jpg;first\r\n', 'l.csv')).toEqual([{ url: 'https://x.test/a.jpg', name: 'first', line: 3 }]);
+    expect(parseUrlList('\uFEFFurl\thttps\nhttps://x.test/a.jpg\tx\n', 'l.tsv')).toEqual([{ url: 'https://x.test/a.jpg', name: 'a', line: 2 }]);
+  });
+});
