@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { ConfigError } from '../config/index.js';
+import { safeSegment } from './safeName.js';
 
 /**
  * input.urls: photos that already live at public URLs. The service fetches them itself, so
@@ -154,17 +155,17 @@ export function nameFromUrl(url: string): string {
 }
 
 /**
- * A name a file system takes everywhere: folders kept (never '.' or '..'), characters
- * Windows or macOS refuse replaced by '_', an image extension dropped (the result's real
- * type gives the extension).
+ * A name a file system takes everywhere: folders kept (never '.' or '..'), each segment made
+ * safe (safeName.ts: refused characters, Windows device names, grapheme-safe length), an
+ * image extension dropped (the result's real type gives the extension).
  */
 export function cleanName(name: string): string {
   const parts = name
     .replace(/\\/g, '/')
     .split('/')
-    .map((p) => p.replace(/[<>:"|?*\u0000-\u001f]/g, '_').trim().replace(/[. ]+$/, ''))
+    .map((p) => p.trim().replace(/[. ]+$/, ''))
     .filter((p) => p !== '' && p !== '.' && p !== '..');
   if (parts.length === 0) return '';
   parts[parts.length - 1] = parts.at(-1)!.replace(IMAGE_EXT, '') || parts.at(-1)!;
-  return parts.map((p) => (p.length > 120 ? p.slice(0, 120) : p)).join('/');
+  return parts.map(safeSegment).filter((p) => p !== '').join('/');
 }
