@@ -177,6 +177,13 @@ const REQUEST_TIMEOUT: Classification = {
   reason: 'the service timed out reading the request (it was not processed)',
   action: 'retry later',
 };
+/** A 404 page that is not the API's (no envelope): not performed; the service is not reached. */
+const NOT_THE_API: Classification = {
+  kind: 'retry-later',
+  code: 'DARKROOM_NOT_THE_API',
+  reason: "the answer is not the service's (HTTP 404 without the API's envelope: a proxy or another server answered)",
+  action: 'retry later; if it lasts, check service.baseUrl',
+};
 const UNEXPECTED_STATUS: Classification = ambiguous('DARKROOM_UNEXPECTED_STATUS', 'the service answered with an unexpected HTTP status');
 
 export const NOT_SENT: Classification = {
@@ -202,7 +209,8 @@ function exact(httpStatus: number, businessCode: number | null): ErrorTableEntry
  * - 2xx with code 0: ok. 2xx with no envelope: ambiguous, malformed. 2xx with any other
  *   code: ambiguous (something was reported that darkroom does not understand; a create
  *   may have happened).
- * - 403: stop-account (a refusal that every later call would share); 404: not-found;
+ * - 403: stop-account (a refusal that every later call would share); 404: not-found
+ *   (without an envelope: retry-later, DARKROOM_NOT_THE_API: the service never saw it);
  *   408: retry-later (the server gave up reading, so did nothing); other 4xx: fix-request.
  * - 503, any code: retry-later (a protective service refused the call).
  * - other 5xx (500 with another code, 502, 504…): ambiguous; a gateway may have passed
@@ -229,11 +237,31 @@ export function classify(httpStatus: number, businessCode: number | null): Class
   }
   if (is4xx) {
     if (httpStatus === 403) return FORBIDDEN;
-    if (httpStatus === 404) return TASK_NOT_FOUND;
+    // The service's 404 always carries -60404; a page without its envelope came from
+    // something in front of it (a proxy, a wrong path), which did nothing with the request.
+    if (httpStatus === 404) return businessCode === null ? NOT_THE_API : TASK_NOT_FOUND;
     if (httpStatus === 408) return REQUEST_TIMEOUT;
     return BAD_REQUEST;
   }
   if (httpStatus === 503) return SERVICE_UNAVAILABLE;
   if (httpStatus >= 500 && httpStatus < 600) return SERVER_ERROR;
   return UNEXPECTED_STATUS;
+}
+
+/**
+ * Did the service itself answer? What decides whether a base URL is the API (at a run's
+ * first contact, serviceContact.ts) and whether the service is out (mid-run):
+ * - 'api': a response carrying the API's envelope (`businessCode` not null), whatever its status;
+ * - 'no-answer': no response (refused, DNS, TLS, timeout, reset), or a 5xx without the
+ *   envelope (a gateway in front of a service that is down): may pass;
+ * - 'not-api': any other response without the envelope (a 404 or 200 HTML page, a
+ *   redirect): another server answers at this address, which waiting will not change.
+ */
+export type ServiceAnswer = 'api' | 'no-answer' | 'not-api';
+
+export function serviceAnswer(httpStatus: number | null, businessCode: number | null): ServiceAnswer {
+  if (httpStatus === null) return 'no-answer';
+  if (businessCode !== null) return 'api';
+  if (httpStatus >= 500 && httpStatus < 600) return 'no-answer';
+  return 'not-api';
 }

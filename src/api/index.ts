@@ -2,8 +2,10 @@ export { ApiClient, ENDPOINTS } from './client.js';
 export type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './client.js';
 export { ApiError, isApiError } from './errors.js';
 export type { ErrorKind } from './errors.js';
-export { classify, ERROR_TABLE } from './classify.js';
-export type { Classification, ErrorTableEntry } from './classify.js';
+export { classify, ERROR_TABLE, serviceAnswer } from './classify.js';
+export type { Classification, ErrorTableEntry, ServiceAnswer } from './classify.js';
+export { probeService } from './probe.js';
+export type { ProbeResult } from './probe.js';
 export {
   getHeader,
   parseHttpDate,

@@ -9,6 +9,7 @@ import { LedgerBusyError } from '../ledger/lock.js';
 import { LedgerTooNewError } from '../ledger/migrate.js';
 import { LedgerMissingError, LedgerUnwritableError } from '../ledger/open.js';
 import { DISK_CODES, OutputWriteError } from '../pipeline/outputfs.js';
+import { ServiceUrlError } from '../pipeline/serviceUrlError.js';
 import { KeyBusyError } from '../scheduler/keyBusy.js';
 
 export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, interrupted: 130 } as const;
@@ -30,6 +31,8 @@ export function describeError(err: unknown): { exitCode: number; line: string } 
   if (err instanceof KeyStoreError || err instanceof KeyBusyError) {
     return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
   }
+  // The base URL is not the service, or does not answer (plan's check; a run stops with the same words).
+  if (err instanceof ServiceUrlError) return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
   if (isApiError(err)) {
     // stop-config: the base URL redirects (any call, account commands included): a config error.
     const exitCode = err.kind === 'stop-account' ? EXIT.account : err.kind === 'stop-config' ? EXIT.usage : EXIT.someFailed;

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { checkServiceUrl } from '../pipeline/serviceContact.js';
 import { CAPABILITIES, fingerprintKey, isApiError, isCapability, type Credits, type Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import { ConfigError, loadConfig, requireInputDir, type Config, type ResolvedKey } from '../config/index.js';
@@ -227,6 +228,10 @@ export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCod
     usedHour,
   };
 
+  // The base URL must be the service (keyless, outside the key's windows): exit 2 if not.
+  if (config.baseUrl !== null) {
+    await checkServiceUrl(config.baseUrl, { timeoutMs: config.timeoutMs, secrets: keyFps, ...(io.transport ? { transport: io.transport } : {}) });
+  }
   const account = await checkAccount(config, io, credits, keyFps.length > 0);
   const plan: PlanResult = {
     jobsFile: config.file,

@@ -6,6 +6,7 @@ import { Ledger, ProgressReader, holderId } from '../ledger/index.js';
 import { fileLogger, type Logger } from '../log.js';
 import { hiddenLine } from '../pipeline/hidden.js';
 import { runJob, type RunResult } from '../pipeline/runner.js';
+import { ServiceContact } from '../pipeline/serviceContact.js';
 import { LiveProgress, type TtyStream } from '../progress/live.js';
 import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
@@ -71,7 +72,8 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
       title: path.basename(config.file),
       read: () => {
         const now = clock.now();
-        return buildProgress(reader.read(now), { now, steps: config.steps, limits: config.limits, keys: keys.map((k) => k.fingerprint) });
+        const p = buildProgress(reader.read(now), { now, steps: config.steps, limits: config.limits, keys: keys.map((k) => k.fingerprint) });
+        return { ...p, service: contact.outage() };
       },
     });
     const log = (open.log = fileLogger(config.log.file, config.log.level, {
@@ -79,6 +81,8 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
       human: (line) => live.log(line),
       humanHint: config.log.file,
     }));
+    // Whether the service answers: the display counts down to the next try during an outage.
+    const contact = new ServiceContact(Math.random, log);
     if (!args.quiet) io.stderr(`darkroom: running ${config.file} against ${new URL(baseUrl).origin} with ${keys.length} key(s); ledger ${config.ledger}`);
     if (lock.replaced) {
       const r = lock.replaced;
@@ -94,6 +98,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
         ledger,
         log,
         stateDir: stateDirFrom(io.env),
+        serviceContact: contact,
         onActivity: () => live.poke(),
         ...(args.redoSteps ? { redoSteps: true } : {}),
         ...(io.signal ? { signal: io.signal } : {}),

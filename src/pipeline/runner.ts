@@ -23,6 +23,7 @@ import { ledgerGuard } from './ledgerGuard.js';
 import type { OutputFs } from './outputfs.js';
 import { pollStage } from './poll.js';
 import type { ResultFetch } from './result.js';
+import { ServiceContact } from './serviceContact.js';
 import { retireStaleOutputs } from './staleOutputs.js';
 import { checkSteps, stampNewPhotos, type StepsChange, type StepsCheck } from './stepsCheck.js';
 import { uploadStage } from './upload.js';
@@ -55,6 +56,13 @@ export interface RunOptions extends KeyStoreOptions {
    * step (stepsCheck.ts); without it such a run refuses before any call (exit 2).
    */
   readonly redoSteps?: boolean;
+  /**
+   * Whether the service answers (serviceContact.ts): the caller's, to show an outage's
+   * countdown; the runner makes its own otherwise.
+   */
+  readonly serviceContact?: ServiceContact;
+  /** How long the first contact may go unanswered before the run stops (exit 2); default 20 s. */
+  readonly firstContactMs?: number;
 }
 
 /** 20601: what the account has against what the work left needs. */
@@ -133,6 +141,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     for (const lane of lanes) lane.wake();
     activity.notify();
   });
+  const contact = opts.serviceContact ?? new ServiceContact(random, log);
   const clients: ApiClient[] = [];
   // Each key's machine-wide budget (issue 12), its rows reconciled with this ledger.
   const keyBudgets = openKeyBudgets(ledger, config, opts.keys, opts);
@@ -144,17 +153,21 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
       keyEnv: k.env,
       timeoutMs: config.timeoutMs,
       ...(opts.transport ? { transport: opts.transport } : {}),
-      onCall: (rec: CallRecord) => logCall(ledger, log, k.fingerprint, rec),
+      onCall: (rec: CallRecord) => {
+        logCall(ledger, log, k.fingerprint, rec);
+        contact.observe(rec);
+      },
     });
     clients.push(client);
     const polling = new PollPlanner(latency);
     const ctx: StageContext = { ledger, client, keyFp: k.fingerprint, config, run, polling, random, log, abort: hard.signal };
     // Each call goes out under its reservation in the key's budget.
     const under = (ticket: Reservation): StageContext => ({ ...ctx, client: client.withTicket(ticket) });
+    // While the service is out, the lane waits for the next try (serviceContact.ts).
     const stages: LaneStages = {
-      upload: (item, ticket) => (ledgerOk() ? uploadStage(under(ticket), item) : Promise.resolve({})),
-      create: (item, ticket) => (ledgerOk() ? createStage(under(ticket), item) : Promise.resolve({})),
-      poll: (item, ticket) => (ledgerOk() ? pollStage(under(ticket), item) : Promise.resolve({})),
+      upload: (item, ticket) => (ledgerOk() ? uploadStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
+      create: (item, ticket) => (ledgerOk() ? createStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
+      poll: (item, ticket) => (ledgerOk() ? pollStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
     };
     const budget = keyBudgets.byKey.get(k.fingerprint)!;
     budgets.push(budget);
@@ -210,6 +223,21 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     onDone: (itemId: number) => retireStaleOutputs(ledger, log, itemId),
   };
   try {
+    // Before the key goes anywhere: the base URL must answer as the API (exit 2 if not).
+    if (!run.stopped && opts.keys.some((k) => ledger.keyFacts.needsCalls(k.fingerprint))) {
+      const wrong = await contact.firstContact(opts.baseUrl, {
+        timeoutMs: config.timeoutMs,
+        secrets: opts.keys.map((k) => k.key),
+        // An interrupt ends the wait at once: nothing was sent with the key yet.
+        signal: opts.signal ?? hard.signal,
+        ...(opts.transport ? { transport: opts.transport } : {}),
+        ...(opts.firstContactMs !== undefined ? { windowMs: opts.firstContactMs } : {}),
+      });
+      if (wrong !== null) {
+        haltRun(run, { kind: 'config', immediate: true, exitCode: 2, message: wrong });
+        log.error({ baseUrl: new URL(opts.baseUrl).origin }, wrong);
+      }
+    }
     // Not on a rerun with nothing to do: that makes no call at all.
     for (const [i, k] of opts.keys.entries()) {
       if (run.stopped || !ledger.keyFacts.needsCalls(k.fingerprint)) continue;

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse } from 'csv-parse/sync';
 import { ConfigError } from '../config/index.js';
+import { safeSegment } from './safeName.js';
 
 /**
  * input.urls: photos that already live at public URLs. The service fetches them itself, so
@@ -8,7 +10,7 @@ import { ConfigError } from '../config/index.js';
  *
  *   https://archive.example.org/scans/0001.jpg     one URL a line; blank lines and # comments ignored
  *
- *   url,name                                        CSV with a header naming a `url` column and,
+ *   url,name                                        CSV (`,`, `;` or tab, found from the header) naming a `url` column and,
  *   https://…/0001.jpg,grandparents/wedding         optionally, the output name (`name`, `output`,
  *                                                   `output_name` or `filename`; folders allowed)
  *
@@ -37,39 +39,94 @@ export function readUrlList(file: string): UrlEntry[] {
   return parseUrlList(text, path.basename(file));
 }
 
+/** Delimiters tried on the header line, in this order: the first that yields a `url` column wins. */
+const DELIMITERS = ['\t', ';', ','] as const;
+
 export function parseUrlList(text: string, shownFile: string): UrlEntry[] {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
+  const body = text.replace(/^\uFEFF/, '');
+  const lines = body.split(/\r?\n/);
+  const firstIdx = lines.findIndex((l) => l.trim() !== '' && !l.trim().startsWith('#'));
+  if (firstIdx < 0) return [];
+  const header = headerOf(lines[firstIdx]!);
+  if (header === null) return plainList(lines, shownFile);
+  return csvList(body, firstIdx + 1, header, shownFile);
+}
+
+/** The header line's delimiter and columns, when it names a `url` column (else: a plain list). */
+function headerOf(line: string): { delimiter: string; url: number; name: number } | null {
+  for (const delimiter of DELIMITERS) {
+    if (!line.includes(delimiter) && line.trim().toLowerCase() !== 'url') continue;
+    let cells: string[];
+    try {
+      cells = (parse(line, { delimiter, relax_quotes: true, relax_column_count: true }) as string[][])[0] ?? [];
+    } catch {
+      continue;
+    }
+    const names = cells.map((c) => c.trim().toLowerCase());
+    const url = names.indexOf('url');
+    if (url >= 0) return { delimiter, url, name: names.findIndex((c) => NAME_COLUMNS.includes(c)) };
+  }
+  return null;
+}
+
+/** One URL a line; blank lines and `#` comments skipped. */
+function plainList(lines: readonly string[], shownFile: string): UrlEntry[] {
   const out: UrlEntry[] = [];
-  let csv: { delimiter: string; url: number; name: number } | null = null;
-  let first = true;
   lines.forEach((raw, i) => {
-    const lineNo = i + 1;
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) return;
-    if (first) {
-      first = false;
-      const delimiter = line.includes('\t') ? '\t' : ',';
-      const cells = splitCsv(line, delimiter, shownFile, lineNo).map((c) => c.trim().toLowerCase());
-      const urlCol = cells.indexOf('url');
-      if (urlCol >= 0) {
-        csv = { delimiter, url: urlCol, name: cells.findIndex((c) => NAME_COLUMNS.includes(c)) };
-        return;
-      }
-    }
-    let url: string;
-    let name = '';
-    if (csv) {
-      const { delimiter, url: u, name: n } = csv;
-      const cells = splitCsv(raw, delimiter, shownFile, lineNo);
-      url = (cells[u] ?? '').trim();
-      name = n >= 0 ? (cells[n] ?? '').trim() : '';
-    } else {
-      url = line;
-    }
-    checkUrl(url, shownFile, lineNo);
-    out.push({ url, name: name !== '' ? cleanName(name) : nameFromUrl(url), line: lineNo });
+    const url = raw.trim();
+    if (url === '' || url.startsWith('#')) return;
+    checkUrl(url, shownFile, i + 1);
+    out.push({ url, name: nameFromUrl(url), line: i + 1 });
   });
   return out;
+}
+
+/**
+ * CSV or TSV by csv-parse (RFC 4180: quoted fields may hold the delimiter, quotes and line
+ * breaks), from the header line on; whole-line `#` comments and blank lines skipped.
+ */
+function csvList(body: string, headerLine: number, h: { delimiter: string; url: number; name: number }, shownFile: string): UrlEntry[] {
+  let records: string[][];
+  // Where each record ends in the file (csv-parse counts lines as it reads).
+  const ends: number[] = [];
+  try {
+    records = parse(body, {
+      delimiter: h.delimiter,
+      // Both, as a file edited on two systems has them (the line numbers must stay right).
+      record_delimiter: ['\r\n', '\n'],
+      from_line: headerLine + 1,
+      relax_quotes: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      comment: '#',
+      comment_no_infix: true,
+      on_record: (record: string[], context: { lines: number }) => {
+        ends.push(context.lines);
+        return record;
+      },
+    });
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    const why = code === 'CSV_QUOTE_NOT_CLOSED' ? 'a quoted field is not closed' : `not readable as CSV (${code ?? String(err)})`;
+    throw new ConfigError(shownFile, `line ${(ends.at(-1) ?? headerLine) + 1}`, why);
+  }
+  const out: UrlEntry[] = [];
+  let start = headerLine;
+  for (const [i, record] of records.entries()) {
+    const end = ends[i] ?? start + 1;
+    // A record's first line: after the previous one's last, past blank or comment lines.
+    const line = Math.max(start + 1, end - countBreaks(record));
+    start = end;
+    const url = (record[h.url] ?? '').trim();
+    const name = h.name >= 0 ? (record[h.name] ?? '').trim().replace(/\s*\r?\n\s*/g, ' ') : '';
+    checkUrl(url, shownFile, line);
+    out.push({ url, name: name !== '' ? cleanName(name) : nameFromUrl(url), line });
+  }
+  return out;
+}
+
+function countBreaks(record: readonly string[]): number {
+  return record.reduce((n, c) => n + (c.match(/\n/g)?.length ?? 0), 0);
 }
 
 function checkUrl(url: string, file: string, line: number): void {
@@ -82,37 +139,6 @@ function checkUrl(url: string, file: string, line: number): void {
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') {
     throw new ConfigError(file, `line ${line}`, `expected an http(s) image URL, got ${JSON.stringify(url)}`);
   }
-}
-
-/** One CSV line (RFC 4180 quoting, no line breaks inside fields). */
-function splitCsv(line: string, delimiter: string, file: string, lineNo: number): string[] {
-  const cells: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
-    if (quoted) {
-      if (c === '"' && line[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (c === '"') {
-        quoted = false;
-      } else {
-        cell += c;
-      }
-    } else if (c === '"' && cell.trim() === '') {
-      quoted = true;
-      cell = '';
-    } else if (c === delimiter) {
-      cells.push(cell);
-      cell = '';
-    } else {
-      cell += c;
-    }
-  }
-  if (quoted) throw new ConfigError(file, `line ${lineNo}`, 'a quoted field is not closed (fields cannot span lines)');
-  cells.push(cell);
-  return cells;
 }
 
 /** The URL's last path segment without its extension, else its host: a readable default output name. */
@@ -129,17 +155,17 @@ export function nameFromUrl(url: string): string {
 }
 
 /**
- * A name a file system takes everywhere: folders kept (never '.' or '..'), characters
- * Windows or macOS refuse replaced by '_', an image extension dropped (the result's real
- * type gives the extension).
+ * A name a file system takes everywhere: folders kept (never '.' or '..'), each segment made
+ * safe (safeName.ts: refused characters, Windows device names, grapheme-safe length), an
+ * image extension dropped (the result's real type gives the extension).
  */
 export function cleanName(name: string): string {
   const parts = name
     .replace(/\\/g, '/')
     .split('/')
-    .map((p) => p.replace(/[<>:"|?*\u0000-\u001f]/g, '_').trim().replace(/[. ]+$/, ''))
+    .map((p) => p.trim().replace(/[. ]+$/, ''))
     .filter((p) => p !== '' && p !== '.' && p !== '..');
   if (parts.length === 0) return '';
   parts[parts.length - 1] = parts.at(-1)!.replace(IMAGE_EXT, '') || parts.at(-1)!;
-  return parts.map((p) => (p.length > 120 ? p.slice(0, 120) : p)).join('/');
+  return parts.map(safeSegment).filter((p) => p !== '').join('/');
 }

@@ -1,5 +1,5 @@
 import { formatDuration } from './model.js';
-import type { Progress } from './snapshot.js';
+import type { Progress, ServiceDown } from './snapshot.js';
 
 /** NO_COLOR (https://no-color.org): present and not empty turns colour off; a non-terminal never gets colour. */
 export function colorWanted(env: NodeJS.ProcessEnv, isTTY: boolean): boolean {
@@ -45,6 +45,13 @@ function problemsText(p: Progress): string {
   return parts.join(' · ');
 }
 
+/** "service unreachable since 03:12:05; next try in 40 s" */
+export function serviceText(s: ServiceDown, nowMs: number): string {
+  const d = new Date(s.sinceMs);
+  const since = [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+  return `service unreachable since ${since}; next try in ${Math.max(0, Math.ceil((s.nextTryAtMs - nowMs) / 1000))} s`;
+}
+
 /**
  * The one-line summary printed once a minute without a terminal (or with --quiet): every
  * figure of the live display on one line, for a log file or a CI console.
@@ -60,6 +67,7 @@ export function summaryLine(p: Progress, elapsedMs: number): string {
   parts.push(`${rate(p.throughput.photosPerMinute)} photos/min`);
   parts.push(p.pending === 0 ? 'nothing left' : p.eta ? `ETA ${formatDuration(p.eta.ms)}` : 'ETA unknown');
   parts.push(`${p.failed} failed`, `${p.held} held`, `${p.pending} pending`, `elapsed ${formatDuration(elapsedMs)}`);
+  if (p.service) parts.push(serviceText(p.service, p.atMs));
   return parts.join(' · ');
 }
 
@@ -95,6 +103,7 @@ export function frameRows(p: Progress, o: FrameOptions): { id: string; text: str
     text: `${'rate'.padEnd(labelWidth)} ${rate(p.throughput.photosPerMinute)} photos/min · ${rate(p.throughput.callsPerMinute)} calls/min${perStep}`,
   });
   rows.push({ id: 'eta', text: `${'eta'.padEnd(labelWidth)} ${etaText(p)}` });
+  if (p.service) rows.push({ id: 'service', text: `${'service'.padEnd(labelWidth)} ${c.yellow(serviceText(p.service, p.atMs))}` });
   const bad = p.failed + p.held > 0;
   rows.push({ id: 'problems', text: `${'problems'.padEnd(labelWidth)} ${bad ? c.yellow(problemsText(p)) : 'none'}` });
   return rows.map((r) => ({ ...r, text: fit(r.text, o.width) }));

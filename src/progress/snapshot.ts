@@ -15,6 +15,14 @@ export interface Progress extends Pick<LedgerStatus, 'total' | 'done' | 'failed'
   /** Calls per photo-step so far (creates and polls, FAIL retries included; uploads apart); null before any step ended. */
   readonly callsPerStep: number | null;
   readonly eta: Eta | null;
+  /** Set by a live run while the service does not answer (pipeline/serviceContact.ts): the countdown to its next try. */
+  readonly service?: ServiceDown | null;
+}
+
+export interface ServiceDown {
+  /** When the first unanswered call was sent (ms since the epoch). */
+  readonly sinceMs: number;
+  readonly nextTryAtMs: number;
 }
 
 export interface StepProgress {

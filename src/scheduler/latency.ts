@@ -1,4 +1,4 @@
-import { errorFunction } from 'simple-statistics';
+import { normalCdf } from './normal.js';
 
 /**
  * Task latency, learned online per capability from the interval each task ended in:
@@ -18,7 +18,6 @@ export interface LogNormal {
   readonly sigma: number;
 }
 
-const normalCdf = (z: number): number => 0.5 * (1 + errorFunction(z / Math.SQRT2));
 const normalPdf = (z: number): number => Math.exp(-0.5 * z * z) / Math.sqrt(2 * Math.PI);
 
 /** Intervals an estimate keeps: recent enough to follow drift, enough to be steady. */

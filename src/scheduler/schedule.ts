@@ -1,4 +1,4 @@
-import { errorFunction } from 'simple-statistics';
+import { normalCdf } from './normal.js';
 
 /**
  * The poll times that cost a task least, for a lognormal latency and a price per poll.
@@ -36,7 +36,6 @@ export interface PollTable {
   readonly lag: number;
 }
 
-const normalCdf = (z: number): number => 0.5 * (1 + errorFunction(z / Math.SQRT2));
 
 /** Grid points per unit of ln x: 1% steps, fine beside lags of a tenth of the median. */
 const STEPS_PER_LOG = 100;

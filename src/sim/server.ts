@@ -31,6 +31,13 @@ export interface RunningSim {
   apiUrl: string;
   resultUrl: string;
   model: SimModel;
+  /**
+   * An outage of the API origin (tests): stop listening and drop its connections, so every
+   * new call is refused, until `resumeApi` listens again on the same port. The model and the
+   * result origin go on (tasks keep running).
+   */
+  suspendApi(): Promise<void>;
+  resumeApi(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -62,6 +69,10 @@ export async function startSim(opts: StartSimOptions): Promise<RunningSim> {
     apiUrl: `http://${hostForUrl(host)}:${apiAddr.port}`,
     resultUrl,
     model,
+    suspendApi: () => closeServer(apiServer),
+    resumeApi: async () => {
+      if (!apiServer.listening) await listen(apiServer, host, apiAddr.port);
+    },
     close() {
       shutdown.abort(new Error('simulator closed'));
       closing ??= Promise.all([closeServer(apiServer), closeServer(resultServer)]).then(() => undefined);

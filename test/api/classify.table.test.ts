@@ -48,7 +48,7 @@ describe('classify: pairs outside the table', () => {
     [201, 0, 'ok', 'DARKROOM_OK'],
     [403, null, 'stop-account', 'DARKROOM_FORBIDDEN'],
     [403, 24403, 'stop-account', 'DARKROOM_NOT_SUBSCRIBED'],
-    [404, null, 'not-found', 'DARKROOM_TASK_NOT_FOUND'],
+    [404, null, 'retry-later', 'DARKROOM_NOT_THE_API'],
     [408, null, 'retry-later', 'DARKROOM_REQUEST_TIMEOUT'],
     [400, null, 'fix-request', 'DARKROOM_BAD_REQUEST'],
     [400, 999, 'fix-request', 'DARKROOM_BAD_REQUEST'],

@@ -36,7 +36,8 @@ describe('an invalid or inactive key (401)', () => {
     expect(r.result.exitCode).toBe(3);
     expect(r.result.accountStop?.error.httpStatus).toBe(401);
     // The calls already in flight when the first 401 came back, and not one more.
-    const calls = r.audit.unauthorized;
+    // (Less the run's first contact: one request without any key, serviceContact.ts.)
+    const calls = r.audit.unauthorized - 1;
     expect(calls).toBeGreaterThanOrEqual(1);
     expect(calls).toBeLessThanOrEqual(4);
     expect(r.result.status.calls.total).toBe(calls);
@@ -93,9 +94,10 @@ describe('insufficient credits (20601)', () => {
     let accepted = 0;
     let creditCalls = 0;
     let broke = true;
-    const account = async (req: { url: string }, forward: () => Promise<WireResponse>) => {
+    const account = async (req: { url: string; headers: Record<string, string> }, forward: () => Promise<WireResponse>) => {
       if (req.url.endsWith('/api/v1/credits')) {
-        creditCalls++;
+        // The keyed ones: the run's first contact asks without a key (serviceContact.ts).
+        if (req.headers['x-api-key'] !== undefined) creditCalls++;
         return json(200, { code: 0, message: 'ok', requestId: 'srv-credits', data: { totalCredit: 2, usedCredit: 2, remainingCredit: 0 } });
       }
       if (broke && req.url.endsWith('/generate') && accepted >= 2) {

@@ -1,0 +1,143 @@
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fingerprintKey } from '../../src/api/key.js';
+import { startSim, type RunningSim } from '../../src/sim/server.js';
+import { runCli } from '../helpers/cli.js';
+import { listenLocal } from '../helpers/http.js';
+import { makeJob, type TestJob } from '../helpers/job.js';
+
+/**
+ * Issue 13, point 3, through the real CLI: a base URL that is not the service stops the run
+ * within a minute (exit 2, one line naming the URL, every photo pending, the key nowhere);
+ * an outage after the service has answered is waited out; `plan` checks the URL.
+ */
+
+const KEY = 'e2e-contact-key-7c41d2a9f0';
+const env = { DARKROOM_TEST_KEY: KEY };
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function job(photos = 3): Promise<TestJob> {
+  const j = await makeJob({ photos });
+  cleanups.push(j.cleanup);
+  return j;
+}
+
+/** A loopback port nothing listens on. */
+async function deadPort(): Promise<string> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return `http://127.0.0.1:${port}`;
+}
+
+/** A web server that is not the API: an HTML 404 for every path. */
+async function htmlServer(): Promise<{ origin: string; hits: () => number; keyed: () => number }> {
+  let hits = 0;
+  let keyed = 0;
+  const srv = await listenLocal((req, res) => {
+    hits++;
+    if (req.headers['x-api-key'] !== undefined) keyed++;
+    res.writeHead(404, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<!doctype html><title>Not Found</title><h1>Not Found</h1>');
+  });
+  cleanups.push(() => srv.close());
+  return { origin: srv.origin, hits: () => hits, keyed: () => keyed };
+}
+
+async function statusOf(j: TestJob): Promise<{ total: number; pending: number; failed: number; held: number; done: number }> {
+  const s = await runCli(['status', j.jobsFile, '--json'], {});
+  expect(s.code).toBe(0);
+  return JSON.parse(s.stdout) as { total: number; pending: number; failed: number; held: number; done: number };
+}
+
+function expectOneStopLine(out: string, url: string): void {
+  const stops = out.split('\n').filter((l) => l.startsWith('stopped: '));
+  expect(stops).toHaveLength(1);
+  expect(stops[0]).toContain(url);
+  expect(stops[0]).toMatch(/check service\.baseUrl/);
+}
+
+describe('a base URL that is not the service', () => {
+  it('nothing listens there: exit 2 within a minute, one line naming the URL, every photo pending', async () => {
+    const j = await job(3);
+    const url = await deadPort();
+    const started = Date.now();
+    const r = await runCli(['run', j.jobsFile, '--base-url', url], env, { timeoutMs: 90_000 });
+    expect(r.code).toBe(2);
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expectOneStopLine(r.stdout, url);
+    expect(r.stdout).toMatch(/^stopped: no answer from the service at http:\/\/127\.0\.0\.1:\d+ for \d+ s since the run started \(ECONNREFUSED/m);
+    expect(`${r.stdout}${r.stderr}`).not.toContain(KEY);
+    const s = await statusOf(j);
+    expect(s).toMatchObject({ total: 3, pending: 3, failed: 0, held: 0, done: 0 });
+  }, 100_000);
+
+  it('a web server answering an HTML 404: exit 2 at once, the key never sent to it, every photo pending', async () => {
+    const j = await job(3);
+    const web = await htmlServer();
+    const r = await runCli(['run', j.jobsFile, '--base-url', web.origin], env, { timeoutMs: 60_000 });
+    expect(r.code).toBe(2);
+    expectOneStopLine(r.stdout, web.origin);
+    expect(r.stdout).toMatch(/is not the image service's API \(GET \/api\/v1\/credits answered HTTP 404 text\/html without the API's envelope\)/);
+    // One probe, without the key: a host that is not the service never receives it.
+    expect(web.hits()).toBe(1);
+    expect(web.keyed()).toBe(0);
+    expect(`${r.stdout}${r.stderr}`).not.toContain(KEY);
+    const s = await statusOf(j);
+    expect(s).toMatchObject({ total: 3, pending: 3, failed: 0, held: 0, done: 0 });
+  }, 60_000);
+
+  it('plan: exit 2 with one line for an HTML 404 and for a dead port, with or without the key', async () => {
+    const j = await job(2);
+    const web = await htmlServer();
+    const dead = await deadPort();
+    for (const [url, e] of [
+      [web.origin, env],
+      [web.origin, {}],
+      [dead, env],
+    ] as const) {
+      const p = await runCli(['plan', j.jobsFile, '--base-url', url], e, { timeoutMs: 60_000 });
+      expect(p.code).toBe(2);
+      const lines = p.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^darkroom: /);
+      expect(lines[0]).toContain(url);
+      expect(`${p.stdout}${p.stderr}`).not.toContain(KEY);
+    }
+    expect(web.keyed()).toBe(0);
+  }, 60_000);
+});
+
+describe('an outage after the service answered', () => {
+  let sim: RunningSim;
+
+  it('is waited out with a countdown, and the run completes with one create per photo', async () => {
+    // 3 photos and 3 slots: every create is made before the outage, so none can be cut
+    // mid-flight (that would rightly hold its photo); only polls meet the outage.
+    sim = await startSim({ keys: [KEY], seed: 4, latency: { medianMs: 3000, sigma: 0.6 }, outcomes: { fail: 0, error: 0, other: 0 } });
+    cleanups.push(() => sim.close());
+    const j = await job(3);
+    const run = runCli(['run', j.jobsFile, '--base-url', sim.apiUrl], env, { timeoutMs: 110_000 });
+    const fp = fingerprintKey(KEY);
+    // Down once every create is in and a task has ended.
+    for (;;) {
+      const a = sim.model.audit();
+      if ((a.keys[fp]?.creates ?? 0) >= 3 && (a.tasksByStatus.SUCCESS ?? 0) >= 1) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await sim.suspendApi();
+    await new Promise((r) => setTimeout(r, 20_000));
+    await sim.resumeApi();
+    const r = await run;
+    expect(r.stderr).toMatch(/service unreachable since \d\d:\d\d:\d\d \(DARKROOM_NOT_SENT\); waiting it out, next try in \d+ s/);
+    expect(r.stderr).toMatch(/the service answers again \(unreachable for (1\d|2\d|3\d|4\d) s\)/);
+    expect(r.code).toBe(0);
+    const a = sim.model.audit();
+    expect(Object.values(a.createsPerSource)).toEqual([1, 1, 1]);
+    expect(await statusOf(j)).toMatchObject({ total: 3, done: 3, pending: 0 });
+  }, 120_000);
+});
