@@ -56,7 +56,12 @@ export interface CrashTestOptions {
   readonly latencyMs?: number;
   /** Per-call timeout of the client, ms (the hostile profile's slow answers take 35 s). Default 3000. */
   readonly timeoutMs?: number;
-  /** Longest any single run may take before the test gives up on it. Default 180 s. */
+  /**
+   * Longest any single run may take before the test gives up on it. Default: the clean
+   * run's time (a run not killed may have all the work left) plus twice the polling cap
+   * (creates whose answers were lost hold their slots that long before any task was seen
+   * to end) plus a minute, and at least 180 s.
+   */
   readonly runTimeoutMs?: number;
   readonly log?: (line: string) => void;
 }
@@ -184,7 +189,7 @@ const MAX_N: Record<CrashPhase, number> = { upload: 8, create: 8, poll: 12, down
 export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
   const log = opts.log ?? (() => {});
   const timeoutMs = opts.timeoutMs ?? 3000;
-  const runTimeoutMs = opts.runTimeoutMs ?? 180_000;
+  const pollCapMs = (opts.pollCapMinutes ?? 30) * 60_000;
   const simBase = { keys: [KEY], seed: opts.seed, latency: { medianMs: opts.latencyMs ?? 800, sigma: 0.5 }, ...(opts.limits ? { limits: opts.limits } : {}) };
   const root = makeTempDir('darkroom-crash-');
   const problems: string[] = [];
@@ -204,8 +209,9 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
     const t0 = Date.now();
     // Its own key store: the clean run's calls are not the crash loop's to count.
     const cleanEnv = { DARKROOM_TEST_KEY: KEY, DARKROOM_STATE_DIR: path.join(root, 'state-clean') };
-    const c = await runCli(['run', cleanJob, '--base-url', clean.apiUrl, '--quiet'], cleanEnv, { timeoutMs: runTimeoutMs * 2 });
+    const c = await runCli(['run', cleanJob, '--base-url', clean.apiUrl, '--quiet'], cleanEnv, { timeoutMs: (opts.runTimeoutMs ?? 180_000) * 2 });
     const cleanMs = Date.now() - t0;
+    const runTimeoutMs = opts.runTimeoutMs ?? Math.max(180_000, cleanMs + 2 * pollCapMs + 60_000);
     if (c.code !== 0) throw new Error(`the clean run failed (exit ${c.code}): ${c.stderr.slice(-500)}`);
     log(`clean run: ${opts.photos} photos in ${(cleanMs / 1000).toFixed(1)} s`);
 
@@ -228,7 +234,7 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
     let nextPhase = 0;
     const held = new Map<string, string>();
     const t1 = Date.now();
-    const deadline = t1 + Math.max(600_000, opts.kills * 30_000);
+    const deadline = t1 + Math.max(600_000, opts.kills * 30_000 + 3 * runTimeoutMs);
 
     for (;;) {
       if (Date.now() > deadline) throw new Error(`gave up after ${runs} runs and ${kills} kills`);

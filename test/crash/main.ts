@@ -5,7 +5,8 @@
  *   --photos N   --kills N   --seed N   --latency-ms N   --calls-per-minute N   --poll-cap-minutes N
  *
  * The polling cap (default 2 min here) also caps how long creates whose answers were lost
- * hold their task slots before any task was seen to end: within the 180 s a run may take.
+ * hold their task slots before any task was seen to end; a run may take the clean run's time
+ * plus twice the cap (harness.ts).
  *
  * Exit 0 when every check holds, 1 otherwise.
  */
