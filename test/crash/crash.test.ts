@@ -2,15 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { crashTest, formatCrashReport } from './harness.js';
 
 /**
- * Issue 4, point 9, reduced for `npm test`: 12 photos, at least 10 SIGKILLs, the hostile
+ * Issue 4, point 9, reduced for `npm test`: 16 photos, at least 10 SIGKILLs, the hostile
  * profile with its 503 bursts shortened to seconds (the full `npm run test:crash` keeps
- * them at 10–90 s). See harness.ts for the kills and the checks.
+ * them at 10–90 s). See harness.ts for the kills and the checks. 12 photos were too few: a
+ * kill planned at a phase no photo still had to pass (an upload when all were uploaded) let
+ * that run finish the rest, and CI's loaded machine ran out of work after 9 kills.
  */
 describe('the crash test, reduced', () => {
-  it('survives 10 SIGKILLs over 12 photos under hostile faults: every photo once, byte-identical, no double charge unrecorded', async () => {
+  it('survives 10 SIGKILLs over 16 photos under hostile faults: every photo once, byte-identical, no double charge unrecorded', async () => {
     const lines: string[] = [];
     const r = await crashTest({
-      photos: 12,
+      photos: 16,
       kills: 10,
       seed: 7,
       latencyMs: 400,
@@ -32,7 +34,7 @@ describe('the crash test, reduced', () => {
     expect(Object.keys(r.killsByPhase).length).toBeGreaterThanOrEqual(4);
     // Issue 12: the key's limits held across every kill, as the simulator counts them.
     expect(r.windows.violations, text).toBe(0);
-  }, 150_000);
+  }, 200_000);
 });
 
 /**

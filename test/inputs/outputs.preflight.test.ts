@@ -93,21 +93,23 @@ describe('URL inputs: output paths checked before their first create', () => {
       photos: 0,
       steps: [{ capability: 'enhance' }],
       baseUrl: 'http://sim.invalid',
-      extra: { input: { dir: './photos', urls: './list.csv' } },
+      // A name column is cut to 200 bytes (safeName.ts); the pattern's suffix then takes it past 255.
+      extra: { input: { dir: './photos', urls: './list.csv' }, output: { dir: './out', pattern: '{name}.{step}-restored-and-colourised-for-the-family-archive.{ext}' } },
     });
     cleanups.push(job.cleanup);
     await writePhoto(path.join(job.inputDir, 'good.jpg'), 1);
     const long = '写'.repeat(100); // 300 bytes: a name column may be as long as it likes
+    const cut = '写'.repeat(66); // 198 bytes: what cleanName keeps
     writeFileSync(path.join(job.dir, 'list.csv'), `url,name\nhttps://images.example/1.jpg,${long}\nhttps://images.example/2.jpg,taken\n`);
     mkdirSync(job.outputDir, { recursive: true });
-    writeFileSync(path.join(job.outputDir, 'taken.jpg'), 'an operator\'s own file');
+    writeFileSync(path.join(job.outputDir, 'taken.enhance-restored-and-colourised-for-the-family-archive.jpg'), 'an operator\'s own file');
 
     const r = await simulate({ job });
     const reasons = Object.fromEntries(r.result.status.problems.map((p) => [p.path, `${p.state}: ${p.reason}`]));
     expect(reasons['https://images.example/1.jpg']).toBe(
-      `skipped: output file name ${long}.jpg would be 304 bytes, over the file system's 255; rename the input or shorten output.pattern`,
+      `skipped: output file name ${cut}.enhance-restored-and-colourised-for-the-family-archive.jpg would be 257 bytes, over the file system's 255; rename the input or shorten output.pattern`,
     );
-    expect(reasons['https://images.example/2.jpg']).toMatch(/^skipped: .*\/out\/taken\.jpg already exists and was not written by this ledger/);
+    expect(reasons['https://images.example/2.jpg']).toMatch(/^skipped: .*\/out\/taken\.enhance-restored-and-colourised-for-the-family-archive\.jpg already exists and was not written by this ledger/);
     expect(r.result.status).toMatchObject({ total: 3, done: 1, skipped: 2 });
     const k = r.audit.keys[fingerprintKey(SIM_KEY)]!;
     expect(k.creates).toBe(1);
