@@ -2,37 +2,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reportCommand } from '../../src/cli/report.js';
+import { launchBrowser } from '../helpers/browser.js';
 import { FAILED_REASON, HELD_REASON, makeReportFixture, SECRET_KEY, SKIPPED_REASON, type Fixture } from './fixture.js';
 
-const CHROMIUM = process.env.DARKROOM_CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SCREENSHOT = path.resolve('test-results', 'report.png');
-
-async function launch(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium not found at ${CHROMIUM}: this test opens the report in a real browser and cannot pass without one. ` +
-        "Install Debian's package (apt-get install chromium) or point DARKROOM_CHROMIUM at a Chromium binary.",
-    );
-  }
-  try {
-    return await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
-  } catch (err) {
-    throw new Error(`Chromium at ${CHROMIUM} did not start: ${(err as Error).message.split('\n')[0]}`);
-  }
-}
 
 describe('darkroom report, opened in headless Chromium', () => {
   let dir: string;
@@ -74,8 +50,8 @@ describe('darkroom report, opened in headless Chromium', () => {
   });
 
   it('loads every thumbnail, shows placeholders for missing files, reasons, the chart; no network', async () => {
-    // Launched here, not in a hook, so a missing Chromium fails this test with its message instead of skipping it.
-    browser = await launch();
+    // Launched here, not in a hook, so a browser that does not start fails this test with its message instead of skipping it.
+    browser = await launchBrowser();
     const page = await browser!.newPage({ viewport: { width: 1280, height: 900 } });
     const requests: string[] = [];
     page.on('request', (r) => {
