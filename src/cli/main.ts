@@ -205,11 +205,15 @@ export async function main(argv: string[]): Promise<number> {
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger and output paths)' })
           .option('ledger', { type: 'string', describe: 'ledger file (default: ./darkroom.db)' })
-          .option('out', { type: 'string', default: 'report.html', describe: 'where to write the page' })
-          .example('darkroom report jobs.yaml --out morning.html', 'then open it in any browser; it needs no network'),
+          .option('out', { type: 'string', nargs: 1, default: 'report.html', describe: 'where to write the page: a file, or - (stdout), a pipe or a device, written straight' })
+          .option('thumbs', { type: 'string', describe: 'thumbnails folder (default: <report name>-thumbs beside the report; none for stdout)' })
+          .option('absolute-paths', { type: 'boolean', default: false, describe: 'show and link absolute paths (by default all are relative: the report can be shared)' })
+          .example('darkroom report jobs.yaml --out morning.html', 'then open it in any browser; it needs no network')
+          .example('darkroom report jobs.yaml --out - | gzip > report.html.gz', 'the page on stdout (the summary goes to stderr)'),
       async (a) => {
         const { reportCommand } = await import('./report.js');
-        out((await reportCommand({ jobs: a.jobs, ledger: a.ledger, out: a.out }, process.env)).summary);
+        const r = await reportCommand({ jobs: a.jobs, ledger: a.ledger, out: a.out, thumbs: a.thumbs, absolutePaths: a['absolute-paths'] }, process.env);
+        (r.target.kind === 'stdout' ? err : out)(r.summary);
       },
     )
     .command(

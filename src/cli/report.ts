@@ -1,74 +1,110 @@
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { redact } from '../api/index.js';
+import { CAPABILITIES, isCapability, redact } from '../api/index.js';
 import { clock } from '../clock.js';
 import { loadConfig, resolveLedgerPath } from '../config/index.js';
 import { Ledger } from '../ledger/index.js';
-import { buildReport } from '../report/index.js';
+import { buildReport, creditsSpent, reportPaths } from '../report/index.js';
+import { outputBaseDir, outputTarget, writeOutput, type OutputTarget, type WriteStreams } from './outputFile.js';
 
 export interface ReportArgs {
   readonly jobs?: string | undefined;
   readonly ledger?: string | undefined;
-  /** Where to write the HTML; `report.html` in the current folder by default. */
+  /** Where to write the HTML: a file (`report.html` by default), `-` or /dev/stdout, a device or pipe. */
   readonly out?: string | undefined;
+  /** The thumbnails folder; by default `<report name>-thumbs` beside a report file, none for a stream. */
+  readonly thumbs?: string | undefined;
+  /** Show and link absolute paths (by default every path is relative: the report can be shared). */
+  readonly absolutePaths?: boolean | undefined;
+  readonly cwd?: string | undefined;
 }
 
-/** Before/after pairs in one report; the rest are counted ("and N more") to keep the file a few MB. */
-export const PAIR_LIMIT = 500;
+export interface ReportResult {
+  readonly target: OutputTarget;
+  /** The lines to print; on stderr when the report itself went to stdout. */
+  readonly summary: string;
+  readonly bytes: number;
+}
 
 /**
- * `darkroom report`: one self-contained HTML file from the ledger alone (safe during a run),
- * thumbnails inlined as data: URIs so it opens with no server and no network.
+ * `darkroom report`: one HTML page from the ledger alone (safe during a run), a row per
+ * photo, and a folder of small thumbnails beside it. The thumbnails are files, not data:
+ * URIs, because inlined they are what made 3,000 photos 40 MB of HTML; lazily loaded, only
+ * those of the rows shown are read.
  */
-export async function reportCommand(args: ReportArgs, env: NodeJS.ProcessEnv): Promise<{ file: string; summary: string }> {
+export async function reportCommand(args: ReportArgs, env: NodeJS.ProcessEnv, streams: WriteStreams = {}): Promise<ReportResult> {
+  const cwd = args.cwd ?? process.cwd();
   let ledgerFile: string;
+  let inputDir: string | null = null;
   let outputDir: string | null = null;
   let jobsFile: string | null = null;
   let keyEnvs: readonly string[] = ['DARKROOM_API_KEY'];
+  let jobCosts: Readonly<Partial<Record<string, number>>> = {};
   if (args.jobs) {
-    const config = loadConfig(args.jobs, { ledger: args.ledger, env });
+    const config = loadConfig(path.resolve(cwd, args.jobs), { ledger: args.ledger, env });
     ledgerFile = config.ledger;
+    inputDir = config.input.dir;
     outputDir = config.output.dir;
     jobsFile = config.file;
     keyEnvs = config.keyEnvs;
+    jobCosts = config.credits;
   } else {
-    ledgerFile = resolveLedgerPath(process.cwd(), args.ledger ?? 'darkroom.db');
+    ledgerFile = resolveLedgerPath(cwd, args.ledger ?? 'darkroom.db');
   }
-  const file = path.resolve(args.out ?? 'report.html');
+  // Classified before the ledger is read: a folder given as --out is a usage error, not a wasted read.
+  const target = await outputTarget(args.out ?? 'report.html', cwd);
+  const base = outputBaseDir(target, cwd);
+  const thumbsDir = args.thumbs
+    ? path.resolve(cwd, args.thumbs)
+    : target.kind === 'file'
+      ? path.join(base, `${path.basename(target.path!).replace(/\.html?$/i, '')}-thumbs`)
+      : null;
 
   const ledger = Ledger.open(ledgerFile, { readonly: true });
   let data;
   try {
-    data = ledger.report({ pairLimit: PAIR_LIMIT });
+    data = ledger.report({ pairLimit: 0 });
   } finally {
     ledger.close();
   }
 
+  const paths = reportPaths({
+    root: jobsFile ? path.dirname(jobsFile) : path.dirname(ledgerFile),
+    base,
+    folders: [inputDir, outputDir, path.dirname(ledgerFile), base].filter((f): f is string => f !== null),
+    absolute: args.absolutePaths === true,
+  });
+  const credits = creditsSpent(data.charged, (cap) => {
+    const fromJob = jobCosts[cap];
+    if (fromJob !== undefined) return { credits: fromJob, from: 'job' };
+    const fromSpec = isCapability(cap) ? CAPABILITIES[cap].credits : null;
+    return fromSpec === null ? null : { credits: fromSpec, from: 'spec' };
+  });
   // The ledger holds no key (L5); should one ever reach a reason text, it is masked here too.
   const secrets = keyEnvs.map((n) => env[n]?.trim() ?? '').filter((k) => k.length >= 4);
   const built = await buildReport(data, {
     jobsFile,
     ledgerFile,
+    inputDir,
     outputDir,
     generatedMs: clock.now(),
+    paths,
+    thumbsDir,
+    credits,
     redact: (s) => redact(s, secrets),
   });
 
-  await mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    await clock.io(writeFile(tmp, built.html, 'utf8'));
-    await clock.io(rename(tmp, file));
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
+  await writeOutput(target, built.html, streams);
 
   const s = data.status;
-  const shown = built.pairs < s.done ? `${built.pairs} of ${s.done} before/after pairs shown` : `${built.pairs} before/after pairs`;
+  const bytes = Buffer.byteLength(built.html);
+  const where = target.kind === 'stdout' ? 'report written to stdout' : `report written to ${target.shown}`;
   const summary =
-    `report written to ${file}\n` +
-    `photos   ${s.total} total · ${s.done} done · ${s.failed} failed · ${s.held} held · ${s.pending} pending; ${s.calls.total} calls\n` +
-    `images   ${shown}${built.incomplete ? `, ${built.incomplete} with a missing or unreadable image` : ''}; ${(Buffer.byteLength(built.html) / 1_048_576).toFixed(1)} MB`;
-  return { file, summary };
+    `${where} (${(bytes / 1_048_576).toFixed(1)} MB)` +
+    (thumbsDir ? `; ${built.thumbs} thumbnails in ${paths.show(thumbsDir)}` : '; no thumbnails (give --thumbs DIR for them)') +
+    '\n' +
+    `photos   ${s.total} total · ${s.done} done · ${s.failed} failed · ${s.held} held · ${s.pending} pending` +
+    `${s.gone ? ` · ${s.gone} gone` : ''}; ${s.calls.total} calls\n` +
+    `files    ${built.formatChanges} format change${built.formatChanges === 1 ? '' : 's'}` +
+    `${built.missingOutputs ? ` · ${built.missingOutputs} done photo${built.missingOutputs === 1 ? '' : 's'} with a missing or unreadable output` : ''}`;
+  return { target, summary, bytes };
 }

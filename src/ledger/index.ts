@@ -10,7 +10,7 @@ export { LedgerBusyError, holderId, type HeldLock, type LockHolder, type LockReq
 export { LedgerMovedError, type LedgerChange } from './fileCheck.js';
 export { LedgerLinkedError } from './links.js';
 export type { Rescue } from './rescue.js';
-export { chooseBucketMs, type ReportData, type ReportDoneItem, type ReportProblem, type ReportStep, type ReportLatency, type ReportBucket, type ReportOptions } from './report.js';
+export { chooseBucketMs, IDLE_GAP_MS, type ReportData, type ReportPhoto, type ReportCharged, type ReportActivity, type ReportDoneItem, type ReportProblem, type ReportStep, type ReportLatency, type ReportBucket, type ReportOptions } from './report.js';
 export { ProgressReader, readProgress, readItemStates, readCallWindows, RECENT_WINDOW_MS, type ProgressFacts, type ProgressOptions } from './progress.js';
 export { type HeldItem, type HoldKind, type Requeued } from './held.js';
 export { type FailedItem, type FailedRequeued } from './failed.js';

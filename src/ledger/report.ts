@@ -26,6 +26,45 @@ export interface ReportProblem extends ProblemItem {
   readonly atMs: number;
 }
 
+/** One photo (item) of the archive, whatever its state: the report's table has a row per photo. */
+export interface ReportPhoto {
+  readonly id: number;
+  /** The input's path under input.dir (a URL input's output name). */
+  readonly path: string;
+  readonly srcPath: string;
+  readonly state: string;
+  readonly step: number;
+  readonly reason: string | null;
+  /** The input's size when discovered. */
+  readonly inBytes: number | null;
+  readonly outputPath: string | null;
+  /** The output's size as written, from output_files. */
+  readonly outBytes: number | null;
+  /** Tasks created for it, all steps and attempts. */
+  readonly tasks: number;
+  /** Its last change. */
+  readonly atMs: number;
+}
+
+/** Tasks that ended SUCCESS, by capability: the ones charged (the spec refunds FAIL and ERROR). */
+export interface ReportCharged {
+  readonly capability: string;
+  readonly tasks: number;
+}
+
+/**
+ * When the work was really going on: the recorded events (calls and item changes) with every
+ * gap longer than `idleGapMs` left out (between runs, a machine asleep, a run stopped).
+ */
+export interface ReportActivity {
+  readonly activeMs: number;
+  /** Stretches of activity: one per run, roughly. */
+  readonly sessions: number;
+  /** Photos that became done in those stretches (distinct items). */
+  readonly doneItems: number;
+  readonly idleGapMs: number;
+}
+
 export interface ReportLatency {
   readonly capability: string;
   /** Tasks that reached SUCCESS. */
@@ -45,6 +84,11 @@ export interface ReportData {
   readonly status: LedgerStatus;
   /** Done items, ordered by path, at most `pairLimit` of them; `status.done` says how many there are. */
   readonly done: readonly ReportDoneItem[];
+  /** Every photo, ordered by path, at most `photoLimit` of them (`photoCount` says how many there are). */
+  readonly photos: readonly ReportPhoto[];
+  readonly photoCount: number;
+  readonly charged: readonly ReportCharged[];
+  readonly activity: ReportActivity;
   /** Failed, held and skipped items (held first), at most `problemLimit`. */
   readonly problems: readonly ReportProblem[];
   readonly problemCount: number;
@@ -76,7 +120,19 @@ export interface ReportOptions {
   readonly problemLimit?: number;
   /** Most buckets the throughput chart should have; the bucket size is chosen to fit. */
   readonly maxBuckets?: number;
+  /** Photos listed one by one (default 200,000); the counts cover all of them. */
+  readonly photoLimit?: number;
+  /** A gap between recorded events longer than this is idle time (default 10 min). */
+  readonly idleGapMs?: number;
 }
+
+/**
+ * 10 minutes: longer than any pause a working run makes between two recorded events on a
+ * busy key (polls every few seconds to a minute, a minute window at most 60 s), shorter than
+ * the time between two runs of an evening. A run waiting out its hour window with nothing
+ * in flight does look idle: that time is not throughput either.
+ */
+export const IDLE_GAP_MS = 600_000;
 
 const NICE_BUCKETS_MS = [
   10_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 10_800_000, 21_600_000,
@@ -93,6 +149,8 @@ export function chooseBucketMs(spanMs: number, maxBuckets = 60): number {
 /** Everything `darkroom report` shows, read from the ledger alone (safe beside a running `run`). */
 export function readReport(db: Database.Database, now: number, opts: ReportOptions = {}): ReportData {
   const pairLimit = opts.pairLimit ?? 500;
+  const photoLimit = opts.photoLimit ?? 200_000;
+  const idleGapMs = opts.idleGapMs ?? IDLE_GAP_MS;
   const problemLimit = opts.problemLimit ?? 2000;
   return db.transaction(() => {
     const status = readStatus(db, now, 0);
@@ -150,6 +208,20 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
     const doneSpan = doneRow.f === null || doneRow.l === null ? null : { firstMs: doneRow.f, lastMs: doneRow.l };
 
     const throughput = readThroughput(db, span, opts.maxBuckets ?? 60);
+    const photos = stmt<[number], ReportPhoto>(
+      db,
+      `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
+              i.size_bytes AS inBytes, i.output_path AS outputPath, i.updated_ms AS atMs,
+              (SELECT o.bytes FROM output_files o WHERE o.path = i.output_path) AS outBytes,
+              (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id) AS tasks
+       FROM items i ORDER BY i.rel_path LIMIT ?`,
+    ).all(photoLimit);
+    const photoCount = stmt<[], { n: number }>(db, 'SELECT COUNT(*) AS n FROM items').get()!.n;
+    const charged = stmt<[], ReportCharged>(
+      db,
+      "SELECT capability, COUNT(*) AS tasks FROM attempts WHERE status = 'SUCCESS' GROUP BY capability ORDER BY capability",
+    ).all();
+    const activity = readActivity(db, idleGapMs);
 
     return {
       status,
@@ -161,8 +233,26 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
       span,
       doneSpan,
       throughput,
+      photos,
+      photoCount,
+      charged,
+      activity,
     };
   })();
+}
+
+function readActivity(db: Database.Database, idleGapMs: number): ReportActivity {
+  // Each event's gap from the one before; a gap over idleGapMs starts a new stretch.
+  const gaps = `SELECT at_ms, item_id, to_state, at_ms - LAG(at_ms) OVER (ORDER BY at_ms) AS gap
+                FROM (SELECT at_ms, NULL AS item_id, NULL AS to_state FROM calls
+                      UNION ALL SELECT at_ms, item_id, to_state FROM transitions)`;
+  const r = stmt<[number, number], { active: number | null; breaks: number | null; events: number; done: number }>(
+    db,
+    `SELECT SUM(CASE WHEN gap <= ? THEN gap ELSE 0 END) AS active, SUM(gap > ?) AS breaks, COUNT(*) AS events,
+            COUNT(DISTINCT CASE WHEN to_state = 'done' THEN item_id END) AS done
+     FROM (${gaps})`,
+  ).get(idleGapMs, idleGapMs)!;
+  return { activeMs: r.active ?? 0, sessions: r.events === 0 ? 0 : (r.breaks ?? 0) + 1, doneItems: r.done, idleGapMs };
 }
 
 function readDone(db: Database.Database, limit: number): ReportDoneItem[] {

@@ -45,3 +45,16 @@ export function formatBucket(ms: number): string {
   if (ms < 86_400_000) return `${ms / 3_600_000} h`;
   return `${ms / 86_400_000} d`;
 }
+
+/** `850 B`, `12.3 KB`, `4.1 MB` (powers of 1024, as file managers show them). */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}

@@ -1,33 +1,64 @@
-import type { ReportData, ReportDoneItem, ReportProblem } from '../ledger/index.js';
+import type { ReportData, ReportPhoto, ReportProblem } from '../ledger/index.js';
 import { throughputSvg } from './chart.js';
-import { escapeHtml, formatBucket, formatDuration, formatNumber, formatTime } from './format.js';
-import type { Thumb } from './thumbs.js';
+import type { CreditsSpent } from './credits.js';
+import { escapeHtml, formatBucket, formatBytes, formatDuration, formatNumber, formatTime } from './format.js';
+import { PHOTOS_CSS, PHOTOS_SCRIPT } from './photosTable.js';
+import type { FileFacts } from './thumbs.js';
 
-export interface ReportPair {
-  readonly item: ReportDoneItem;
-  readonly before: Thumb;
-  readonly after: Thumb;
+/** One photo's row: its ledger facts, what its files are, and the link to its full-size output. */
+export interface ReportRow {
+  readonly photo: ReportPhoto;
+  readonly input: FileFacts;
+  /** Null for a photo with no output (not done). */
+  readonly output: FileFacts | null;
+  /** The output's link, relative to the report (null: no output). */
+  readonly href: string | null;
 }
 
 export interface ReportPage {
   readonly data: ReportData;
+  /** Files and folders as they are to be shown (relative unless --absolute-paths). */
   readonly jobsFile: string | null;
   readonly ledgerFile: string;
+  readonly inputDir: string | null;
   readonly outputDir: string | null;
   readonly generatedMs: number;
-  /** The before/after pairs shown (the ledger read caps them); `data.status.done` is how many there are. */
-  readonly pairs: readonly ReportPair[];
-  /** Applied to every piece of text from the ledger or the config before it is escaped (key redaction). */
-  readonly redact?: (s: string) => string;
+  readonly rows: readonly ReportRow[];
+  /** The thumbnails folder as an href prefix from the report (null: no thumbnails). */
+  readonly thumbsHref: string | null;
+  readonly credits: CreditsSpent;
+  /** Applied to every piece of text from the ledger or the files (paths made relative, the key masked) before it is escaped. */
+  readonly clean?: (s: string) => string;
 }
 
-/** The whole report as one self-contained HTML document: inline CSS, data: images, inline SVG, no script. */
+/** The states a row is filtered by: each ledger state belongs to one. */
+export const STATE_GROUPS = ['done', 'failed', 'held', 'skipped', 'gone', 'pending'] as const;
+export type StateGroup = (typeof STATE_GROUPS)[number];
+
+export function stateGroup(state: string): StateGroup {
+  return (STATE_GROUPS as readonly string[]).includes(state) ? (state as StateGroup) : 'pending';
+}
+
+/** sharp's format names, with the one spelling difference that is no change. */
+export function formatChanged(input: FileFacts, output: FileFacts | null): boolean {
+  if (!input.ok || !output?.ok) return false;
+  const norm = (f: string) => (f === 'jpg' ? 'jpeg' : f);
+  return norm(input.format) !== norm(output.format);
+}
+
+/**
+ * The whole report: one HTML file with its CSS and a small script inline. The photos are a
+ * JSON block the script shows a page at a time (filtered by state, searched by path), so
+ * 3,000 photos are about 1 MB and the page opens as fast as a short one; thumbnails are
+ * files in a folder beside the report, loaded only for the rows shown.
+ */
 export function renderReport(p: ReportPage): string {
-  const redact = p.redact ?? ((s: string) => s);
-  const t = (s: string | null | undefined): string => escapeHtml(redact(s ?? ''));
+  const clean = p.clean ?? ((s: string) => s);
+  const t = (s: string | null | undefined): string => escapeHtml(clean(s ?? ''));
   const d = p.data;
   const s = d.status;
   const problems = d.problemCount;
+  const changed = p.rows.filter((r) => formatChanged(r.input, r.output)).length;
 
   const title = `darkroom report — ${s.done}/${s.total} done`;
   const out: string[] = [];
@@ -36,11 +67,11 @@ export function renderReport(p: ReportPage): string {
     '<html lang="en">',
     '<head>',
     '<meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">`,
+    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'; script-src 'unsafe-inline'">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     '<meta name="referrer" content="no-referrer">',
     `<title>${t(title)}</title>`,
-    `<style>${CSS}</style>`,
+    `<style>${CSS}${PHOTOS_CSS}</style>`,
     '</head>',
     '<body>',
   );
@@ -49,6 +80,7 @@ export function renderReport(p: ReportPage): string {
   out.push('<header class="top">', '<h1>darkroom report</h1>', '<dl class="meta">');
   out.push(row('Job file', p.jobsFile ? `<code>${t(p.jobsFile)}</code>` : '<span class="muted">none given (ledger only)</span>'));
   out.push(row('Ledger', `<code>${t(p.ledgerFile)}</code>`));
+  if (p.inputDir) out.push(row('Input folder', `<code>${t(p.inputDir)}</code>`));
   if (p.outputDir) out.push(row('Output folder', `<code>${t(p.outputDir)}</code>`));
   out.push(row('Generated', t(formatTime(p.generatedMs))));
   out.push(
@@ -67,13 +99,15 @@ export function renderReport(p: ReportPage): string {
   out.push(card('failed', s.skipped ? `failed <small>(${s.skipped} skipped)</small>` : 'failed', s.failed));
   out.push(card('held', 'held', s.held));
   out.push(card('pending', 'pending', s.pending));
+  if (s.gone > 0) out.push(card('gone', 'gone <small>(input removed)</small>', s.gone));
   out.push(card('calls', 'calls made', d.calls.total));
+  out.push(card('credits', p.credits.unknown.length ? 'credits <small>(known part)</small>' : 'credits spent', p.credits.known));
   out.push('</div>');
   out.push(progressBar(s.total, s.done, s.failed, s.held, s.pending));
   out.push(
     '<nav class="toc">',
     `<a href="#attention">Needs attention (${problems})</a>`,
-    `<a href="#pairs">Before / after (${s.done})</a>`,
+    `<a href="#photos">Photos (${d.photoCount})</a>`,
     '<a href="#figures">Run figures</a>',
     '</nav>',
   );
@@ -82,14 +116,26 @@ export function renderReport(p: ReportPage): string {
 
   // ── figures + chart ─────────────────────────────────────────────────────────
   out.push('<section id="figures">', '<h2>Run figures</h2>', '<div class="figrow">', '<dl class="figures">');
-  const hours = d.span && d.doneSpan ? (d.doneSpan.lastMs - d.span.startMs) / 3_600_000 : 0;
+  const act = d.activity;
+  const perHour = act.activeMs > 0 ? act.doneItems / (act.activeMs / 3_600_000) : 0;
   out.push(
     fig(
       'Throughput',
-      s.done > 0 && hours > 0 ? `${formatNumber(s.done / hours, s.done / hours < 10 ? 1 : 0)} photos / hour` : '–',
-      d.span && d.doneSpan ? `${s.done} done between the first event and the last photo done (${formatDuration(d.doneSpan.lastMs - d.span.startMs)})` : '',
+      act.doneItems > 0 && act.activeMs > 0 ? `${formatNumber(perHour, perHour < 10 ? 1 : 0)} photos / hour` : '–',
+      `${formatNumber(act.doneItems)} photos done in ${formatDuration(act.activeMs)} of active time` +
+        ` (${act.sessions} stretch${act.sessions === 1 ? '' : 'es'} of work; gaps over ${formatDuration(act.idleGapMs)} between recorded events left out)`,
     ),
   );
+  out.push(
+    fig(
+      'Credits spent',
+      p.credits.unknown.length
+        ? `${formatNumber(p.credits.known)} + ${p.credits.unknown.map((u) => `${u.tasks} ${u.capability} task${u.tasks === 1 ? '' : 's'}`).join(' + ')} of unknown cost`
+        : formatNumber(p.credits.known),
+      p.credits.source,
+    ),
+  );
+  out.push(fig('Format changes', formatNumber(changed), 'done photos whose output is in another format than their input (e.g. a PNG that came back as JPEG)'));
   out.push(
     fig(
       'Calls per photo',
@@ -153,21 +199,19 @@ export function renderReport(p: ReportPage): string {
   }
   out.push('</section>');
 
-  // ── before / after ──────────────────────────────────────────────────────────
-  out.push('<section id="pairs">', `<h2>Before / after <span class="count">${s.done}</span></h2>`);
-  if (s.done === 0) out.push('<p class="muted">No photo is done yet.</p>');
-  const missing = p.pairs.filter((x) => !x.before.ok || !x.after.ok).length;
-  if (missing > 0) out.push(`<p class="warn">${missing} of the pairs below lack an image: the placeholder says which file and why.</p>`);
-  out.push('<div class="pairs">');
-  for (const pair of p.pairs) out.push(pairCard(pair, t));
-  out.push('</div>');
-  const more = s.done - p.pairs.length;
-  if (more > 0) {
-    out.push(
-      `<p class="more" id="more-pairs">… and ${formatNumber(more)} more done photo${more === 1 ? '' : 's'} not shown here` +
-        `${p.outputDir ? ` (all are in <code>${t(p.outputDir)}</code>)` : ''}.</p>`,
-    );
-  }
+  // ── photos ──────────────────────────────────────────────────────────────────
+  out.push('<section id="photos">', `<h2>Photos <span class="count">${formatNumber(d.photoCount)}</span></h2>`);
+  if (d.photos.length < d.photoCount) out.push(`<p class="warn">The first ${formatNumber(d.photos.length)} by path are listed.</p>`);
+  if (p.thumbsHref === null) out.push('<p class="muted">No thumbnails: the report was written to a stream; give <code>--thumbs DIR</code> for them.</p>');
+  out.push(photosControls(p.rows));
+  out.push(
+    '<div class="tablewrap"><table class="photos" id="photo-table">',
+    '<thead><tr><th>Photo</th><th>State</th><th>Before</th><th>After</th><th>In</th><th>Out</th></tr></thead>',
+    '<tbody id="photo-rows"></tbody></table></div>',
+    '<noscript><p class="warn">The photo list needs JavaScript; the figures above do not.</p></noscript>',
+  );
+  out.push(`<script type="application/json" id="photo-data">${photosJson(p.rows, p.thumbsHref, clean)}</script>`);
+  out.push(`<script>${PHOTOS_SCRIPT}</script>`);
   out.push('</section>');
 
   // ── details ─────────────────────────────────────────────────────────────────
@@ -245,44 +289,45 @@ function problemRow(x: ReportProblem, t: (s: string | null | undefined) => strin
   );
 }
 
-function pairCard(p: ReportPair, t: (s: string | null | undefined) => string): string {
-  const steps = p.item.steps.length
-    ? p.item.steps
-        .map(
-          (s) =>
-            `<li><span class="cap">${t(s.capability)}</span> <code>${t(s.taskId)}</code>` +
-            `${s.attempts > 1 ? ` <span class="muted">(${s.attempts} tasks)</span>` : ''}</li>`,
-        )
-        .join('')
-    : '<li class="muted">no task recorded</li>';
+function photosControls(rows: readonly ReportRow[]): string {
+  const n = (g: string) => rows.filter((r) => stateGroup(r.photo.state) === g).length;
+  const problems = rows.filter((r) => ['failed', 'held', 'skipped', 'gone'].includes(stateGroup(r.photo.state))).length;
+  const changed = rows.filter((r) => formatChanged(r.input, r.output)).length;
+  const opt = (v: string, label: string, count: number) => `<option value="${v}">${label} (${formatNumber(count)})</option>`;
   return (
-    `<article class="pair" data-item="${p.item.id}">` +
-    `<h3 title="${t(p.item.path)}">${t(p.item.path)}</h3>` +
-    '<div class="imgs">' +
-    image(p.before, 'before', p.item.path, t) +
-    image(p.after, 'after', p.item.path, t) +
-    '</div>' +
-    `<ol class="steps">${steps}</ol>` +
-    `<p class="when">done ${t(formatTime(p.item.doneMs))}</p>` +
-    '</article>'
+    '<div class="controls">' +
+    '<label>Show <select id="state-filter">' +
+    opt('all', 'all', rows.length) +
+    opt('problems', 'problems', problems) +
+    STATE_GROUPS.map((g) => opt(g, g, n(g))).join('') +
+    opt('changed', 'format changed', changed) +
+    '</select></label>' +
+    '<label>Path <input id="path-filter" type="search" placeholder="part of a path"></label>' +
+    '<span class="pager"><button type="button" id="prev-page">‹ previous</button> <span id="page-info"></span> <button type="button" id="next-page">next ›</button></span>' +
+    '</div>'
   );
 }
 
-function image(th: Thumb, which: 'before' | 'after', rel: string, t: (s: string | null | undefined) => string): string {
-  const caption = which === 'before' ? 'before (source)' : 'after (result)';
-  if (th.ok) {
-    return (
-      `<figure class="${which}"><div class="frame">` +
-      `<img src="${th.uri}" width="${th.width}" height="${th.height}" alt="${t(`${which}: ${rel}`)}" decoding="async">` +
-      `</div><figcaption>${caption}</figcaption></figure>`
-    );
-  }
-  const what = which === 'before' ? 'source' : 'result';
-  return (
-    `<figure class="${which}"><div class="frame placeholder ${th.why.replace(/ /g, '-')}" role="img" aria-label="${t(`${what} ${th.why}`)}">` +
-    `<strong>${what} ${t(th.why)}</strong><span>${t(th.detail)}</span>` +
-    `</div><figcaption>${caption}</figcaption></figure>`
-  );
+type JsonFacts = { f: string; w: number; h: number; b: number; t: string | null } | { x: string; d: string };
+
+/** The rows as compact JSON for the script, every text already cleaned; safe inside a script element. */
+function photosJson(rows: readonly ReportRow[], thumbsHref: string | null, clean: (s: string) => string): string {
+  const facts = (f: FileFacts): JsonFacts => (f.ok ? { f: f.format, w: f.width, h: f.height, b: f.bytes, t: f.thumb } : { x: f.why, d: clean(f.detail) });
+  const list = rows.map((r) => ({
+    p: clean(r.photo.path),
+    s: r.photo.state,
+    g: stateGroup(r.photo.state),
+    k: r.photo.step + 1,
+    r: r.photo.reason === null ? null : clean(r.photo.reason),
+    i: facts(r.input),
+    o: r.output === null ? null : facts(r.output),
+    h: r.href,
+    c: formatChanged(r.input, r.output) ? 1 : 0,
+  }));
+  return JSON.stringify({ thumbs: thumbsHref, pageSize: 100, photos: list })
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 const CSS = `

@@ -1,49 +1,101 @@
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { ReportData } from '../ledger/index.js';
-import { renderReport, type ReportPair } from './html.js';
-import { makeThumb, mapLimited, type ThumbOptions } from './thumbs.js';
+import type { CreditsSpent } from './credits.js';
+import { formatChanged, renderReport, stateGroup, type ReportRow } from './html.js';
+import type { ReportPaths } from './paths.js';
+import { inspectImage, mapLimited, type FileFacts } from './thumbs.js';
 
-export { renderReport, type ReportPage, type ReportPair } from './html.js';
-export { makeThumb, mapLimited, type Thumb, type ThumbOptions } from './thumbs.js';
+export { renderReport, formatChanged, stateGroup, STATE_GROUPS, type ReportPage, type ReportRow } from './html.js';
+export { inspectImage, mapLimited, type FileFacts, type ThumbOptions } from './thumbs.js';
+export { creditsSpent, type CreditsSpent } from './credits.js';
+export { reportPaths, type ReportPaths, type ReportPathsOptions } from './paths.js';
 export { throughputSvg } from './chart.js';
 
 export interface BuildOptions {
+  /** Absolute paths, shown through `paths`. */
   readonly jobsFile: string | null;
   readonly ledgerFile: string;
+  readonly inputDir: string | null;
   readonly outputDir: string | null;
   readonly generatedMs: number;
+  readonly paths: ReportPaths;
+  /** Where thumbnails are written (absolute), or null for none. */
+  readonly thumbsDir: string | null;
+  readonly credits: CreditsSpent;
   /** Relative paths in the ledger resolve against this folder (the ledger's own by default). */
   readonly baseDir?: string;
-  /** Thumbnails made at once (sharp has its own thread pool; this bounds memory on large scans). */
+  /** Files read at once (sharp has its own thread pool; this bounds memory on large scans). */
   readonly concurrency?: number;
-  readonly thumbs?: ThumbOptions;
+  /** Longest side of a thumbnail (default 160). */
+  readonly thumbSize?: number;
+  /** Masks the key, should any ledger text ever carry it. */
   readonly redact?: (s: string) => string;
 }
 
 export interface BuiltReport {
   readonly html: string;
-  readonly pairs: number;
-  /** Pairs with at least one image missing or unreadable. */
-  readonly incomplete: number;
+  readonly photos: number;
+  /** Thumbnails the page refers to. */
+  readonly thumbs: number;
+  /** Done photos whose output file is missing or unreadable. */
+  readonly missingOutputs: number;
+  readonly formatChanges: number;
 }
 
-/** Thumbnails for every pair the ledger read returned, then the page. */
+/**
+ * Each photo's files read (format, dimensions, size) and thumbnailed where the report shows
+ * them: input and output of a done photo, the input of a problem; then the page.
+ */
 export async function buildReport(data: ReportData, opts: BuildOptions): Promise<BuiltReport> {
   const base = opts.baseDir ?? path.dirname(opts.ledgerFile);
   const abs = (p: string | null) => (p === null ? null : path.resolve(base, p));
-  const jobs = data.done.flatMap((item) => [abs(item.srcPath), abs(item.outputPath)]);
   const limit = opts.concurrency ?? Math.max(2, Math.min(4, availableParallelism()));
-  const thumbs = await mapLimited(jobs, limit, (file) => makeThumb(file, opts.thumbs));
-  const pairs: ReportPair[] = data.done.map((item, i) => ({ item, before: thumbs[2 * i]!, after: thumbs[2 * i + 1]! }));
+  // One look per distinct file: duplicates share an output, and thumbnails are named by file.
+  const seen = new Map<string, Promise<FileFacts>>();
+  const look = (file: string | null, thumb: boolean): Promise<FileFacts> => {
+    if (file === null) return inspectImage(null, { dir: null });
+    const key = `${thumb ? 't' : 'f'}:${file}`;
+    let p = seen.get(key);
+    if (!p) seen.set(key, (p = inspectImage(file, { dir: thumb ? opts.thumbsDir : null, ...(opts.thumbSize ? { size: opts.thumbSize } : {}) })));
+    return p;
+  };
+  const rows = await mapLimited(data.photos, limit, async (photo): Promise<ReportRow> => {
+    const g = stateGroup(photo.state);
+    const done = g === 'done';
+    const output = done ? abs(photo.outputPath) : null;
+    // A URL input has no file: its "input" is the URL, which the report does not fetch.
+    const isUrl = /^https?:\/\//i.test(photo.srcPath);
+    const input: FileFacts = isUrl
+      ? { ok: false, why: 'not recorded', detail: 'a URL input: the service fetched it, darkroom keeps no copy' }
+      : await look(abs(photo.srcPath), g !== 'pending');
+    return {
+      photo,
+      input,
+      output: done ? await look(output, true) : null,
+      href: done && output ? opts.paths.href(output) : null,
+    };
+  });
+  const redact = opts.redact ?? ((s: string) => s);
+  const thumbsHref = opts.thumbsDir === null ? null : opts.paths.href(opts.thumbsDir);
   const html = renderReport({
     data,
-    jobsFile: opts.jobsFile,
-    ledgerFile: opts.ledgerFile,
-    outputDir: opts.outputDir,
+    jobsFile: opts.jobsFile === null ? null : opts.paths.show(opts.jobsFile),
+    ledgerFile: opts.paths.show(opts.ledgerFile),
+    inputDir: opts.inputDir === null ? null : opts.paths.show(opts.inputDir),
+    outputDir: opts.outputDir === null ? null : opts.paths.show(opts.outputDir),
     generatedMs: opts.generatedMs,
-    pairs,
-    ...(opts.redact ? { redact: opts.redact } : {}),
+    rows,
+    thumbsHref,
+    credits: opts.credits,
+    clean: (s) => redact(opts.paths.scrub(s)),
   });
-  return { html, pairs: pairs.length, incomplete: pairs.filter((p) => !p.before.ok || !p.after.ok).length };
+  const thumbs = new Set(rows.flatMap((r) => [r.input, r.output]).flatMap((f) => (f?.ok && f.thumb ? [f.thumb] : []))).size;
+  return {
+    html,
+    photos: rows.length,
+    thumbs,
+    missingOutputs: rows.filter((r) => r.output !== null && !r.output.ok).length,
+    formatChanges: rows.filter((r) => formatChanged(r.input, r.output)).length,
+  };
 }

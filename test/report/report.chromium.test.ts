@@ -1,56 +1,34 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reportCommand } from '../../src/cli/report.js';
+import { launchBrowser } from '../helpers/browser.js';
+import { runCli } from '../helpers/cli.js';
 import { FAILED_REASON, HELD_REASON, makeReportFixture, SECRET_KEY, SKIPPED_REASON, type Fixture } from './fixture.js';
 
-const CHROMIUM = process.env.DARKROOM_CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SCREENSHOT = path.resolve('test-results', 'report.png');
 
-async function launch(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium not found at ${CHROMIUM}: this test opens the report in a real browser and cannot pass without one. ` +
-        "Install Debian's package (apt-get install chromium) or point DARKROOM_CHROMIUM at a Chromium binary.",
-    );
-  }
-  try {
-    return await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
-  } catch (err) {
-    throw new Error(`Chromium at ${CHROMIUM} did not start: ${(err as Error).message.split('\n')[0]}`);
-  }
-}
-
-describe('darkroom report, opened in headless Chromium', () => {
+describe('darkroom report, through the CLI, opened in headless Chromium', () => {
   let dir: string;
   let fx: Fixture;
   let file: string;
-  let summary: string;
+  let stdout: string;
   let html: string;
   let browser: Browser | undefined;
+  let page: Page;
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'darkroom-report-'));
     const made = await makeReportFixture(dir);
     made.ledger.close();
     fx = made;
-    ({ file, summary } = await reportCommand(
-      { jobs: fx.jobsFile, out: path.join(dir, 'morning', 'report.html') },
-      { DARKROOM_REPORT_TEST_KEY: SECRET_KEY },
-    ));
+    const r = await runCli(['report', 'jobs.yaml', '--out', 'morning/report.html'], { DARKROOM_REPORT_TEST_KEY: SECRET_KEY }, { cwd: dir });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    stdout = r.stdout;
+    file = path.join(dir, 'morning', 'report.html');
     html = readFileSync(file, 'utf8');
   });
 
@@ -59,58 +37,91 @@ describe('darkroom report, opened in headless Chromium', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('writes one file and says where, with the counts', () => {
-    expect(file).toBe(path.join(dir, 'morning', 'report.html'));
-    expect(summary).toContain(file);
-    expect(summary).toContain('9 total · 5 done · 2 failed · 1 held · 1 pending');
-    expect(summary).toContain('1 with a missing or unreadable image');
+  it('writes the page and its thumbnails folder, and says where, with the counts', () => {
+    expect(stdout).toContain('report written to morning/report.html');
+    expect(stdout).toContain('thumbnails in morning/report-thumbs');
+    expect(stdout).toContain('9 total · 5 done · 2 failed · 1 held · 1 pending');
+    expect(stdout).toContain('2 format changes · 1 done photo with a missing or unreadable output');
+    // 5 done inputs + 4 results (one is gone) + the inputs of the failed and held photos (the skipped one is no image)
+    expect(readdirSync(path.join(dir, 'morning', 'report-thumbs')).filter((f) => f.endsWith('.webp'))).toHaveLength(11);
   });
 
-  it('is self-contained and carries no key', () => {
-    expect(html).not.toMatch(/<script|<link|@import|url\(\s*['"]?(?!data:)/i);
-    expect(html).not.toMatch(/(src|href)="(?!data:|#)/);
+  it('carries no key, no absolute path, and loads nothing from the network', () => {
+    expect(html).not.toMatch(/<link|@import|url\(\s*['"]?(?!data:)/i);
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
     expect(html.toLowerCase()).not.toContain('x-api-key');
     expect(html).not.toContain(SECRET_KEY);
+    expect(html).not.toContain(dir);
   });
 
-  it('loads every thumbnail, shows placeholders for missing files, reasons, the chart; no network', async () => {
-    // Launched here, not in a hook, so a missing Chromium fails this test with its message instead of skipping it.
-    browser = await launch();
-    const page = await browser!.newPage({ viewport: { width: 1280, height: 900 } });
+  it('shows every photo with sizes, formats, thumbnails, the format change, reasons and working links', async () => {
+    // Launched here, not in a hook, so a browser that does not start fails this test with its message.
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const requests: string[] = [];
     page.on('request', (r) => {
       if (!/^(file|data):/.test(r.url())) requests.push(r.url());
     });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+    expect(errors).toEqual([]);
 
-    const imgs = await page.$$eval('img', (list) =>
-      list.map((i) => ({ alt: i.alt, complete: i.complete, w: i.naturalWidth, h: i.naturalHeight })),
+    const rows = page.locator('#photo-rows tr');
+    expect(await rows.count()).toBe(9 + 0); // 9 photos (the skipped one included), one page
+    expect(await page.locator('#page-info').innerText()).toBe('9 photos · page 1 of 1');
+
+    // every thumbnail shown loads from the thumbnails folder
+    await page.$$eval('img', (list) =>
+      Promise.all(list.map((i) => (i.complete ? null : new Promise((r) => ((i.onload = r), (i.onerror = r)))))),
     );
-    // every done item's source, and every result except the one whose file is gone
-    expect(imgs).toHaveLength(fx.done * 2 - 1);
+    const imgs = await page.$$eval('img.thumb', (list) => list.map((i) => ({ alt: i.alt, w: i.naturalWidth, h: i.naturalHeight, src: i.getAttribute('src') })));
+    expect(imgs).toHaveLength(11);
     for (const i of imgs) {
-      expect(i, `image "${i.alt}" did not load`).toMatchObject({ complete: true });
       expect(i.w, `image "${i.alt}" did not load`).toBeGreaterThan(0);
-      expect(Math.max(i.w, i.h)).toBeLessThanOrEqual(240);
+      expect(Math.max(i.w, i.h)).toBeLessThanOrEqual(160);
+      expect(i.src).toMatch(/^report-thumbs\/[0-9a-f]{24}\.webp$/);
     }
 
-    const placeholder = page.locator('article.pair:has-text("loose/result-gone.jpg") .after .placeholder');
-    await expect(placeholder.isVisible()).resolves.toBe(true);
-    expect(await placeholder.innerText()).toMatch(/result missing[\s\S]*not found/);
-    expect(await page.locator('.pair').count()).toBe(fx.done);
-    expect(await page.locator('.pair h3', { hasText: 'family/grandma & grandpa <wedding>.png' }).count()).toBe(1);
-    expect(await page.locator('.pair:has-text("album 1951/picnic.jpg") ol.steps li').allInnerTexts()).toEqual([
-      expect.stringMatching(/^restore task-\d+-0-2 \(2 tasks\)$/),
-      expect.stringMatching(/^upscale task-\d+-1-1$/),
+    const png = rows.filter({ hasText: 'family/grandma & grandpa <wedding>.png' });
+    expect(await png.locator('td.facts').allInnerTexts()).toEqual([
+      expect.stringMatching(/^PNG · 640×480 · [\d.]+ KB$/),
+      expect.stringMatching(/^JPEG · 640×480 · [\d.]+ KB\s*format changed: PNG → JPEG$/),
     ]);
+    expect(await png.getAttribute('class')).toBe('fmt-changed');
+    const beach = rows.filter({ hasText: 'album 1951/beach.jpg' });
+    expect(await beach.locator('.flag.changed').count()).toBe(0);
 
-    for (const reason of [FAILED_REASON, HELD_REASON, SKIPPED_REASON]) {
-      await expect(page.getByText(reason, { exact: true }).isVisible(), reason).resolves.toBe(true);
+    // the full-size link is relative to the report and resolves to the output
+    const href = await beach.locator('a.full').getAttribute('href');
+    expect(href).toBe('../restored/album%201951/beach.jpg');
+    const target = new URL(href!, pathToFileURL(file));
+    expect(existsSync(target)).toBe(true);
+    const resp = await page.request.get(target.href).catch(() => null);
+    if (resp) expect(resp.ok()).toBe(true);
+
+    const gone = rows.filter({ hasText: 'loose/result-gone.jpg' });
+    expect(await gone.locator('.thumb.placeholder').innerText()).toBe('output missing');
+    expect(await gone.locator('td.facts').nth(1).innerText()).toBe('missing not found');
+
+    for (const [state, reason] of [['failed', FAILED_REASON], ['held', HELD_REASON], ['skipped', SKIPPED_REASON]] as const) {
+      const row = page.locator(`#photo-rows tr[data-state="${state}"]`);
+      expect(await row.locator('.reason').innerText(), state).toBe(reason);
     }
-    const heldRow = page.locator('table.problems tr[data-state="held"]');
-    expect(await heldRow.innerText()).toContain('dr-held-0001');
-    const failedRow = page.locator('table.problems tr[data-state="failed"]');
-    expect(await failedRow.innerText()).toContain('srv-fail-777');
+    // a problem's input thumbnail
+    expect(await page.locator('#photo-rows tr[data-state="failed"] img.thumb').count()).toBe(1);
+    expect(await page.locator('table.problems tr[data-state="held"]').innerText()).toContain('dr-held-0001');
+
+    // filter: problems, then held only, then format changed
+    await page.selectOption('#state-filter', 'problems');
+    expect(await rows.evaluateAll((r) => r.map((x) => x.getAttribute('data-state')))).toEqual(['failed', 'held', 'skipped']);
+    await page.selectOption('#state-filter', 'held');
+    expect(await rows.count()).toBe(1);
+    await page.selectOption('#state-filter', 'changed');
+    expect(await rows.locator('td.path .p').allInnerTexts()).toEqual(['family/grandma & grandpa <wedding>.png', 'loose/harbour.webp']);
+    await page.selectOption('#state-filter', 'all');
+    await page.fill('#path-filter', 'album 1951');
+    expect(await rows.count()).toBe(2);
 
     const totals = await page.locator('#totals .card').allInnerTexts();
     expect(totals.map((s) => s.replace(/\s+/g, ' ').trim())).toEqual([
@@ -120,18 +131,17 @@ describe('darkroom report, opened in headless Chromium', () => {
       '1 held',
       '1 pending',
       '33 calls made',
+      '0 credits (known part)',
     ]);
-
-    const chart = page.locator('svg#throughput-chart');
-    await expect(chart.isVisible()).resolves.toBe(true);
-    const bars = await chart.locator('rect.col').evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('height'))));
-    expect(bars.length).toBeGreaterThan(3);
-    expect(bars.filter((h) => h > 0).length).toBe(5);
+    const figures = await page.locator('dl.figures').innerText();
+    // 5 restore + 5 upscale tasks succeeded: neither has a cost in the spec
+    expect(figures).toMatch(/Credits spent\s+0 \+ 5 restore tasks \+ 5 upscale tasks of unknown cost/);
+    expect(figures).toContain('Counted from the ledger: 10 tasks ended SUCCESS');
+    expect(figures).toMatch(/Format changes\s+2/);
 
     mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+    await page.fill('#path-filter', '');
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
-    expect(existsSync(SCREENSHOT)).toBe(true);
     expect(requests).toEqual([]);
-    await page.close();
   });
 });

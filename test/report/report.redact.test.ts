@@ -21,18 +21,18 @@ describe('darkroom report and the key (L5)', () => {
       path.join(dir, 'jobs.yaml'),
       'service: { apiKeyEnv: MY_KEY }\ninput: { dir: ./in }\noutput: { dir: ./out }\nsteps: [{ capability: enhance }]\nledger: ./darkroom.db\n',
     );
-    const { file } = await reportCommand({ jobs: path.join(dir, 'jobs.yaml'), out: path.join(dir, 'r.html') }, { MY_KEY: key });
-    const html = readFileSync(file, 'utf8');
+    const { target } = await reportCommand({ jobs: path.join(dir, 'jobs.yaml'), out: path.join(dir, 'r.html') }, { MY_KEY: key });
+    const html = readFileSync(target.path!, 'utf8');
     expect(html).not.toContain(key);
     expect(html).toContain(`x-key ${maskKey(key)} in an error`);
     expect(html.toLowerCase()).not.toContain('x-api-key');
   });
 
   it('without a job file reads --ledger and writes report.html where asked', async () => {
-    const { file, summary } = await reportCommand({ ledger: path.join(dir, 'darkroom.db'), out: path.join(dir, 'sub', 'x.html') }, {});
-    expect(file).toBe(path.join(dir, 'sub', 'x.html'));
+    const { target, summary } = await reportCommand({ ledger: path.join(dir, 'darkroom.db'), out: path.join(dir, 'sub', 'x.html') }, {});
+    expect(target).toEqual({ kind: 'file', path: path.join(dir, 'sub', 'x.html'), shown: path.join(dir, 'sub', 'x.html') });
     expect(summary).toMatch(/1 total · 0 done · 1 failed · 0 held · 0 pending/);
-    expect(readFileSync(file, 'utf8')).toContain('<svg class="chart" id="throughput-chart"');
+    expect(readFileSync(target.path!, 'utf8')).toContain('<svg class="chart" id="throughput-chart"');
   });
 
   it('a missing ledger is the usual LedgerMissingError', async () => {
