@@ -50,10 +50,10 @@ export interface GuardDeps {
 }
 
 /**
- * How often the balance is read: every call counts against the key's windows, so once a
- * minute while creates are being made, every 10 s once the margin left is small (a few
- * creates' worth: the last ones are where another client's spending on the account would
- * make the run pass the limit).
+ * How often the balance is read: every call counts against the key's windows, so at most
+ * once a minute while creates are being made, every 10 s once the margin left is small (a
+ * few creates' worth: the last ones are where another client's spending on the account
+ * would make the run pass the limit), and never while nothing is created.
  */
 const READ_EVERY_MS = 60_000;
 const READ_NEAR_LIMIT_MS = 10_000;
@@ -79,8 +79,10 @@ export class Guards implements StartGate {
   /** Submissions up to this id belong to earlier runs. */
   private readonly submissionMark: number;
   private baselineUsed: number | null = null;
-  private measured = 0;
+  /** Credits the account spent since the run began that were not this run's (another client on the account). */
+  private others = 0;
   private lastReadEstimate = -1;
+  private lastReadMs = Number.NEGATIVE_INFINITY;
   private readonly stopper = new AbortController();
   private watcher: Promise<void> | undefined;
 
@@ -100,9 +102,14 @@ export class Guards implements StartGate {
     return this.tripped;
   }
 
-  /** Credits this run has spent as far as known: the balance's fall, or the ledger's estimate, whichever is more. */
+  /**
+   * Credits spent since the run began as far as known: this run's creates that may be
+   * charged (the ledger), plus what the balance shows was spent beyond them. The balance
+   * alone lags (the service may charge a task when it ends) and the ledger alone misses
+   * another client spending on the same account; together they never count low.
+   */
   creditsSpent(): number {
-    return Math.max(this.measured, this.estimate());
+    return this.estimate() + this.others;
   }
 
   /**
@@ -200,27 +207,31 @@ export class Guards implements StartGate {
   }
 
   private async readBalance(): Promise<void> {
+    // Taken before the call: the balance can only include creates sent before it was read.
+    const ours = this.estimate();
     const used = await this.deps.readUsedCredit!();
-    this.lastReadEstimate = this.estimate();
+    this.lastReadEstimate = ours;
+    this.lastReadMs = clock.now();
     if (used === null) return;
     if (this.baselineUsed === null) this.baselineUsed = used;
-    this.measured = Math.max(this.measured, used - this.baselineUsed);
+    const fell = used - this.baselineUsed;
+    this.others = Math.max(this.others, fell - ours);
     const max = this.limits.maxCredits!;
-    // Spent elsewhere on the account too (usedCredit belongs to the account): at the limit, stop.
-    if (this.measured >= max) this.stop('max-credits', `--max-credits ${max}: the account's balance fell by ${this.measured} credit(s) since the run began`);
+    if (fell >= max) this.stop('max-credits', `--max-credits ${max}: the account's balance fell by ${fell} credit(s) since the run began`);
   }
 
   private async watchBalance(): Promise<void> {
     const max = this.limits.maxCredits!;
     while (!this.stopper.signal.aborted && !this.tripped) {
-      const near = max - this.creditsSpent() <= Math.max(3, max * 0.1);
       try {
-        await clock.sleep(near ? READ_NEAR_LIMIT_MS : READ_EVERY_MS, this.stopper.signal);
+        await clock.sleep(READ_NEAR_LIMIT_MS, this.stopper.signal);
       } catch {
         return;
       }
       // Nothing created since the last read: the balance says nothing new about this run.
       if (this.estimate() === this.lastReadEstimate && this.baselineUsed !== null) continue;
+      const near = max - this.creditsSpent() <= Math.max(3, max * 0.1);
+      if (!near && clock.now() - this.lastReadMs < READ_EVERY_MS) continue;
       await this.readBalance();
     }
   }
