@@ -66,8 +66,8 @@ function expectStoppedAt(r: CliResult, flag: string): void {
 }
 
 /** A rerun without the limit completes every photo, each created exactly once over both runs. */
-async function expectRerunCompletes(photos: number): Promise<void> {
-  const again = await runCli(['run', job!.jobsFile, '--base-url', sim!.apiUrl], ENV);
+async function expectRerunCompletes(photos: number, env: Record<string, string> = ENV): Promise<void> {
+  const again = await runCli(['run', job!.jobsFile, '--base-url', sim!.apiUrl], env);
   expect(again.stderr).not.toMatch(/unexpected error/);
   expect(again.code).toBe(0);
   expect(outputs(job!)).toHaveLength(photos);
@@ -144,13 +144,16 @@ describe('darkroom run spending guards', () => {
     target.setSeconds(0, 0);
     const hhmm = `${String(target.getHours()).padStart(2, '0')}:${String(target.getMinutes()).padStart(2, '0')}`;
     const skew = target.getTime() - 5000 - now;
-    const first = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--until', hhmm, '--json'], { ...ENV, DARKROOM_TEST_CLOCK_SKEW_MS: String(skew) });
+    // A key budget folder of its own: the shifted times it records must not meet the other tests' runs.
+    const shifted = { ...ENV, DARKROOM_TEST_CLOCK_SKEW_MS: String(skew), DARKROOM_STATE_DIR: path.join(job.dir, 'key-state') };
+    const first = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--until', hhmm, '--json'], shifted);
     expectStoppedAt(first, `--until ${hhmm}`);
     const limit = events(first).find((e) => e.type === 'limit')!;
     expect(limit.atMs as number).toBeGreaterThanOrEqual(target.getTime());
     expect(Math.max(...createTimes(job))).toBeLessThanOrEqual(limit.atMs as number);
     expect(keyAudit().creates).toBeLessThan(12);
-    await expectRerunCompletes(12);
+    // On the same shifted clock: the key's budget file holds the first run's calls at its times.
+    await expectRerunCompletes(12, shifted);
   }, 120_000);
 
   it.each([
