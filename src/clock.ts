@@ -32,8 +32,15 @@ export class SystemClock implements Clock {
   private readonly handles = new Map<number, ReturnType<typeof setTimeout>>();
   private nextId = 1;
 
+  /**
+   * `skewMs` shifts what `now()` says (timers still wait real time): the end-to-end tests
+   * set it through DARKROOM_TEST_CLOCK_SKEW_MS to stand a few seconds before a wall-clock
+   * moment (`--until 07:00`) instead of waiting hours for it.
+   */
+  constructor(private readonly skewMs = 0) {}
+
   now(): number {
-    return Date.now();
+    return Date.now() + this.skewMs;
   }
 
   setTimer(fn: () => void, delayMs: number): TimerHandle {

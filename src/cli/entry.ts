@@ -1,10 +1,15 @@
 import { hideBin } from 'yargs/helpers';
+import { SystemClock, installClock } from '../clock.js';
 import { describeError } from './errors.js';
 import { main } from './main.js';
 
 // Exit explicitly: idle keep-alive sockets to the service would otherwise hold the
 // process open for seconds after the work is done. stdout/stderr are synchronous for
 // files and pipes on Linux, so nothing printed is lost.
+// Tests only (README, Guards): the clock shifted by this many ms, so `--until` is reached in seconds.
+const skew = Number(process.env.DARKROOM_TEST_CLOCK_SKEW_MS ?? '');
+if (Number.isFinite(skew) && skew !== 0) installClock(new SystemClock(skew));
+
 main(hideBin(process.argv)).then(
   (code) => process.exit(code),
   (e: unknown) => {

@@ -8,16 +8,17 @@ import { LedgerLinkedError } from '../ledger/links.js';
 import { LedgerBusyError } from '../ledger/lock.js';
 import { LedgerTooNewError } from '../ledger/migrate.js';
 import { LedgerMissingError, LedgerUnwritableError } from '../ledger/open.js';
+import { GuardArgumentError } from '../pipeline/guardTimes.js';
 import { DISK_CODES, OutputWriteError } from '../pipeline/outputfs.js';
 import { ServiceUrlError } from '../pipeline/serviceUrlError.js';
 import { KeyBusyError } from '../scheduler/keyBusy.js';
 import { OutputTargetError } from './outputFile.js';
 
-export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, interrupted: 130 } as const;
+export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, limit: 4, interrupted: 130 } as const;
 
 /** An operator-facing error: one line that says what happened and what to do, and its exit code. */
 export function describeError(err: unknown): { exitCode: number; line: string } {
-  if (err instanceof ConfigError) return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
+  if (err instanceof ConfigError || err instanceof GuardArgumentError) return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
   if (err instanceof OutputTargetError) return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
   if (
     err instanceof LedgerMissingError ||

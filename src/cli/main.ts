@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { clock } from '../clock.js';
 import { describeError, EXIT } from './errors.js';
+import { withGuardOptions } from './guardOptions.js';
 
 // Each command's module is imported by its handler, when it runs: together they load
 // undici, sharp, zod, yaml, pino, fast-glob… (0.4–0.6 s here, of a `status` on 100,000
@@ -10,7 +11,8 @@ import { describeError, EXIT } from './errors.js';
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 const EPILOG = `Exit codes: 0 every photo done · 1 finished, some failed, held or not yet downloaded ·
-2 usage or config error · 3 stopped by an account problem (invalid key, not subscribed, out of credits) · 130 interrupted.
+2 usage or config error · 3 stopped by an account problem (invalid key, not subscribed, out of credits) ·
+4 stopped at a limit you set (--max-photos, --max-credits, limits.maxCredits, --max-duration, --until); run again to continue · 130 interrupted.
 The API key is read only from the environment variable the job names (service.apiKeyEnv).`;
 
 const BREAK_LOCK =
@@ -29,7 +31,7 @@ export async function main(argv: string[]): Promise<number> {
       'run <jobs>',
       'discover the job\'s photos and take each through upload → create → poll → download',
       (y) =>
-        y
+        withGuardOptions(y)
           .positional('jobs', { type: 'string', demandOption: true, describe: 'the jobs YAML file' })
           .option('ledger', { type: 'string', describe: 'ledger file (default: the YAML\'s `ledger`)' })
           .option('base-url', { type: 'string', describe: 'service base URL (wins over DARKROOM_BASE_URL and service.baseUrl)' })
@@ -69,10 +71,25 @@ export async function main(argv: string[]): Promise<number> {
         process.on('SIGTERM', onSignal);
         try {
           const r = await runCommand(
-            { jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], quiet: a.quiet, breakLock: a['break-lock'], redoSteps: a['redo-steps'] },
-            { env: process.env, stderr: err, signal: ac.signal, progress: progressFor(process.stderr, process.env, a.quiet) },
+            {
+              jobs: a.jobs,
+              ledger: a.ledger,
+              baseUrl: a['base-url'],
+              quiet: a.quiet,
+              breakLock: a['break-lock'],
+              redoSteps: a['redo-steps'],
+              guards: { maxPhotos: a['max-photos'], maxCredits: a['max-credits'], maxDuration: a['max-duration'], until: a.until },
+            },
+            {
+              env: process.env,
+              stderr: err,
+              signal: ac.signal,
+              progress: progressFor(process.stderr, process.env, a.quiet),
+              // --json: stdout is the events alone, one JSON object a line; the human report goes to stderr.
+              ...(a.json ? { onEvent: (e: { type: string }) => out(JSON.stringify(e)) } : {}),
+            },
           );
-          out(r.report);
+          (a.json ? err : out)(r.report);
           exitCode = r.exitCode;
         } finally {
           if (backstop) clock.clearTimer(backstop);

@@ -12,6 +12,8 @@ import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
 import { rescueLines } from './rescue.js';
 import { stepsChangeLines } from './stepsChange.js';
+import { guardLimitsFrom, type GuardArgs } from './guardOptions.js';
+import type { RunEvent } from '../pipeline/events.js';
 import { stateDirFrom } from './stateDir.js';
 import { accountStopLines } from './stops.js';
 
@@ -24,6 +26,8 @@ export interface RunArgs {
   readonly breakLock?: string | undefined;
   /** Redo photos started under other steps than the job's, from the first step (see stepsCheck.ts). */
   readonly redoSteps?: boolean | undefined;
+  /** Spending guards: --max-photos, --max-credits, --max-duration, --until (guardOptions.ts). */
+  readonly guards?: GuardArgs;
 }
 
 export interface RunIo {
@@ -36,6 +40,8 @@ export interface RunIo {
    * summary line a minute through `stderr` (no terminal, or --quiet). Default 'lines'.
    */
   readonly progress?: { readonly mode: 'tty' | 'lines'; readonly stream?: TtyStream; readonly color?: boolean };
+  /** Every event of the run (`--json` writes them on stdout); the progress display is drawn from the same stream. */
+  readonly onEvent?: (e: RunEvent) => void;
 }
 
 export interface RunOutcome {
@@ -51,6 +57,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
   requireInputDir(config);
   const baseUrl = requireBaseUrl(config);
   const keys = resolveKeys(config, io.env);
+  const guards = guardLimitsFrom(args.guards ?? {}, config.limits.maxCredits, clock.now());
   const open: { ledger?: Ledger; reader?: ProgressReader; log?: Logger } = {};
   // Released in `finally`; a second interrupt exits at once (process.exit), and this
   // releases it on the way out (better-sqlite3 is synchronous). After kill -9 the next run
@@ -99,6 +106,11 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
         log,
         stateDir: stateDirFrom(io.env),
         serviceContact: contact,
+        guards,
+        onEvent: (e) => {
+          live.poke();
+          io.onEvent?.(e);
+        },
         onActivity: () => live.poke(),
         ...(args.redoSteps ? { redoSteps: true } : {}),
         ...(io.signal ? { signal: io.signal } : {}),

@@ -65,6 +65,12 @@ export const limitsSchema = z.strictObject({
    * camera (~61 Mpx) and a 600 dpi scan of an A3 sheet (~70 Mpx).
    */
   maxInputPixels: positiveInt.default(DEFAULT_MAX_INPUT_PIXELS),
+  /**
+   * A spending guard (issue 13): stop starting work once this many credits were spent since
+   * the run began (measured from GET /api/v1/credits and this run's creates); exit 4, run
+   * again to continue. `--max-credits` wins over it. Unset: no limit.
+   */
+  maxCredits: positiveInt.optional(),
 });
 
 export const stepSchema = z

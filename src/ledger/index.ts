@@ -20,3 +20,4 @@ export { CONTENT_CHANGED_NOTE, type FoundFile, type FoundUrl, type InputRow, typ
 export { LEGACY_SIG, STEPS_REDO_NOTE, StepsBlockedError, blocking, readStepsCensus, type Applied, type OtherList, type StepsCensus } from './stepLists.js';
 export { KeyStore, KeyStoreError, type SlotRow, type NewSlot, type SlotKind, type CallKind, type StoredCall } from './keystore.js';
 export { type LoggedCall } from './keyFacts.js';
+export { type PhotoTransition } from './photoEvents.js';

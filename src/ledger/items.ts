@@ -149,10 +149,10 @@ export class Items {
     return this.firstDue('state = ? AND key_fp = ? AND due_ms <= ?', [state, keyFp, now], exclude) !== undefined;
   }
 
-  /** Earliest due time among items of a lane in a state (or unclaimed queued ones). */
-  earliestDue(state: ItemState, keyFp: string, exclude: ReadonlySet<number>): number | undefined {
+  /** Earliest due time among items of a lane in a state (or unclaimed queued ones, unless `ownOnly`). */
+  earliestDue(state: ItemState, keyFp: string, exclude: ReadonlySet<number>, ownOnly = false): number | undefined {
     const own = this.firstDue('state = ? AND key_fp = ?', [state, keyFp], exclude)?.due_ms;
-    if (state !== 'queued') return own;
+    if (state !== 'queued' || ownOnly) return own;
     const free = this.firstDue("state = 'queued' AND key_fp IS NULL", [], exclude)?.due_ms;
     return own === undefined ? free : free === undefined ? own : Math.min(own, free);
   }

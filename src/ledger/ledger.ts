@@ -11,6 +11,8 @@ import { LedgerFile } from './fileCheck.js';
 import { RunLock, type HeldLock, type LockHolder, type LockRequest } from './lock.js';
 import { createsNeeded } from './needs.js';
 import { openDatabase, type OpenOptions } from './open.js';
+import { PhotoEvents } from './photoEvents.js';
+import { Spend } from './spend.js';
 import { Outputs } from './outputs.js';
 import { recoverStale, type RecoveryReport } from './recover.js';
 import { rescueDeleted, type Rescue } from './rescue.js';
@@ -39,6 +41,10 @@ export class Ledger {
   readonly steps: StepLists;
   /** What the ledger tells its keys' machine-wide stores (issue 12). */
   readonly keyFacts: KeyFacts;
+  /** What this run's creates may have cost (the credits guard). */
+  readonly spend: Spend;
+  /** Photos reaching done/failed/held/skipped, read in order (`run --json`). */
+  readonly photoEvents: PhotoEvents;
 
   private constructor(
     readonly file: string,
@@ -58,6 +64,8 @@ export class Ledger {
     this.checks = new InputChecks(db);
     this.steps = new StepLists(db, this.items);
     this.keyFacts = new KeyFacts(db);
+    this.spend = new Spend(db);
+    this.photoEvents = new PhotoEvents(db);
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {

@@ -19,13 +19,14 @@ export interface AccountStop {
  * the exit code. A config problem (the base URL redirects, the ledger was moved) stops
  * every call at once and exits 2; a local problem with the outputs (disk full, read-only
  * folder) stops new creates and uploads but finishes the work already paid for, and exits 1.
- * Either way every photo stays resumable: nothing is marked failed for it.
+ * Either way every photo stays resumable: nothing is marked failed for it. A spending guard
+ * the operator set (guards.ts) stops like a full disk, with exit 4.
  */
 export interface RunHalt {
-  readonly kind: 'config' | 'disk' | 'ledger';
+  readonly kind: 'config' | 'disk' | 'ledger' | 'limit';
   /** One line: what happened and what to do. */
   readonly message: string;
-  readonly exitCode: 1 | 2;
+  readonly exitCode: 1 | 2 | 4;
   /** true: no call of any kind from now on; false: paid work (polls, downloads) goes on. */
   readonly immediate: boolean;
 }
@@ -36,7 +37,7 @@ export interface RunState extends RunControl {
   halt: RunHalt | undefined;
 }
 
-/** Stop the run for a config, disk or ledger problem (RunHalt); the first reason is the one reported. */
+/** Stop the run for a config, disk or ledger problem or a limit set (RunHalt); the first reason is the one reported. */
 export function haltRun(run: RunState, halt: RunHalt): void {
   run.halt ??= halt;
   run.noCreates = true;

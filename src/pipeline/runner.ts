@@ -17,6 +17,8 @@ import { createStage } from './create.js';
 import { discoverInto } from './discover.js';
 import { checkOutputSpace, probeOutputFolder } from './diskcheck.js';
 import { downloadLoop, Patience } from './downloader.js';
+import { PhotoEventFeed, summaryEvent, type RunEvent } from './events.js';
+import { Guards, type GuardLimits, type GuardTrip } from './guards.js';
 import { stopForConfig } from './configStop.js';
 import { openKeyBudgets, seedFromUsage, type KeyStoreOptions } from './keys.js';
 import { ledgerGuard } from './ledgerGuard.js';
@@ -63,6 +65,10 @@ export interface RunOptions extends KeyStoreOptions {
   readonly serviceContact?: ServiceContact;
   /** How long the first contact may go unanswered before the run stops (exit 2); default 20 s. */
   readonly firstContactMs?: number;
+  /** Spending guards (--max-photos, --max-credits / limits.maxCredits, --max-duration, --until): see guards.ts. */
+  readonly guards?: GuardLimits;
+  /** The run's events (events.ts): photos done/failed/held/skipped, a guard tripping, the summary last. */
+  readonly onEvent?: (e: RunEvent) => void;
 }
 
 /** 20601: what the account has against what the work left needs. */
@@ -87,8 +93,12 @@ export interface RunResult {
   /** Set when photos were started under other steps than the job's: refused, redone or bound. */
   readonly stepsChange?: StepsChange;
   readonly interrupted: boolean;
-  /** 0 all done · 1 some failed, held or not yet downloaded · 2 config · 3 account problem · 130 interrupted. */
-  readonly exitCode: 0 | 1 | 2 | 3 | 130;
+  /** Set when a spending guard stopped the run (exit 4). */
+  readonly guard?: GuardTrip;
+  /** Credits this run spent as far as known, when a credit limit was set. */
+  readonly creditsSpent?: number;
+  /** 0 all done · 1 some failed, held or not yet downloaded · 2 config · 3 account problem · 4 a limit set · 130 interrupted. */
+  readonly exitCode: 0 | 1 | 2 | 3 | 4 | 130;
 }
 
 /** One `darkroom run`: recover, discover, then drive every lane and the downloader to the end. */
@@ -103,7 +113,13 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   // Before anything acts on an item's step: a photo started under other steps is never
   // finished under these (issue 12, point 6).
   const steps = checkSteps(config, ledger, { redo: opts.redoSteps ?? false, keyFps: opts.keys.map((k) => k.fingerprint), log });
-  if (!steps.proceed) return refused(ledger, steps, recovered, tempFilesSwept);
+  if (!steps.proceed) {
+    const r = refused(ledger, steps, recovered, tempFilesSwept);
+    opts.onEvent?.(summaryEvent(r.status, r.exitCode, stoppedBy(r), null, clock.now()));
+    return r;
+  }
+  // From here every photo that ends (discovery's skips included) is one event.
+  const feed = opts.onEvent ? new PhotoEventFeed(ledger, config, opts.onEvent) : undefined;
   // Paid results not yet on disk (an earlier run's outage, full disk, a file in the way) come first.
   ledger.outputs.dueAllNow();
   // L2: ambiguous creates are resent only when an operator says so, here by the config.
@@ -124,6 +140,12 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   log.info({ found: found.length, ...added, recovered, tempFilesSwept }, 'run started');
 
   const run: RunState = { stopped: false, noCreates: false, accountStop: undefined, halt: undefined };
+  feed?.pull();
+  // Each finished action: the events it made, then whoever draws.
+  const onActivity = () => {
+    feed?.pull();
+    opts.onActivity?.();
+  };
   // Room for the results still to come (diskcheck.ts), before the first upload.
   const diskProblem = outputProblem ?? checkOutputSpace(config.output.dir, ledger.outputs.spaceFacts(), config, opts.outputFs);
   if (diskProblem !== null) haltRun(run, { kind: 'disk', immediate: true, exitCode: 2, message: diskProblem });
@@ -142,6 +164,20 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     activity.notify();
   });
   const contact = opts.serviceContact ?? new ServiceContact(random, log);
+  const guards = opts.guards
+    ? new Guards(opts.guards, {
+        ledger,
+        config,
+        run,
+        log,
+        wake: () => {
+          for (const lane of lanes) lane.wake();
+          activity.notify();
+        },
+        onTrip: (trip) => opts.onEvent?.({ type: 'limit', guard: trip.guard, message: trip.message, atMs: clock.now() }),
+        readUsedCredit: () => readUsedCredit(clients[0], budgets[0], hard.signal, log),
+      })
+    : undefined;
   const clients: ApiClient[] = [];
   // Each key's machine-wide budget (issue 12), its rows reconciled with this ledger.
   const keyBudgets = openKeyBudgets(ledger, config, opts.keys, opts);
@@ -180,8 +216,9 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
       activeTasks: config.limits.activeTasks,
       onActivity: () => {
         activity.notify();
-        opts.onActivity?.();
+        onActivity();
       },
+      ...(guards ? { gate: guards } : {}),
     });
   });
 
@@ -214,7 +251,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     allowHttp: opts.baseUrl.startsWith('http:'),
     resultFetch: opts.resultFetch,
     fs: opts.outputFs,
-    onActivity: opts.onActivity,
+    onActivity,
     wakeLanes: () => {
       for (const lane of lanes) lane.wake();
     },
@@ -245,6 +282,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
       if (stop?.kind === 'stop-config') stopForConfig({ run, log }, stop);
       else if (stop) stopForAccount({ run, log }, stop);
     }
+    if (guards && !run.stopped) await guards.begin(opts.keys.some((k) => ledger.keyFacts.needsCalls(k.fingerprint)));
     for (;;) {
       const before = handedBack;
       let lanesDone = false;
@@ -258,8 +296,11 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
       }
       if (run.stopped || lanes.some((l) => l.crash !== undefined) || handedBack === before) break;
     }
+    await guards?.end();
+    guards?.finish();
     if (run.accountStop?.creditsOnly && !run.stopped) credits = await creditsShortfall(ledger, config, clients[0], budgets[0], hard.signal, log);
   } finally {
+    await guards?.end();
     if (graceTimer) clock.clearTimer(graceTimer);
     opts.signal?.removeEventListener('abort', onAbort);
     await Promise.all(clients.map((c) => c.close()));
@@ -268,25 +309,40 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   const crashed = lanes.find((l) => l.crash !== undefined)?.crash;
   if (crashed !== undefined) throw crashed;
 
+  feed?.pull();
   const status = ledger.status();
   const interrupted = opts.signal?.aborted ?? false;
-  const exitCode = interrupted ? 130 : run.halt ? run.halt.exitCode : run.accountStop ? 3 : status.done === status.total ? 0 : 1;
+  // A limit reached once nothing was left to start stopped nothing: the run ends as it would have.
+  const halt = run.halt?.kind === 'limit' && status.pending === 0 ? undefined : run.halt;
+  const exitCode = interrupted ? 130 : halt ? halt.exitCode : run.accountStop ? 3 : status.done === status.total ? 0 : 1;
   log.info(
-    { exitCode, done: status.done, failed: status.failed, held: status.held, pending: status.pending, paidNotDownloaded: status.paidNotDownloaded },
+    { exitCode, guard: halt?.kind === 'limit' ? guards?.trip?.guard : undefined, done: status.done, failed: status.failed, held: status.held, pending: status.pending, paidNotDownloaded: status.paidNotDownloaded },
     'run ended',
   );
-  return {
+  const result: RunResult = {
     status,
     discovered: { ...added, skipped: found.filter((f) => f.skipReason).length, hidden, gone },
     recovered,
     tempFilesSwept,
     accountStop: run.accountStop,
-    halt: run.halt,
+    halt,
     ...(credits ? { credits } : {}),
     ...(steps.change ? { stepsChange: steps.change } : {}),
     interrupted,
+    ...(halt?.kind === 'limit' && guards?.trip ? { guard: guards.trip } : {}),
+    ...(guards?.limits.maxCredits !== undefined ? { creditsSpent: guards.creditsSpent() } : {}),
     exitCode,
   };
+  opts.onEvent?.(summaryEvent(status, exitCode, stoppedBy(result), result.creditsSpent ?? null, clock.now()));
+  return result;
+}
+
+/** Why the run stopped early, for the summary event; null when it ran to its end. */
+function stoppedBy(r: RunResult): { kind: string; message: string } | null {
+  if (r.interrupted) return { kind: 'interrupted', message: 'interrupted: run again to continue where this one stopped' };
+  if (r.halt) return { kind: r.halt.kind, message: r.halt.message };
+  if (r.accountStop) return { kind: 'account', message: r.accountStop.error.message };
+  return null;
 }
 
 /** The run refused before any call: the job's steps changed under started photos (exit 2). */
@@ -350,6 +406,21 @@ async function creditsShortfall(
   } catch (err) {
     log.warn({ err: String((err as Error).message ?? err) }, 'could not read the credit balance');
     return { needed, remaining: null };
+  } finally {
+    if (ticket) budget.settle(ticket);
+  }
+}
+
+/** The account's usedCredit for the credit guard: one GET /api/v1/credits within the key's call budget; null if it failed. */
+async function readUsedCredit(client: ApiClient | undefined, budget: KeyBudget | undefined, abort: AbortSignal, log: Logger): Promise<number | null> {
+  if (!client || !budget) return null;
+  let ticket: Reservation | undefined;
+  try {
+    ticket = await budget.reserveWhenFree('account', { signal: abort });
+    return (await client.withTicket(ticket).credits({ signal: abort })).usedCredit;
+  } catch (err) {
+    log.warn({ err: String((err as Error).message ?? err) }, 'could not read the credit balance for --max-credits; counting this run\'s creates instead');
+    return null;
   } finally {
     if (ticket) budget.settle(ticket);
   }

@@ -32,6 +32,19 @@ export interface RunControl {
   noCreates: boolean;
 }
 
+/**
+ * What a lane asks before it spends on a photo (the run's spending guards,
+ * src/pipeline/guards.ts). Answered from memory and the ledger, never with a call.
+ */
+export interface StartGate {
+  /** A queued photo the lane is about to take for upload: false leaves it in the queue. */
+  mayTake(item: ItemRow): boolean;
+  /** Once the photo cap is reached: only photos this run already took are worked on. */
+  readonly onlyTaken: boolean;
+  /** A create about to be sent: false once it would pass the credit limit (which stops all creates). */
+  mayCreate(item: ItemRow): boolean;
+}
+
 export interface LaneOptions {
   readonly keyFp: string;
   readonly activeTasks: number;
@@ -46,6 +59,8 @@ export interface LaneOptions {
   /** Steps of the job, and how many lanes share the unclaimed photos: for the pacing estimate. */
   readonly stepCount?: number;
   readonly laneCount?: number;
+  /** The spending guards (--max-photos, --max-credits…), asked before a photo is taken and before each create. */
+  readonly gate?: StartGate;
 }
 
 type Action = { kind: 'poll' | 'create' | 'upload'; item: ItemRow };
@@ -153,7 +168,7 @@ export class Lane {
     const items = this.ledger.items;
     if (items.hasInStates(fp, ['active', 'submitting', 'uploading'])) return false;
     if (this.control.noCreates) return true;
-    return !items.hasInStates(fp, ['queued', 'uploaded']) && !items.hasUnclaimed();
+    return !items.hasInStates(fp, ['queued', 'uploaded']) && (this.opts.gate?.onlyTaken || !items.hasUnclaimed());
   }
 
   private pick(now: number): Action | undefined {
@@ -172,8 +187,10 @@ export class Lane {
     }
     const waiting = items.countInStates(fp, ['uploaded']) + this.uploadsInflight;
     if (waiting < free + 1) {
-      const upload = items.nextToUpload(fp, now, this.inflightItems);
-      if (upload && items.claimQueued(upload.id, fp)) return { kind: 'upload', item: { ...upload, key_fp: fp } };
+      const gate = this.opts.gate;
+      // Past the photo cap only the photos this lane already took (claimed) are taken up again.
+      const upload = gate?.onlyTaken ? items.nextInState('queued', fp, now, this.inflightItems) : items.nextToUpload(fp, now, this.inflightItems);
+      if (upload && (gate?.mayTake(upload) ?? true) && items.claimQueued(upload.id, fp)) return { kind: 'upload', item: { ...upload, key_fp: fp } };
     }
     return undefined;
   }
@@ -190,6 +207,7 @@ export class Lane {
   private createCandidate(now: number, free = this.freeSlots()): Action | undefined {
     if (this.control.stopped || this.control.noCreates || free === 0) return undefined;
     const item = this.ledger.items.nextInState('uploaded', this.opts.keyFp, now, this.inflightItems);
+    if (item && this.opts.gate && !this.opts.gate.mayCreate(item)) return undefined;
     return item ? { kind: 'create', item } : undefined;
   }
 
@@ -242,7 +260,7 @@ export class Lane {
       // another process's task): wake when it may have changed.
       else if (items.hasInStates(fp, ['uploaded'])) dues.push(this.budget.nextSlotChangeAt(clock.now()));
       const waiting = items.countInStates(fp, ['uploaded']) + this.uploadsInflight;
-      if (waiting < free + 1) dues.push(items.earliestDue('queued', fp, this.inflightItems));
+      if (waiting < free + 1) dues.push(items.earliestDue('queued', fp, this.inflightItems, this.opts.gate?.onlyTaken));
     }
     const known = dues.filter((d): d is number => d !== undefined);
     return known.length > 0 ? Math.max(clock.now() + 1, Math.min(...known)) : Infinity;
