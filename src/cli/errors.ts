@@ -10,12 +10,14 @@ import { LedgerTooNewError } from '../ledger/migrate.js';
 import { LedgerMissingError, LedgerUnwritableError } from '../ledger/open.js';
 import { DISK_CODES, OutputWriteError } from '../pipeline/outputfs.js';
 import { KeyBusyError } from '../scheduler/keyBudget.js';
+import { UsageError } from './usage.js';
 
 export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, interrupted: 130 } as const;
 
 /** An operator-facing error: one line that says what happened and what to do, and its exit code. */
 export function describeError(err: unknown): { exitCode: number; line: string } {
   if (err instanceof ConfigError) return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
+  if (err instanceof UsageError) return { exitCode: EXIT.usage, line: `darkroom: ${err.message} (see darkroom --help)` };
   if (
     err instanceof LedgerMissingError ||
     err instanceof LedgerBusyError ||
