@@ -33,6 +33,8 @@ export interface LoggerOptions {
   readonly humanHint?: string;
   /** Most human lines in any minute; the rest are counted and left to the log file. Default 10. */
   readonly humanPerMinute?: number;
+  /** The input path of an item (the `item` field of a record), so a human line names the photo. */
+  readonly itemName?: (id: number) => string | undefined;
 }
 
 const LEVEL_VALUE: Record<Exclude<LogLevel, 'silent'>, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50 };
@@ -118,23 +120,40 @@ function humanWriter(opts: LoggerOptions, secrets: readonly string[]): (s: strin
       return;
     }
     shown++;
-    opts.human!(redact(humanLine(rec), secrets));
+    opts.human!(redact(humanLine(rec, itemNameOf(opts, rec.item)), secrets));
   };
 }
 
-export function humanLine(rec: Record<string, unknown>): string {
+function itemNameOf(opts: LoggerOptions, item: unknown): string | undefined {
+  if (typeof item !== 'number' || !opts.itemName) return undefined;
+  try {
+    return opts.itemName(item);
+  } catch {
+    // The ledger busy past its timeout: the line says "item N" rather than nothing.
+    return undefined;
+  }
+}
+
+/**
+ * `darkroom: warning: a/b.jpg: create held: outcome unknown (X-Request-Id dr-…)`: the photo
+ * by its input path when `name` is known (else `item N`), whole; the terminal or the live
+ * display wraps it, nothing cuts it.
+ */
+export function humanLine(rec: Record<string, unknown>, name?: string): string {
   const lvl = typeof rec.level === 'number' && rec.level >= 50 ? 'error' : 'warning';
   const ctx: string[] = [];
   const add = (label: string, v: unknown) => {
     if (v !== undefined && v !== null && v !== '') ctx.push(`${label} ${String(v)}`);
   };
-  add('item', rec.item);
+  if (name === undefined) add('item', rec.item);
   add('HTTP', rec.httpStatus);
   add('code', rec.businessCode ?? rec.code);
   add('requestId', rec.requestId);
   add('X-Request-Id', rec.sentRequestId);
-  const msg = String(rec.msg ?? '').split('\n')[0];
-  return `darkroom: ${lvl}: ${msg}${ctx.length ? ` (${ctx.join(', ')})` : ''}`;
+  const msg = String(rec.msg ?? '').split('\n')[0] ?? '';
+  // A message that names the photo already (`a/b.jpg skipped: …`) does not get it twice.
+  const who = name !== undefined && !msg.includes(name) ? `${name}: ` : '';
+  return `darkroom: ${lvl}: ${who}${msg}${ctx.length ? ` (${ctx.join(', ')})` : ''}`;
 }
 
 export function silentLogger(): Logger {

@@ -2,6 +2,10 @@ import { hideBin } from 'yargs/helpers';
 import { SystemClock, installClock } from '../clock.js';
 import { describeError } from './errors.js';
 import { main } from './main.js';
+import { quietOnClosedPipes } from './pipes.js';
+
+// A closed pipe on stdout (`darkroom status --watch | head -1`) ends the process quietly.
+quietOnClosedPipes(process, (code) => process.exit(code));
 
 // Exit explicitly: idle keep-alive sockets to the service would otherwise hold the
 // process open for seconds after the work is done. stdout/stderr are synchronous for

@@ -13,6 +13,7 @@ import { DISK_CODES, OutputWriteError } from '../pipeline/outputfs.js';
 import { ServiceUrlError } from '../pipeline/serviceUrlError.js';
 import { KeyBusyError } from '../scheduler/keyBusy.js';
 import { OutputTargetError } from './outputFile.js';
+import { UsageError } from './usage.js';
 
 export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, limit: 4, interrupted: 130 } as const;
 
@@ -20,6 +21,7 @@ export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, limit: 4, inte
 export function describeError(err: unknown): { exitCode: number; line: string } {
   if (err instanceof ConfigError || err instanceof GuardArgumentError) return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
   if (err instanceof OutputTargetError) return { exitCode: EXIT.usage, line: `darkroom: ${err.message}` };
+  if (err instanceof UsageError) return { exitCode: EXIT.usage, line: `darkroom: ${err.message} (see darkroom --help)` };
   if (
     err instanceof LedgerMissingError ||
     err instanceof LedgerBusyError ||

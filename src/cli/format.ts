@@ -112,13 +112,15 @@ export function progressJson(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 
     gone: s.gone,
     states: s.states,
     calls: { ...s.calls, uploads: p.calls.uploads, tasks: p.calls.tasks, account: p.calls.account },
-    problems: s.problems,
+    // Steps are numbered from 1 wherever the user reads them (text and JSON, issue 13);
+    // `index` stays the 0-based position in the job's `steps:` list.
+    problems: s.problems.map((x) => ({ ...x, step: x.step + 1 })),
     atMs: p.atMs,
     // status.steps (done, working, waiting, failed, held per step) with the display's own figures
     // after them (running among these: the field order of this output does not change)
     steps: p.steps.map((st) => {
       const { running: _, ...ledger } = s.steps?.find((x) => x.step === st.index) ?? { running: 0 };
-      return { ...ledger, step: st.index, ...st };
+      return { ...ledger, step: st.index + 1, ...st };
     }),
     tasks: { active: p.keys.reduce((a, k) => a + k.tasks, 0), perKey: perKeyTasks },
     limits: p.limits ? { ...p.limits, from: limitsFrom } : null,

@@ -3,6 +3,10 @@ import yargs from 'yargs';
 import { clock } from '../clock.js';
 import { describeError, EXIT } from './errors.js';
 import { withGuardOptions } from './guardOptions.js';
+import { allExitCodesEpilog, exitCodesEpilog } from './exitCodes.js';
+import { Screen } from './screen.js';
+import { usageLine } from './suggest.js';
+import { numberOption, optionalNumberOption, UsageError } from './usage.js';
 
 // Each command's module is imported by its handler, when it runs: together they load
 // undici, sharp, zod, yaml, pino, fast-glob… (0.4–0.6 s here, of a `status` on 100,000
@@ -10,20 +14,22 @@ import { withGuardOptions } from './guardOptions.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-const EPILOG = `Exit codes: 0 every photo done · 1 finished, some failed, held or not yet downloaded ·
-2 usage or config error · 3 stopped by an account problem (invalid key, not subscribed, out of credits) ·
-4 stopped at a limit you set (--max-photos, --max-credits, limits.maxCredits, --max-duration, --until); run again to continue · 130 interrupted.
-The API key is read only from the environment variable the job names (service.apiKeyEnv).`;
+const KEY_NOTE = 'The API key is read only from the environment variable the job names (service.apiKeyEnv).';
+const EPILOG = `${allExitCodesEpilog()}\n${KEY_NOTE}`;
 
 const BREAK_LOCK =
   'HOST:PID — take over the ledger lock of a run on another host (or container) that you know is gone; darkroom names it when it refuses';
 
 const out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
-const err = (s: string) => process.stderr.write(s.endsWith('\n') ? s : `${s}\n`);
+// stderr: through the live display while one draws (screen.ts), so nothing tears it.
+const screen = new Screen(process.stderr);
+const err = screen.line;
 
 /** The entry point: the only place that prints results and chooses the exit code. */
 export async function main(argv: string[]): Promise<number> {
   let exitCode: number = EXIT.ok;
+  // Whatever ends the process (an exit in a handler, a second Ctrl-C) leaves the terminal whole.
+  process.once('exit', screen.release);
   const parser = yargs(argv)
     .scriptName('darkroom')
     .usage('darkroom <command> [options]\n\nRun folders of photos through a remote AI image service, durably and within its limits.')
@@ -42,9 +48,15 @@ export async function main(argv: string[]): Promise<number> {
             default: false,
             describe: 'the job\'s steps changed: redo the photos started under the old steps from the first step (each is paid again)',
           })
+          .option('dry-run', { type: 'boolean', default: false, describe: 'do not run: print what `darkroom plan` prints (photos, calls, credits, time) and exit with its code' })
           .example('DARKROOM_API_KEY=… darkroom run jobs.yaml', 'run a job; run it again to resume')
-          .epilog(EPILOG),
+          .example('darkroom run jobs.yaml --dry-run', 'the same as darkroom plan jobs.yaml: nothing is created')
+          .epilog(`${exitCodesEpilog('run')}\n${KEY_NOTE}`),
       async (a) => {
+        if (a['dry-run']) {
+          exitCode = await plan({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'] });
+          return;
+        }
         const [{ runCommand }, { progressFor }] = await Promise.all([import('./run.js'), import('./progress.js')]);
         // First SIGINT/SIGTERM: no new calls; calls in flight get the runner's grace period
         // (2 s) and are then aborted, each outcome recorded. A backstop exits at 4.5 s
@@ -56,14 +68,16 @@ export async function main(argv: string[]): Promise<number> {
         let backstop: ReturnType<typeof clock.setTimer> | undefined;
         const onSignal = (sig: NodeJS.Signals) => {
           interrupts++;
+          // The live display is stopped first (last frame kept, cursor back), so the
+          // message is printed below it and stays on screen.
           if (interrupts > 1) {
-            err('darkroom: second interrupt, exiting now; the ledger stays consistent, run again to continue');
+            screen.stopThenLine('darkroom: second interrupt, exiting now; the ledger stays consistent, run again to continue');
             process.exit(EXIT.interrupted);
           }
-          err(`darkroom: ${sig}: no new calls; calls in flight get 2 s to finish, then are aborted (interrupt again to quit at once)`);
+          screen.stopThenLine(`darkroom: ${sig}: no new calls; calls in flight get 2 s to finish, then are aborted (interrupt again to quit at once)`);
           ac.abort(new Error(sig));
           backstop = clock.setTimer(() => {
-            err('darkroom: still busy 4.5 s after the interrupt, exiting now; run again to continue');
+            screen.stopThenLine('darkroom: still busy 4.5 s after the interrupt, exiting now; run again to continue');
             process.exit(EXIT.interrupted);
           }, 4500);
         };
@@ -85,6 +99,7 @@ export async function main(argv: string[]): Promise<number> {
               stderr: err,
               signal: ac.signal,
               progress: progressFor(process.stderr, process.env, a.quiet),
+              screen,
               // --json: stdout is the events alone, one JSON object a line; the human report goes to stderr.
               ...(a.json ? { onEvent: (e: { type: string }) => out(JSON.stringify(e)) } : {}),
             },
@@ -108,7 +123,8 @@ export async function main(argv: string[]): Promise<number> {
           .option('json', { type: 'boolean', default: false, describe: 'one JSON object: total, done, failed, held, pending, … (see README)' })
           .option('watch', { type: 'boolean', default: false, describe: 'redraw every 2 s until Ctrl-C (with --json: one object per line)' })
           .example('darkroom status jobs.yaml --json', 'machine-readable status')
-          .example('darkroom status jobs.yaml --watch', 'watch a run from another terminal'),
+          .example('darkroom status jobs.yaml --watch', 'watch a run from another terminal')
+          .epilog(exitCodesEpilog('status')),
       async (a) => {
         const { statusCommand, watchStatus } = await import('./status.js');
         const args = { jobs: a.jobs, ledger: a.ledger, json: a.json };
@@ -146,7 +162,8 @@ export async function main(argv: string[]): Promise<number> {
           .option('yes', { type: 'boolean', default: false, describe: 'do not ask; accept the cost (for --held: that a second charge is possible)' })
           .option('break-lock', { type: 'string', describe: BREAK_LOCK })
           .example('darkroom retry --held jobs.yaml', 'list the held photos and ask before re-queueing them')
-          .example('darkroom retry --failed jobs.yaml', 'list the failed photos, say what retrying costs, and ask'),
+          .example('darkroom retry --failed jobs.yaml', 'list the failed photos, say what retrying costs, and ask')
+          .epilog(exitCodesEpilog('retry')),
       async (a) => {
         const { askOnTerminal, retryCommand } = await import('./retry.js');
         const r = await retryCommand(
@@ -167,20 +184,14 @@ export async function main(argv: string[]): Promise<number> {
           .option('ledger', { type: 'string', describe: 'ledger file (default: the YAML\'s `ledger`); read only, never created' })
           .option('base-url', { type: 'string', describe: 'service base URL for the credits check' })
           .option('cost', { type: 'string', array: true, describe: 'credits per image of a capability the spec gives no cost for, e.g. --cost restore=1' })
-          .option('latency', { type: 'number', describe: 'mean task latency to assume, seconds (default: the ledger\'s, else 20)' })
-          .option('fail-rate', { type: 'number', default: 0, describe: 'share of tasks expected to end FAIL (each is created again)' })
+          .option('latency', { type: 'number', coerce: optionalNumberOption('latency', { min: 0, minExclusive: true }), describe: 'mean task latency to assume, seconds (default: the ledger\'s, else 20)' })
+          .option('fail-rate', { type: 'number', default: 0, coerce: numberOption('fail-rate', { min: 0, max: 1, maxExclusive: true }), describe: 'share of tasks expected to end FAIL, 0 to below 1 (each is created again)' })
           .option('json', { type: 'boolean', default: false, describe: 'one JSON object (see README)' })
           .example('darkroom plan jobs.yaml', 'what the job needs; with DARKROOM_API_KEY set, against the account\'s credits (1 call)')
           .example('darkroom plan jobs.yaml --cost restore=1 --cost upscale=2', 'price the capabilities the spec gives no cost for')
-          .epilog('Exit codes: 0 the plan is made · 2 usage or config error · 3 the account check found a problem a run would stop on (invalid key, not subscribed, fewer credits than needed).'),
+          .epilog(exitCodesEpilog('plan')),
       async (a) => {
-        const { parseCosts, planCommand } = await import('./plan.js');
-        const r = await planCommand(
-          { jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], costs: parseCosts(a.cost), latencyS: a.latency, failRate: a['fail-rate'], json: a.json },
-          { env: process.env, onWait: err },
-        );
-        out(r.text);
-        exitCode = r.exitCode;
+        exitCode = await plan({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], cost: a.cost, latencyS: a.latency, failRate: a['fail-rate'], json: a.json });
       },
     )
     .command(
@@ -193,7 +204,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('base-url', { type: 'string', describe: 'service base URL' })
           .option('json', { type: 'boolean', default: false, describe: '{"keys":[{"key","env","totalCredit","usedCredit","remainingCredit"}],"calls":N}' })
           .example('darkroom credits jobs.yaml', 'remaining credits of the job\'s key(s)')
-          .epilog(EPILOG),
+          .epilog(exitCodesEpilog('credits')),
       async (a) => {
         const { creditsCommand } = await import('./credits.js');
         out(await creditsCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }));
@@ -209,7 +220,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('base-url', { type: 'string', describe: 'service base URL' })
           .option('json', { type: 'boolean', default: false, describe: '{"keys":[{"key","env","apiKey","userId","minuteRemaining",…,"ledger"}],"calls":N}' })
           .example('darkroom usage jobs.yaml', 'the service\'s view of the windows beside the ledger\'s')
-          .epilog(EPILOG),
+          .epilog(exitCodesEpilog('usage')),
       async (a) => {
         const { usageCommand } = await import('./credits.js');
         out(await usageCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }));
@@ -226,7 +237,8 @@ export async function main(argv: string[]): Promise<number> {
           .option('thumbs', { type: 'string', describe: 'thumbnails folder (default: <report name>-thumbs beside the report; none for stdout)' })
           .option('absolute-paths', { type: 'boolean', default: false, describe: 'show and link absolute paths (by default all are relative: the report can be shared)' })
           .example('darkroom report jobs.yaml --out morning.html', 'then open it in any browser; it needs no network')
-          .example('darkroom report jobs.yaml --out - | gzip > report.html.gz', 'the page on stdout (the summary goes to stderr)'),
+          .example('darkroom report jobs.yaml --out - | gzip > report.html.gz', 'the page on stdout (the summary goes to stderr)')
+          .epilog(exitCodesEpilog('report')),
       async (a) => {
         const { reportCommand } = await import('./report.js');
         const r = await reportCommand({ jobs: a.jobs, ledger: a.ledger, out: a.out, thumbs: a.thumbs, absolutePaths: a['absolute-paths'] }, process.env);
@@ -238,23 +250,26 @@ export async function main(argv: string[]): Promise<number> {
       'serve the built-in service simulator on 127.0.0.1 (no key or network needed)',
       (y) =>
         y
-          .option('port', { type: 'number', default: 8787, describe: 'API port (0: any free port)' })
-          .option('result-port', { type: 'number', default: 0, describe: 'port of the result/upload origin' })
-          .option('seed', { type: 'number', default: 1 })
+          .option('port', { type: 'number', default: 8787, coerce: numberOption('port', PORT), describe: 'API port (0: any free port)' })
+          .option('result-port', { type: 'number', default: 0, coerce: numberOption('result-port', PORT), describe: 'port of the result/upload origin' })
+          .option('seed', { type: 'number', default: 1, coerce: numberOption('seed', { integer: true }) })
           .option('faults', { type: 'string', choices: ['none', 'flaky', 'hostile'], default: 'none' })
           .option('keys', { type: 'string', default: 'sim-key', describe: 'comma-separated valid API keys' })
-          .option('latency-ms', { type: 'number', default: 3000, describe: 'median task latency (lognormal)' })
-          .option('sigma', { type: 'number', default: 0.5 })
-          .option('fail-rate', { type: 'number', default: 0, describe: 'share of tasks ending FAIL' })
-          .example('darkroom sim --port 8787', 'then DARKROOM_API_KEY=sim-key darkroom run jobs.yaml --base-url http://127.0.0.1:8787'),
+          .option('latency-ms', { type: 'number', default: 3000, coerce: numberOption('latency-ms', { min: 0, minExclusive: true }), describe: 'median task latency (lognormal)' })
+          .option('sigma', { type: 'number', default: 0.5, coerce: numberOption('sigma', { min: 0 }) })
+          .option('fail-rate', { type: 'number', default: 0, coerce: numberOption('fail-rate', { min: 0, max: 1 }), describe: 'share of tasks ending FAIL, 0 to 1' })
+          .example('darkroom sim --port 8787', 'then DARKROOM_API_KEY=sim-key darkroom run jobs.yaml --base-url http://127.0.0.1:8787')
+          .epilog(exitCodesEpilog('sim')),
       async (a) => {
+        const keys = a.keys.split(',').map((k) => k.trim()).filter(Boolean);
+        if (keys.length === 0) throw new UsageError(`--keys: expected comma-separated API keys, got ${JSON.stringify(a.keys)}`);
         const { simCommand } = await import('./sim.js');
         const { sim, banner } = await simCommand({
           port: a.port,
           resultPort: a['result-port'],
           seed: a.seed,
           faults: a.faults,
-          keys: a.keys.split(',').map((k) => k.trim()).filter(Boolean),
+          keys,
           latencyMs: a['latency-ms'],
           sigma: a.sigma,
           failRate: a['fail-rate'],
@@ -267,23 +282,28 @@ export async function main(argv: string[]): Promise<number> {
         });
       },
     )
-    .demandCommand(1, 'name a command: run, status, plan, retry, report, credits, usage or sim (see --help)')
+    .completion('completion', 'print a shell completion script (bash; zsh when $SHELL is zsh): darkroom completion >> ~/.bashrc')
+    .demandCommand(1, 'name a command: run, status, plan, retry, report, credits, usage or sim')
+    .recommendCommands()
     .strict()
     .epilog(EPILOG)
     .version(VERSION)
+    .alias('v', 'version')
+    .alias('V', 'version')
     .help()
+    .alias('h', 'help')
     .wrap(Math.min(100, process.stdout.columns ?? 100))
-    .fail((msg, e) => {
+    .fail((msg, e, usage) => {
+      // yargs' own errors (YError: an option's coerce refused its value) are usage mistakes.
+      if (e?.name === 'YError') throw new UsageError(e.message);
       if (e) throw e;
-      throw new UsageError(msg);
+      // The options of the command being parsed (yargs passes its usage object here).
+      const options = Object.keys((usage as unknown as { getDescriptions?: () => Record<string, unknown> }).getDescriptions?.() ?? {});
+      throw new UsageError(usageLine(msg, argv, options));
     });
   try {
     await parser.parseAsync();
   } catch (e) {
-    if (e instanceof UsageError) {
-      err(`darkroom: ${e.message} (see darkroom --help)`);
-      return EXIT.usage;
-    }
     const d = describeError(e);
     err(d.line);
     return d.exitCode;
@@ -291,4 +311,15 @@ export async function main(argv: string[]): Promise<number> {
   return exitCode;
 }
 
-class UsageError extends Error {}
+const PORT = { min: 0, max: 65535, integer: true } as const;
+
+/** `darkroom plan`, and `darkroom run --dry-run`: the same checks, the same output, no call that costs. */
+async function plan(a: { jobs: string; ledger?: string | undefined; baseUrl?: string | undefined; cost?: (string | number)[] | undefined; latencyS?: number | undefined; failRate?: number | undefined; json?: boolean | undefined }): Promise<number> {
+  const { parseCosts, planCommand } = await import('./plan.js');
+  const r = await planCommand(
+    { jobs: a.jobs, ledger: a.ledger, baseUrl: a.baseUrl, costs: parseCosts(a.cost), latencyS: a.latencyS, failRate: a.failRate ?? 0, json: a.json ?? false },
+    { env: process.env, onWait: err },
+  );
+  out(r.text);
+  return r.exitCode;
+}

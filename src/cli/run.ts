@@ -10,6 +10,8 @@ import { ServiceContact } from '../pipeline/serviceContact.js';
 import { LiveProgress, type TtyStream } from '../progress/live.js';
 import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
+import { nextStepLines, shellArg } from './nextSteps.js';
+import type { Display } from './screen.js';
 import { rescueLines } from './rescue.js';
 import { stepsChangeLines } from './stepsChange.js';
 import { guardLimitsFrom, type GuardArgs } from './guardOptions.js';
@@ -42,6 +44,8 @@ export interface RunIo {
   readonly progress?: { readonly mode: 'tty' | 'lines'; readonly stream?: TtyStream; readonly color?: boolean };
   /** Every event of the run (`--json` writes them on stdout); the progress display is drawn from the same stream. */
   readonly onEvent?: (e: RunEvent) => void;
+  /** The CLI's stderr (src/cli/screen.ts): while the live rows are drawn, every line goes through them. */
+  readonly screen?: { attach(d: Display): () => void };
 }
 
 export interface RunOutcome {
@@ -87,6 +91,8 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
       secrets: keys.map((k) => k.key),
       human: (line) => live.log(line),
       humanHint: config.log.file,
+      // Warnings name the photo by its input path, not its row number.
+      itemName: (id) => ledger.items.get(id)?.rel_path,
     }));
     // Whether the service answers: the display counts down to the next try during an outage.
     const contact = new ServiceContact(Math.random, log);
@@ -96,6 +102,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
       log.warn({ pid: r.pid, host: r.host, command: r.command, startedMs: r.startedMs }, `took over the ledger lock left by darkroom ${r.command} ${holderId(r)} (no longer running, or --break-lock)`);
     }
     live.start();
+    const detach = live.active ? io.screen?.attach(live) : undefined;
     let result: RunResult;
     try {
       result = await runJob({
@@ -117,6 +124,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
         ...(io.transport ? { transport: io.transport } : {}),
       });
     } finally {
+      detach?.();
       live.stop();
     }
     const lines = [formatStatus(result.status, config.ledger, config.limits, args.jobs)];
@@ -129,7 +137,8 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
     if (result.halt?.kind === 'ledger') lines.push(...rescueLines(ledger.rescueIfDeleted(), config.ledger));
     if (result.stepsChange && result.stepsChange.outcome !== 'bound') lines.push(...stepsChangeLines(result.stepsChange));
     lines.push(...accountStopLines(result, config.keyEnvs));
-    if (result.interrupted) lines.push('interrupted: run `darkroom run` again to continue where this one stopped');
+    if (result.interrupted) lines.push(`interrupted: run \`darkroom run ${shellArg(args.jobs)}\` again to continue where this one stopped`);
+    lines.push(...nextStepLines(result, args.jobs));
     return { exitCode: result.exitCode, report: lines.join('\n'), result, outputDir: config.output.dir };
   } finally {
     open.log?.flush();

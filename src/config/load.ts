@@ -87,6 +87,11 @@ export function loadConfig(file: string, opts: LoadOptions = {}): Config {
   }
   const keyEnvs = job.service.keys?.map((k) => k.apiKeyEnv) ?? [job.service.apiKeyEnv ?? 'DARKROOM_API_KEY'];
 
+  // Outputs would be read back as inputs on the next run (discover leaves out an output
+  // folder inside the input folder, which cannot be done when they are the same).
+  if (job.input.dir !== undefined && path.resolve(dir, job.input.dir) === path.resolve(dir, job.output.dir)) {
+    throw new ConfigError(shown, 'output.dir', `must not be the same folder as input.dir (${job.input.dir}): outputs would be read back as inputs; name another folder`);
+  }
   const logFile = job.log.file ?? job.ledger.replace(/(\.db)?$/, '.log');
   const ledger = opts.ledger ? resolveLedgerPath(process.cwd(), opts.ledger) : resolveLedgerPath(dir, job.ledger);
   return {

@@ -1,6 +1,6 @@
 import cliProgress from 'cli-progress';
 import { clock, type TimerHandle } from '../clock.js';
-import { frameRows, summaryLine } from './render.js';
+import { frameRows, summaryLine, wrapLine } from './render.js';
 import type { Progress } from './snapshot.js';
 
 /** Where the live display draws: a terminal, or anything that says it is one (DARKROOM_FORCE_TTY). */
@@ -13,7 +13,7 @@ export interface TtyStream {
 export interface LiveProgressOptions {
   /** 'tty': redrawn rows (cli-progress); 'lines': one summary line a minute. */
   readonly mode: 'tty' | 'lines';
-  /** The terminal, in 'tty' mode. */
+  /** The terminal, in 'tty' mode (given by the CLI: this module never reaches for process.stderr). Without it, 'lines'. */
   readonly stream?: TtyStream;
   /** Where summary lines and human log lines go in 'lines' mode (stderr). */
   readonly line: (s: string) => void;
@@ -37,7 +37,13 @@ const drawBar = (fraction: number) => cliProgress.Format.BarFormat(Math.min(1, M
  * The live view of a run. On a terminal, one row per step, per key, then rates, ETA and
  * problems, redrawn in place by cli-progress's MultiBar (its own 2 fps timer does the
  * drawing; ours decides when to re-read the ledger). Elsewhere, a summary line a minute.
- * Warnings are printed above the rows (`log`), so they never tear the display.
+ * While the rows are drawn the display owns the terminal: every line written meanwhile
+ * must come through `log` (the CLI's stderr does: src/cli/screen.ts), printed above the
+ * rows and wrapped to the width (cli-progress turns the terminal's own wrapping off while
+ * it draws, which would cut a long line, request ids and all).
+ *
+ * It hooks no process event: a CLI that exits while the rows are drawn calls stop() first
+ * (src/cli/screen.ts), which gives the cursor and line wrapping back.
  */
 export class LiveProgress {
   private readonly startedMs = clock.now();
@@ -52,8 +58,8 @@ export class LiveProgress {
   constructor(private readonly o: LiveProgressOptions) {}
 
   start(): void {
-    if (this.o.mode === 'tty') {
-      const stream = this.o.stream ?? process.stderr;
+    if (this.o.mode === 'tty' && this.o.stream) {
+      const stream = this.o.stream;
       this.multibar = new cliProgress.MultiBar({
         stream: stream as NodeJS.WritableStream,
         fps: 2,
@@ -64,8 +70,6 @@ export class LiveProgress {
         gracefulExit: false,
         format: (_opts, _params, payload: { text?: string }) => payload.text ?? '',
       });
-      // A second Ctrl-C exits at once (process.exit): give the terminal its cursor and line wrapping back.
-      process.once('exit', this.restoreTerminal);
       this.refresh();
       this.arm(this.o.refreshMs ?? 1000);
     } else {
@@ -75,7 +79,7 @@ export class LiveProgress {
 
   /** The run did something: redraw soon (at most every 250 ms, less often on a big ledger), in 'tty' mode. */
   poke(): void {
-    if (this.o.mode !== 'tty' || this.stopped) return;
+    if (!this.multibar || this.stopped) return;
     if (clock.now() - this.lastRead < this.gapMs()) return;
     this.refresh();
   }
@@ -91,9 +95,14 @@ export class LiveProgress {
     return Math.max(this.o.minGapMs ?? 250, (this.photos / 1000) * 20);
   }
 
-  /** A short human line (a warning during the run), printed above the display. */
+  /** True while the rows are drawn: then every line for the terminal must go through log(). */
+  get active(): boolean {
+    return this.multibar !== undefined && !this.stopped;
+  }
+
+  /** A human line (a warning during the run), printed whole above the display: wrapped, never cut. */
   log(line: string): void {
-    if (this.multibar && !this.stopped) this.multibar.log(`${line}\n`);
+    if (this.active) this.multibar!.log(`${wrapLine(line, this.o.stream?.columns || 100).join('\n')}\n`);
     else this.o.line(line);
   }
 
@@ -105,21 +114,18 @@ export class LiveProgress {
       this.stopping = true;
       this.refresh();
       this.stopped = true;
+      // Flushes the lines logged since the last frame, then the last frame stays on screen
+      // with the cursor and the terminal's line wrapping given back.
       this.multibar.update();
       this.multibar.stop();
-      process.off('exit', this.restoreTerminal);
     }
     this.stopped = true;
   }
 
-  private readonly restoreTerminal = (): void => {
-    if (!this.stopped) (this.o.stream ?? process.stderr).write('\x1b[?25h\x1b[?7h\n');
-  };
-
   private arm(everyMs: number): void {
     this.timer = clock.setTimer(() => {
       if (this.stopped) return;
-      if (this.o.mode === 'tty') {
+      if (this.multibar) {
         if (clock.now() - this.lastRead >= this.gapMs()) this.refresh();
       }
       else this.printLine();

@@ -1,3 +1,4 @@
+import wrapAnsi from 'wrap-ansi';
 import { formatDuration } from './model.js';
 import type { Progress, ServiceDown } from './snapshot.js';
 
@@ -130,4 +131,13 @@ export function fit(s: string, width: number): string {
 
 export function stripAnsi(s: string): string {
   return s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+}
+
+/**
+ * A log line for a terminal `width` columns wide, as the rows it takes: broken at spaces,
+ * a word longer than a row (a path, a request id) broken inside it, never cut; colour codes
+ * and wide characters counted as the terminal shows them (wrap-ansi).
+ */
+export function wrapLine(line: string, width: number): string[] {
+  return wrapAnsi(line, Math.max(20, width - 1), { hard: true, trim: true }).split('\n');
 }

@@ -96,3 +96,53 @@ describe('LiveProgress on a terminal', () => {
     expect(written).not.toMatch(/\x1b\[3\dm/); // no colour was asked for
   });
 });
+
+describe('LiveProgress owns the terminal while it draws (issue 13)', () => {
+  const visible = (s: string) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+
+  it('a long warning is wrapped to the width, every character kept, none cut', () => {
+    const vc = new VirtualClock(Date.UTC(2026, 0, 1));
+    restore = installClock(vc);
+    let written = '';
+    const stream = { isTTY: true, columns: 40, write: (s: string) => ((written += s), true) };
+    const live = new LiveProgress({ mode: 'tty', stream, line: () => undefined, color: false, title: 'jobs.yaml', read: () => picture(3, 12, vc.now()) });
+    live.start();
+    const line = 'darkroom: warning: archive/1950s/family album/a-very-long-scan-name-of-the-summer-of-1953.jpg: create held: outcome unknown (X-Request-Id dr-0123456789abcdef0123456789abcdef)';
+    live.log(line);
+    vc.advanceBy(1_000);
+    live.stop();
+    const rows = visible(written).split(/\r?\n/);
+    // cli-progress turns the terminal's own wrapping off while it draws: a row wider than
+    // the terminal would be cut there.
+    for (const r of rows) expect(r.length).toBeLessThanOrEqual(39);
+    const flat = visible(written).replace(/\s+/g, '');
+    expect(flat).toContain(line.replace(/\s+/g, ''));
+    expect(visible(written)).toContain('dr-0123456789abcdef0123456789abcdef');
+  });
+
+  it('the CLI screen sends lines through the display while it draws, and an interrupt stops it before its message', async () => {
+    const { Screen } = await import('../../src/cli/screen.js');
+    const vc = new VirtualClock(Date.UTC(2026, 0, 1));
+    restore = installClock(vc);
+    let written = '';
+    const stream = { isTTY: true, columns: 100, write: (s: string) => ((written += s), true) };
+    const screen = new Screen({ write: (s: string) => (written += s) });
+    const live = new LiveProgress({ mode: 'tty', stream, line: screen.line, color: false, title: 'jobs.yaml', read: () => picture(3, 12, vc.now()) });
+    live.start();
+    screen.attach(live);
+    screen.line('darkroom: warning: photos/a.jpg: upload will be retried');
+    // Not written straight (where the next frame would draw over it): queued above the rows.
+    expect(written).not.toContain('upload will be retried');
+    screen.stopThenLine('darkroom: SIGINT: no new calls');
+    vc.advanceBy(5_000);
+    live.stop();
+    const at = written.lastIndexOf('darkroom: SIGINT: no new calls');
+    expect(at).toBeGreaterThan(written.lastIndexOf('\x1b[?25h')); // cursor back first
+    expect(written.slice(at)).not.toMatch(/\x1b\[\d*A/); // nothing drawn over it afterwards
+    expect(written.slice(at)).toBe('darkroom: SIGINT: no new calls\n');
+    // The queued warning was flushed above the last frame when the display stopped.
+    expect(written.indexOf('upload will be retried')).toBeGreaterThan(-1);
+    expect(written.indexOf('upload will be retried')).toBeLessThan(at);
+    expect(live.active).toBe(false);
+  });
+});

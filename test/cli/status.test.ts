@@ -80,7 +80,9 @@ describe('darkroom status, from the ledger alone', () => {
     expect(j.failed).toBeGreaterThan(0);
     expect(j.done).toBe(j.states.done);
     // per step: the photos past step 1 are exactly the done ones (one step, none skipped)
-    expect(j.steps).toEqual([{ step: 0, index: 0, capability: 'enhance', done: j.done, total: 8, running: 0, working: 0, waiting: 0, failed: j.failed, held: j.held }]);
+    expect(j.steps).toEqual([{ step: 1, index: 0, capability: 'enhance', done: j.done, total: 8, running: 0, working: 0, waiting: 0, failed: j.failed, held: j.held }]);
+    // One step numbering (issue 13): step 1 in JSON as in the text, for the problems too.
+    expect((j as unknown as { problems: { step: number }[] }).problems.map((p) => p.step)).toEqual(j.problems.map(() => 1));
     expect(j.tasks).toEqual({ active: 0, perKey: { [FP]: 0 } });
     expect(j.limits).toEqual({ callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3, from: 'jobs' });
     expect(j.eta).toBeNull();
