@@ -40,7 +40,10 @@ export function usageLine(msg: string, typed: readonly string[], options: readon
   }
   const unknown = /^Unknown arguments?: (.+)$/.exec(msg.trim());
   if (unknown) {
-    const names = unknown[1]!.split(', ');
+    const all = unknown[1]!.split(', ');
+    // yargs names an unknown `--max-photoz` twice, as typed and camel-cased (`maxPhotoz`).
+    const kebab = (n: string) => n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    const names = all.filter((n) => !(/[A-Z]/.test(n) && all.includes(kebab(n))));
     const parts = names.map((n) => {
       // A bare word is a command or an extra positional; an option was typed with dashes.
       const dashed = typed.some((t) => t === `--${n}` || t.startsWith(`--${n}=`) || t === `-${n}`);

@@ -64,6 +64,10 @@ describe('did you mean', () => {
     const r2 = await runCli(['run', 'jobs.yaml', '--dryrun']);
     expect(r2.code).toBe(2);
     expect(r2.stderr).toContain('did you mean --dry-run?');
+    // A dashed option is named once, not again in yargs' camel case.
+    const r3 = await runCli(['run', 'jobs.yaml', '--max-photoz', '3']);
+    expect(r3.code).toBe(2);
+    expect(r3.stderr.trim()).toBe('darkroom: unknown option --max-photoz; did you mean --max-photos? (see darkroom --help)');
   });
 });
 
