@@ -17,9 +17,11 @@ async function demo(): Promise<number> {
   // Tasks here take ~1.5 s, not the ~20 s of the real service, so the demo ends in seconds.
   const sim = await startSim({ keys: [key], seed: 7, latency: { medianMs: 1500, sigma: 0.4 } });
   process.stderr.write(`darkroom demo: simulator at ${sim.apiUrl} (results from ${sim.resultUrl})\n`);
+  const rel = (p: string) => path.relative(process.cwd(), p) || '.';
   try {
+    // The jobs file as a user in this folder would type it: the run's next-step lines show it.
     const r = await runCommand(
-      { jobs, baseUrl: sim.apiUrl },
+      { jobs: rel(jobs), baseUrl: sim.apiUrl },
       {
         env: { ...process.env, DARKROOM_API_KEY: key },
         stderr: (l) => process.stderr.write(`${l}\n`),
@@ -34,7 +36,6 @@ async function demo(): Promise<number> {
         `simulator audit: ${k.calls} calls, at most ${k.maxCallsInAnyMinute} in any minute, ${k.maxActiveTasks} tasks active at once at most, ${audit.keyLeaks.length} key leaks\n`,
       );
     }
-    const rel = (p: string) => path.relative(process.cwd(), p) || '.';
     process.stdout.write(`results are in ${rel(r.outputDir)}/ · look again with: npx darkroom status ${rel(jobs)}\n`);
     process.stdout.write(
       `before and after, side by side: npx darkroom report ${rel(jobs)} --out ${rel(path.join(r.outputDir, 'report.html'))} (then open it in a browser)\n`,
