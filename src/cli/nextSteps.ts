@@ -9,14 +9,16 @@ export function shellArg(s: string): string {
  * The run's last lines: what to do next, as commands to copy, with the jobs file as the
  * user typed it. Held photos first (their creates' outcome is unknown: re-creating may
  * charge again, so it is the operator's call), then failed ones, then the report.
- * Nothing is suggested while the run stopped before its end for a reason of its own (a
- * config, ledger or account stop says what to do on its own line).
+ * Nothing is suggested after a stop that says what to do on its own line (a config, disk
+ * or ledger stop, an account problem) or after an interrupt (its `interrupted:` line says
+ * how to continue); after a limit the operator set, the rerun comes first.
  */
 export function nextStepLines(result: Pick<RunResult, 'status' | 'interrupted' | 'halt' | 'accountStop'>, jobs: string): string[] {
+  if (result.interrupted || result.accountStop || (result.halt && result.halt.kind !== 'limit')) return [];
   const j = shellArg(jobs);
   const s = result.status;
   const steps: Array<[string, string]> = [];
-  if (result.interrupted) steps.push([`darkroom run ${j}`, `continue where this one stopped (${s.pending} pending)`]);
+  if (result.halt?.kind === 'limit' && s.pending > 0) steps.push([`darkroom run ${j}`, `continue: ${s.pending} photo(s) not started or not finished`]);
   if (s.held > 0) steps.push([`darkroom retry --held ${j}`, `${s.held} held: outcome unknown or timed out; lists them and asks (re-creating may charge again)`]);
   const failed = s.failed - s.skipped;
   if (failed > 0) steps.push([`darkroom retry --failed ${j}`, `${failed} failed: lists them, says what retrying costs and asks`]);
