@@ -295,7 +295,7 @@ export async function main(argv: string[]): Promise<number> {
     .wrap(Math.min(100, process.stdout.columns ?? 100))
     .fail((msg, e, usage) => {
       // yargs' own errors (YError: an option's coerce refused its value) are usage mistakes.
-      if (e?.name === 'YError') throw new UsageError(e.message);
+      if (e?.name === 'YError') throw new UsageError(usageLine(e.message, argv, []));
       if (e) throw e;
       // The options of the command being parsed (yargs passes its usage object here).
       const options = Object.keys((usage as unknown as { getDescriptions?: () => Record<string, unknown> }).getDescriptions?.() ?? {});

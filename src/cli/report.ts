@@ -3,7 +3,7 @@ import { CAPABILITIES, isCapability, redact } from '../api/index.js';
 import { clock } from '../clock.js';
 import { loadConfig, resolveLedgerPath } from '../config/index.js';
 import { Ledger } from '../ledger/index.js';
-import { buildReport, creditsSpent, reportPaths } from '../report/index.js';
+import { buildReport, creditsSpent, formatBytes, reportPaths } from '../report/index.js';
 import { outputBaseDir, outputTarget, writeOutput, type OutputTarget, type WriteStreams } from './outputFile.js';
 
 export interface ReportArgs {
@@ -99,7 +99,7 @@ export async function reportCommand(args: ReportArgs, env: NodeJS.ProcessEnv, st
   const bytes = Buffer.byteLength(built.html);
   const where = target.kind === 'stdout' ? 'report written to stdout' : `report written to ${target.shown}`;
   const summary =
-    `${where} (${(bytes / 1_048_576).toFixed(1)} MB)` +
+    `${where} (${formatBytes(bytes)})` +
     (thumbsDir ? `; ${built.thumbs} thumbnails in ${paths.show(thumbsDir)}` : '; no thumbnails (give --thumbs DIR for them)') +
     '\n' +
     `photos   ${s.total} total · ${s.done} done · ${s.failed} failed · ${s.held} held · ${s.pending} pending` +

@@ -54,5 +54,12 @@ export function usageLine(msg: string, typed: readonly string[], options: readon
     });
     return parts.join('; ');
   }
+  const missing = /^Not enough non-option arguments: got (\d+), need at least (\d+)$/.exec(msg.trim());
+  if (missing) {
+    const command = typed.find((t) => !t.startsWith('-'));
+    return `missing an argument${command ? `: darkroom ${command} needs its jobs file (darkroom ${command} <jobs.yaml>)` : ''}`;
+  }
+  const noValue = /^Not enough arguments following: (.+)$/.exec(msg.trim());
+  if (noValue) return `--${noValue[1]} needs a value`;
   return msg.split('\n')[0]!;
 }

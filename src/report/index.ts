@@ -9,6 +9,7 @@ import { inspectImage, mapLimited, type FileFacts } from './thumbs.js';
 export { renderReport, formatChanged, stateGroup, STATE_GROUPS, type ReportPage, type ReportRow } from './html.js';
 export { inspectImage, mapLimited, type FileFacts, type ThumbOptions } from './thumbs.js';
 export { creditsSpent, type CreditsSpent } from './credits.js';
+export { formatBytes } from './format.js';
 export { reportPaths, type ReportPaths, type ReportPathsOptions } from './paths.js';
 export { throughputSvg } from './chart.js';
 

@@ -121,6 +121,10 @@ describe('usage mistakes: exit 2 with one line', () => {
     [['run', 'SAME'], /output\.dir: must not be the same folder as input\.dir/],
     [['run', 'MISSING'], /missing\.yaml: file not found/],
     [['status', 'a', 'b'], /unexpected argument "b"/],
+    // A guard given without its value is refused, never dropped: it was meant to cap spending.
+    [['run', 'JOBS', '--max-photos'], /--max-photos needs a value/],
+    [['run', 'JOBS', '--until'], /--until needs a value/],
+    [['run'], /darkroom run needs its jobs file/],
   ])('%j', async (args, expected) => {
     const job = await makeJob({ photos: 1, steps: [{ capability: 'enhance' }], baseUrl: 'http://127.0.0.1:9' });
     cleanups.push(job.cleanup);
