@@ -39,10 +39,10 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         withGuardOptions(y)
           .positional('jobs', { type: 'string', demandOption: true, describe: 'the jobs YAML file' })
-          .option('ledger', { type: 'string', describe: 'ledger file (default: the YAML\'s `ledger`)' })
-          .option('base-url', { type: 'string', describe: 'service base URL (wins over DARKROOM_BASE_URL and service.baseUrl)' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger file (default: the YAML\'s `ledger`)' })
+          .option('base-url', { type: 'string', requiresArg: true, describe: 'service base URL (wins over DARKROOM_BASE_URL and service.baseUrl)' })
           .option('quiet', { type: 'boolean', default: false, describe: 'no live display: one summary line a minute on stderr (as without a terminal)' })
-          .option('break-lock', { type: 'string', describe: BREAK_LOCK })
+          .option('break-lock', { type: 'string', requiresArg: true, describe: BREAK_LOCK })
           .option('redo-steps', {
             type: 'boolean',
             default: false,
@@ -119,7 +119,7 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger path)' })
-          .option('ledger', { type: 'string', describe: 'ledger file (default: ./darkroom.db)' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger file (default: ./darkroom.db)' })
           .option('json', { type: 'boolean', default: false, describe: 'one JSON object: total, done, failed, held, pending, … (see README)' })
           .option('watch', { type: 'boolean', default: false, describe: 'redraw every 2 s until Ctrl-C (with --json: one object per line)' })
           .example('darkroom status jobs.yaml --json', 'machine-readable status')
@@ -158,9 +158,9 @@ export async function main(argv: string[]): Promise<number> {
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger path)' })
           .option('held', { type: 'boolean', default: false, describe: 'retry the held photos (ambiguous creates, timed-out tasks)' })
           .option('failed', { type: 'boolean', default: false, describe: 'retry the failed photos (ERROR, OTHER, attempts used up, refused); paid ones are only downloaded' })
-          .option('ledger', { type: 'string', describe: 'ledger file (default: ./darkroom.db)' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger file (default: ./darkroom.db)' })
           .option('yes', { type: 'boolean', default: false, describe: 'do not ask; accept the cost (for --held: that a second charge is possible)' })
-          .option('break-lock', { type: 'string', describe: BREAK_LOCK })
+          .option('break-lock', { type: 'string', requiresArg: true, describe: BREAK_LOCK })
           .example('darkroom retry --held jobs.yaml', 'list the held photos and ask before re-queueing them')
           .example('darkroom retry --failed jobs.yaml', 'list the failed photos, say what retrying costs, and ask')
           .epilog(exitCodesEpilog('retry')),
@@ -181,8 +181,8 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         y
           .positional('jobs', { type: 'string', demandOption: true, describe: 'the jobs YAML file' })
-          .option('ledger', { type: 'string', describe: 'ledger file (default: the YAML\'s `ledger`); read only, never created' })
-          .option('base-url', { type: 'string', describe: 'service base URL for the credits check' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger file (default: the YAML\'s `ledger`); read only, never created' })
+          .option('base-url', { type: 'string', requiresArg: true, describe: 'service base URL for the credits check' })
           .option('cost', { type: 'string', array: true, describe: 'credits per image of a capability the spec gives no cost for, e.g. --cost restore=1' })
           .option('latency', { type: 'number', coerce: optionalNumberOption('latency', { min: 0, minExclusive: true }), describe: 'mean task latency to assume, seconds (default: the ledger\'s, else 20)' })
           .option('fail-rate', { type: 'number', default: 0, coerce: numberOption('fail-rate', { min: 0, max: 1, maxExclusive: true }), describe: 'share of tasks expected to end FAIL, 0 to below 1 (each is created again)' })
@@ -200,8 +200,8 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (its keys and base URL); else DARKROOM_API_KEY and DARKROOM_BASE_URL' })
-          .option('ledger', { type: 'string', describe: 'ledger where the call is recorded, when it exists' })
-          .option('base-url', { type: 'string', describe: 'service base URL' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger where the call is recorded, when it exists' })
+          .option('base-url', { type: 'string', requiresArg: true, describe: 'service base URL' })
           .option('json', { type: 'boolean', default: false, describe: '{"keys":[{"key","env","totalCredit","usedCredit","remainingCredit"}],"calls":N}' })
           .example('darkroom credits jobs.yaml', 'remaining credits of the job\'s key(s)')
           .epilog(exitCodesEpilog('credits')),
@@ -216,8 +216,8 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (its keys, base URL and ledger); else DARKROOM_API_KEY and DARKROOM_BASE_URL' })
-          .option('ledger', { type: 'string', describe: 'ledger to compare with and record the call in, when it exists' })
-          .option('base-url', { type: 'string', describe: 'service base URL' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger to compare with and record the call in, when it exists' })
+          .option('base-url', { type: 'string', requiresArg: true, describe: 'service base URL' })
           .option('json', { type: 'boolean', default: false, describe: '{"keys":[{"key","env","apiKey","userId","minuteRemaining",…,"ledger"}],"calls":N}' })
           .example('darkroom usage jobs.yaml', 'the service\'s view of the windows beside the ledger\'s')
           .epilog(exitCodesEpilog('usage')),
@@ -232,9 +232,9 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger and output paths)' })
-          .option('ledger', { type: 'string', describe: 'ledger file (default: ./darkroom.db)' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger file (default: ./darkroom.db)' })
           .option('out', { type: 'string', nargs: 1, default: 'report.html', describe: 'where to write the page: a file, or - (stdout), a pipe or a device, written straight' })
-          .option('thumbs', { type: 'string', describe: 'thumbnails folder (default: <report name>-thumbs beside the report; none for stdout)' })
+          .option('thumbs', { type: 'string', requiresArg: true, describe: 'thumbnails folder (default: <report name>-thumbs beside the report; none for stdout)' })
           .option('absolute-paths', { type: 'boolean', default: false, describe: 'show and link absolute paths (by default all are relative: the report can be shared)' })
           .example('darkroom report jobs.yaml --out morning.html', 'then open it in any browser; it needs no network')
           .example('darkroom report jobs.yaml --out - | gzip > report.html.gz', 'the page on stdout (the summary goes to stderr)')

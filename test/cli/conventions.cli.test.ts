@@ -125,6 +125,9 @@ describe('usage mistakes: exit 2 with one line', () => {
     [['run', 'JOBS', '--max-photos'], /--max-photos needs a value/],
     [['run', 'JOBS', '--until'], /--until needs a value/],
     [['run'], /darkroom run needs its jobs file/],
+    // Without its value --base-url would fall back to the job's URL: perhaps the real service.
+    [['run', 'JOBS', '--base-url'], /--base-url needs a value/],
+    [['status', 'JOBS', '--ledger'], /--ledger needs a value/],
   ])('%j', async (args, expected) => {
     const job = await makeJob({ photos: 1, steps: [{ capability: 'enhance' }], baseUrl: 'http://127.0.0.1:9' });
     cleanups.push(job.cleanup);
