@@ -244,7 +244,11 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
       let plan = 'none';
       let timer: NodeJS.Timeout | undefined;
       const killing = kills < opts.kills && pending > 0;
-      const inside = killing && random() < 0.7;
+      // A kill planned at a phase no photo still has to pass (an upload when all are
+      // uploaded) lets that run finish everything: once the photos left are fewer than the
+      // kills left, kill at a random moment instead, which any run still working reaches.
+      const scarce = pending <= opts.kills - kills;
+      const inside = killing && !scarce && random() < 0.7;
       if (inside) {
         const phase = CRASH_PHASES[nextPhase++ % CRASH_PHASES.length]!;
         const left = Math.max(1, opts.kills - kills);
