@@ -4,7 +4,7 @@
  * or sleeps: the scheduler owns pacing and retries, and must see every call.
  */
 import { clock } from '../clock.js';
-import { CAPABILITIES, type Capability, type Mode, type Resolution } from './capabilities.js';
+import { CAPABILITIES, type Capability, type Mode, type Resolution } from '../spec/capabilities.js';
 import {
   classify,
   MALFORMED_RESPONSE,
@@ -32,7 +32,8 @@ import {
   type UploadResult,
   type Usage,
 } from './shapes.js';
-import { toTransportError, undiciTransport, type Transport, type WireRequest, type WireResponse } from './transport.js';
+import { undiciTransport } from './transport.js';
+import { toTransportError, type Transport, type WireRequest, type WireResponse } from '../spec/wire.js';
 
 export interface CallOpts {
   /** The X-Request-Id to send; a create passes the one it recorded as `sending` (L1). */

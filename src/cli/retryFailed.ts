@@ -1,5 +1,5 @@
 // From their modules, not the index files: the api index brings undici with it.
-import { CAPABILITIES, isCapability } from '../api/capabilities.js';
+import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 import { loadConfig, resolveLedgerPath } from '../config/index.js';
 import { Ledger, type FailedItem } from '../ledger/index.js';
 import { EXIT } from './errors.js';

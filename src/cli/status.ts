@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { fingerprintKey } from '../api/key.js';
+import { fingerprintKey } from '../spec/key.js';
 import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import { resolveLedgerPath } from '../config/ledgerPath.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CAPABILITY_NAMES, MODES, RESOLUTIONS } from '../api/capabilities.js';
+import { CAPABILITY_NAMES, MODES, RESOLUTIONS } from '../spec/capabilities.js';
 import { checkPattern } from './pattern.js';
 
 /**
@@ -30,7 +30,7 @@ export const serviceSchema = z
     /**
      * Spec gap: colorize and background removal have no businessType in the spec's
      * enumeration. Used for polling when the create response names none; default
-     * COLORIZE and REMOVE_BACKGROUND (src/api/capabilities.ts). The other capabilities'
+     * COLORIZE and REMOVE_BACKGROUND (src/spec/capabilities.ts). The other capabilities'
      * values are fixed by the spec.
      */
     businessTypes: z

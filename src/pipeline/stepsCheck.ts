@@ -1,4 +1,4 @@
-import { CAPABILITIES, isCapability } from '../api/capabilities.js';
+import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 import type { Config } from '../config/index.js';
 import { canonicalSteps, parseStepsJson, stepsJson, stepsSignature, type CanonicalStep } from '../config/steps.js';
 import { blocking, type Applied, type Ledger, type StepsCensus } from '../ledger/index.js';

@@ -41,8 +41,8 @@
  */
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'undici';
-import { CAPABILITIES, CAPABILITY_NAMES, type Capability } from '../api/capabilities.js';
-import { fingerprintKey, maskKey } from '../api/key.js';
+import { CAPABILITIES, CAPABILITY_NAMES, type Capability } from '../spec/capabilities.js';
+import { fingerprintKey, maskKey } from '../spec/key.js';
 import { clock } from '../clock.js';
 import { AuditRecorder, HOUR_MS, MINUTE_MS, type Audit, type FaultedCreate, type RateScope } from './audit.js';
 import { FaultInjector, malformedBody } from './faults.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { fingerprintKey } from '../../src/api/key.js';
+import { fingerprintKey } from '../../src/spec/key.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { listenLocal } from '../helpers/http.js';

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fingerprintKey } from '../../src/api/key.js';
+import { fingerprintKey } from '../../src/spec/key.js';
 import { makeJob, writePhoto } from '../helpers/job.js';
 import { SIM_KEY, simulate } from '../helpers/simulate.js';
 import { sourceIdOf } from './helpers.js';
