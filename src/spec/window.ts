@@ -1,7 +1,9 @@
 /**
  * A rolling window of call times: never more than `limit` calls in any span of
  * `spanMs`. Rolling is the strictest reading of "100 a minute", so it is safe whatever
- * window (fixed or sliding) the server keeps.
+ * window (fixed or sliding) the server keeps. A call at t counts while it lies in
+ * (now − spanMs, now]. Both sides count with it: the client's call budget
+ * (src/scheduler/budget.ts) and the simulator's limits (src/sim/model.ts).
  */
 export class RollingWindow {
   private times: number[] = [];
@@ -36,6 +38,15 @@ export class RollingWindow {
   count(now: number): number {
     this.evict(now);
     return this.times.length - this.head;
+  }
+
+  /** Calls that still fit now. */
+  remaining(now: number): number {
+    return Math.max(0, this.limit - this.count(now));
+  }
+
+  admits(now: number): boolean {
+    return this.count(now) < this.limit;
   }
 
   /** The earliest time at which one more call fits, keeping `reserve` places free for others. */
