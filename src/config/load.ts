@@ -156,7 +156,7 @@ export function requireBaseUrl(config: Config): string {
 
 /**
  * A run needs its input folder and URL list; `status` and `report` do not. The list's
- * lines are checked when the run reads them (src/pipeline/urls.ts), still before any call.
+ * lines are checked when the run reads them (src/inputs/urls.ts), still before any call.
  */
 export function requireInputDir(config: Config): void {
   const shown = path.basename(config.file);

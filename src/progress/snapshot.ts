@@ -15,7 +15,7 @@ export interface Progress extends Pick<LedgerStatus, 'total' | 'done' | 'failed'
   /** Calls per photo-step so far (creates and polls, FAIL retries included; uploads apart); null before any step ended. */
   readonly callsPerStep: number | null;
   readonly eta: Eta | null;
-  /** Set by a live run while the service does not answer (pipeline/serviceContact.ts): the countdown to its next try. */
+  /** Set by a live run while the service does not answer (run/serviceContact.ts): the countdown to its next try. */
   readonly service?: ServiceDown | null;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Ledger, type FoundFile, type FoundUrl, type ItemRow } from '../../src/ledger/index.js';
 import type { ItemState } from '../../src/ledger/index.js';
-import { urlIdentity } from '../../src/pipeline/identity.js';
+import { urlIdentity } from '../../src/inputs/identity.js';
 
 const H = (c: string) => c.repeat(64).slice(0, 64);
 const file = (name: string, hash: string, skipReason: string | null = null): FoundFile => ({

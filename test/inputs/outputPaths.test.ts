@@ -3,8 +3,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { Ledger } from '../../src/ledger/index.js';
-import { assignOutputNames, namingOptions } from '../../src/pipeline/naming.js';
-import { outputPathProblem } from '../../src/pipeline/outputPaths.js';
+import { assignOutputNames, namingOptions } from '../../src/outputs/naming.js';
+import { outputPathProblem } from '../../src/outputs/outputPaths.js';
 import { makeTempDir } from '../helpers/job.js';
 
 const dir = makeTempDir('darkroom-outpaths-');

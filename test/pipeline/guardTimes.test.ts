@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GuardArgumentError, nextLocalTime, parseDuration } from '../../src/pipeline/guardTimes.js';
+import { GuardArgumentError, nextLocalTime, parseDuration } from '../../src/run/guardTimes.js';
 
 describe('parseDuration (--max-duration)', () => {
   it('reads hours, minutes and seconds, alone or together', () => {

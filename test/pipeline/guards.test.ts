@@ -3,8 +3,8 @@ import { installClock, VirtualClock } from '../../src/clock.js';
 import type { Config } from '../../src/config/index.js';
 import { Ledger, type ItemRow } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/log.js';
-import type { RunState } from '../../src/pipeline/context.js';
-import { Guards } from '../../src/pipeline/guards.js';
+import type { RunState } from '../../src/stages/context.js';
+import { Guards } from '../../src/run/guards.js';
 
 // The credit guard's arithmetic on a ledger in memory and a virtual clock: what the balance
 // says (usedCredit belongs to the whole account) against what this run's creates cost.

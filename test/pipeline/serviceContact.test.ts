@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/api/index.js';
 import { installClock, VirtualClock } from '../../src/clock.js';
-import { ServiceContact } from '../../src/pipeline/serviceContact.js';
+import { ServiceContact } from '../../src/run/serviceContact.js';
 import { serviceText } from '../../src/progress/render.js';
 
 let restore: (() => void) | undefined;

@@ -2,8 +2,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkPattern, type OutputConfig, type StepConfig } from '../../src/config/index.js';
 import { Ledger, type FoundFile } from '../../src/ledger/index.js';
-import { urlIdentity } from '../../src/pipeline/identity.js';
-import { assignOutputNames, outputTargets, relOutputPath, stepLabel, type NamingOptions } from '../../src/pipeline/naming.js';
+import { urlIdentity } from '../../src/inputs/identity.js';
+import { assignOutputNames, outputTargets, relOutputPath, stepLabel, type NamingOptions } from '../../src/outputs/naming.js';
 import { writePhoto } from '../helpers/job.js';
 import { emptyJob, filesUnder, run, session } from './helpers.js';
 

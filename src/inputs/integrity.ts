@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import type { ImageType } from './inspect.js';
+import type { ImageType } from '../spec/images.js';
 
 /**
  * Whether an input image is whole, checked before its upload spends a call: a truncated

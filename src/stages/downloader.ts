@@ -5,8 +5,8 @@ import type { Logger } from '../log.js';
 import type { Notifier } from '../scheduler/notifier.js';
 import { haltRun, type RunState } from './context.js';
 import { downloadStage, type DownloadOptions } from './download.js';
-import { namingOptions } from './naming.js';
-import type { OutputFs, OutputWriteError } from './outputfs.js';
+import { namingOptions } from '../outputs/naming.js';
+import type { OutputFs, OutputWriteError } from '../outputs/outputfs.js';
 import type { ResultFetch } from './result.js';
 
 export interface DownloaderOptions {

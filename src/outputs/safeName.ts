@@ -50,3 +50,35 @@ export function truncate(s: string, maxUnits = MAX_UNITS, maxBytes = MAX_BYTES):
   }
   return out;
 }
+
+/** An image extension a name may carry; the result's real type gives the output's. */
+const IMAGE_EXT = /\.(jpe?g|png|webp|tiff?|bmp|gif|heic|avif)$/i;
+
+/** The URL's last path segment without its extension, else its host: a readable default output name. */
+export function nameFromUrl(url: string): string {
+  const u = new URL(url);
+  const seg = u.pathname.split('/').filter(Boolean).at(-1) ?? '';
+  let decoded = seg;
+  try {
+    decoded = decodeURIComponent(seg);
+  } catch {
+    decoded = seg;
+  }
+  return cleanName(decoded.replace(IMAGE_EXT, '')) || cleanName(u.hostname) || 'image';
+}
+
+/**
+ * A name a file system takes everywhere: folders kept (never '.' or '..'), each segment made
+ * safe (safeSegment: refused characters, Windows device names, grapheme-safe length), an
+ * image extension dropped (the result's real type gives the extension).
+ */
+export function cleanName(name: string): string {
+  const parts = name
+    .replace(/\\/g, '/')
+    .split('/')
+    .map((p) => p.trim().replace(/[. ]+$/, ''))
+    .filter((p) => p !== '' && p !== '.' && p !== '..');
+  if (parts.length === 0) return '';
+  parts[parts.length - 1] = parts.at(-1)!.replace(IMAGE_EXT, '') || parts.at(-1)!;
+  return parts.map(safeSegment).filter((p) => p !== '').join('/');
+}

@@ -1,6 +1,6 @@
 import { LedgerMovedError, type Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import { haltRun, type RunState } from './context.js';
+import { haltRun, type RunState } from '../stages/context.js';
 
 /**
  * Before each call a lane dispatches and each download: is the ledger still the file at its

@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import { ARRIVAL_MARGIN_MS } from '../scheduler/budget.js';
 import { KeyBudget } from '../scheduler/keyBudget.js';
 import { taskBoundMs } from '../scheduler/taskBound.js';
-import { retryAt } from './context.js';
+import { retryAt } from '../stages/context.js';
 
 /** Where a run's keys keep their machine-wide budgets (issue 12). */
 export interface KeyStoreOptions {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { ConfigError } from '../config/index.js';
-import { safeSegment } from './safeName.js';
+import { cleanName, nameFromUrl } from '../outputs/safeName.js';
 
 /**
  * input.urls: photos that already live at public URLs. The service fetches them itself, so
@@ -27,7 +27,6 @@ export interface UrlEntry {
 }
 
 const NAME_COLUMNS = ['name', 'output', 'output_name', 'outputname', 'filename', 'file'];
-const IMAGE_EXT = /\.(jpe?g|png|webp|tiff?|bmp|gif|heic|avif)$/i;
 
 export function readUrlList(file: string): UrlEntry[] {
   let text: string;
@@ -139,33 +138,4 @@ function checkUrl(url: string, file: string, line: number): void {
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') {
     throw new ConfigError(file, `line ${line}`, `expected an http(s) image URL, got ${JSON.stringify(url)}`);
   }
-}
-
-/** The URL's last path segment without its extension, else its host: a readable default output name. */
-export function nameFromUrl(url: string): string {
-  const u = new URL(url);
-  const seg = u.pathname.split('/').filter(Boolean).at(-1) ?? '';
-  let decoded = seg;
-  try {
-    decoded = decodeURIComponent(seg);
-  } catch {
-    decoded = seg;
-  }
-  return cleanName(decoded.replace(IMAGE_EXT, '')) || cleanName(u.hostname) || 'image';
-}
-
-/**
- * A name a file system takes everywhere: folders kept (never '.' or '..'), each segment made
- * safe (safeName.ts: refused characters, Windows device names, grapheme-safe length), an
- * image extension dropped (the result's real type gives the extension).
- */
-export function cleanName(name: string): string {
-  const parts = name
-    .replace(/\\/g, '/')
-    .split('/')
-    .map((p) => p.trim().replace(/[. ]+$/, ''))
-    .filter((p) => p !== '' && p !== '.' && p !== '..');
-  if (parts.length === 0) return '';
-  parts[parts.length - 1] = parts.at(-1)!.replace(IMAGE_EXT, '') || parts.at(-1)!;
-  return parts.map(safeSegment).filter((p) => p !== '').join('/');
 }

@@ -7,7 +7,7 @@ import { clock } from '../clock.js';
 import { DEFAULT_MAX_INPUT_PIXELS } from '../config/index.js';
 import { bmpSize, BmpError, decodeBmp, isBmp } from './bmp.js';
 import { headerFacts } from './headers.js';
-import { CONTENT_TYPES, EXTENSIONS, sniffImage, type ImageType } from './inspect.js';
+import { CONTENT_TYPES, EXTENSIONS, sniffImage, type ImageType } from '../spec/images.js';
 
 /**
  * Archive formats, converted locally before upload (input.transcode: auto). The service

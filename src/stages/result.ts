@@ -1,9 +1,9 @@
 import { request } from 'undici';
 import { clock } from '../clock.js';
-import type { BodySource } from './atomic.js';
-import { DownloadError } from './downloadError.js';
-import { OutputWriteError } from './outputfs.js';
-import { EXTENSIONS, sniffImage } from './inspect.js';
+import type { BodySource } from '../outputs/atomic.js';
+import { DownloadError } from '../outputs/downloadError.js';
+import { OutputWriteError } from '../outputs/outputfs.js';
+import { EXTENSIONS, sniffImage } from '../spec/images.js';
 
 export interface FetchedResult {
   readonly status: number;

@@ -3,8 +3,8 @@ import path from 'node:path';
 import type { Config } from '../config/index.js';
 import type { ItemRow, Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import { DownloadError } from './download.js';
-import { EXTENSIONS } from './inspect.js';
+import { DownloadError } from './downloadError.js';
+import { EXTENSIONS } from '../spec/images.js';
 import { checkTargets, namingOptions, outputTargets, type OutputTarget } from './naming.js';
 
 /**

@@ -6,8 +6,8 @@ import type { InputRow, ItemRow, Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import { DownloadError } from './downloadError.js';
 import { OutputWriteError } from './outputfs.js';
-import { EXTENSIONS, sniffImage } from './inspect.js';
-import { nameFromUrl } from './urls.js';
+import { EXTENSIONS, sniffImage } from '../spec/images.js';
+import { nameFromUrl } from './safeName.js';
 
 /**
  * Output names (output.layout, output.pattern) and what is written beside an output.
@@ -51,7 +51,7 @@ export function namingSignature(opts: NamingOptions): string {
 /** Where an input's output goes before collisions: folder under output.dir ('' = top) and {name}. */
 export function desiredName(input: Pick<InputRow, 'kind' | 'name'>, layout: OutputConfig['layout']): { dir: string; name: string } {
   const p = path.posix.parse(input.name);
-  // A URL's name has no extension left (urls.ts took it off); a dot in it is part of the name.
+  // A URL's name has no extension left (cleanName in safeName.ts took it off); a dot in it is part of the name.
   const name = input.kind === 'file' ? p.name || p.base : p.base;
   const dir = layout === 'mirror' && p.dir !== '.' ? p.dir : '';
   return { dir, name };

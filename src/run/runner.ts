@@ -11,24 +11,24 @@ import { Lane, type LaneStages } from '../scheduler/lane.js';
 import { Notifier } from '../scheduler/notifier.js';
 import { LatencyModel } from '../scheduler/latency.js';
 import { PollPlanner } from '../scheduler/polling.js';
-import { sweepTempFiles } from './atomic.js';
-import { haltRun, stopForAccount, type AccountStop, type RunHalt, type RunState, type StageContext } from './context.js';
-import { createStage } from './create.js';
-import { discoverInto } from './discover.js';
-import { checkOutputSpace, probeOutputFolder } from './diskcheck.js';
-import { downloadLoop, Patience } from './downloader.js';
+import { sweepTempFiles } from '../outputs/atomic.js';
+import { haltRun, stopForAccount, type AccountStop, type RunHalt, type RunState, type StageContext } from '../stages/context.js';
+import { createStage } from '../stages/create.js';
+import { discoverInto } from '../inputs/discover.js';
+import { checkOutputSpace, probeOutputFolder } from '../outputs/diskcheck.js';
+import { downloadLoop, Patience } from '../stages/downloader.js';
 import { PhotoEventFeed, summaryEvent, type RunEvent } from './events.js';
 import { Guards, type GuardLimits, type GuardTrip } from './guards.js';
-import { stopForConfig } from './configStop.js';
+import { stopForConfig } from '../stages/configStop.js';
 import { openKeyBudgets, seedFromUsage, type KeyStoreOptions } from './keys.js';
 import { ledgerGuard } from './ledgerGuard.js';
-import type { OutputFs } from './outputfs.js';
-import { pollStage } from './poll.js';
-import type { ResultFetch } from './result.js';
+import type { OutputFs } from '../outputs/outputfs.js';
+import { pollStage } from '../stages/poll.js';
+import type { ResultFetch } from '../stages/result.js';
 import { ServiceContact } from './serviceContact.js';
-import { retireStaleOutputs } from './staleOutputs.js';
+import { retireStaleOutputs } from '../outputs/staleOutputs.js';
 import { checkSteps, stampNewPhotos, type StepsChange, type StepsCheck } from './stepsCheck.js';
-import { uploadStage } from './upload.js';
+import { uploadStage } from '../stages/upload.js';
 
 export interface RunOptions extends KeyStoreOptions {
   readonly config: Config;
@@ -51,7 +51,7 @@ export interface RunOptions extends KeyStoreOptions {
    * so an interrupted run exits well within 5 s.
    */
   readonly graceMs?: number;
-  /** The file-system calls that write outputs (src/pipeline/outputfs.ts); tests inject a full or read-only disk. */
+  /** The file-system calls that write outputs (src/outputs/outputfs.ts); tests inject a full or read-only disk. */
   readonly outputFs?: OutputFs;
   /**
    * `--redo-steps`: photos started under other steps than the job's are redone from the first

@@ -4,14 +4,14 @@ import { clock } from '../clock.js';
 import { crashPoint, type ItemRow, type Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import { fullJitter } from '../scheduler/backoff.js';
-import { copyAtomically, writeBufferAtomically, writeStreamAtomically } from './atomic.js';
-import { DownloadError } from './downloadError.js';
-import { checkTargets, outputTargets, writeOtherOutputs, type NamingOptions, type WrittenResult } from './naming.js';
-import { OutputWriteError, type OutputFs } from './outputfs.js';
+import { copyAtomically, writeBufferAtomically, writeStreamAtomically } from '../outputs/atomic.js';
+import { DownloadError } from '../outputs/downloadError.js';
+import { checkTargets, outputTargets, writeOtherOutputs, type NamingOptions, type WrittenResult } from '../outputs/naming.js';
+import { OutputWriteError, type OutputFs } from '../outputs/outputfs.js';
 import { withResult, type ResultFetch } from './result.js';
 
-export { DownloadError } from './downloadError.js';
-export { sweepTempFiles, TEMP_SUFFIX } from './atomic.js';
+export { DownloadError } from '../outputs/downloadError.js';
+export { sweepTempFiles, TEMP_SUFFIX } from '../outputs/atomic.js';
 export { undiciFetch, type FetchedResult, type ResultFetch } from './result.js';
 
 export interface DownloadOptions {

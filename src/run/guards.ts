@@ -5,7 +5,7 @@ import type { ItemRow, Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import type { StartGate } from '../scheduler/lane.js';
 import { formatDuration } from '../progress/model.js';
-import { haltRun, type RunState } from './context.js';
+import { haltRun, type RunState } from '../stages/context.js';
 
 /**
  * The spending guards an operator sets on one `darkroom run` (issue 13, point 5). Each is

@@ -4,9 +4,9 @@ import { crashPoint, type ItemRow } from '../ledger/index.js';
 import type { Feedback } from '../scheduler/lane.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
 import { stopForConfig } from './configStop.js';
-import { checkWhole } from './integrity.js';
-import { outputPathProblem } from './outputPaths.js';
-import { prepareUpload } from './transcode.js';
+import { checkWhole } from '../inputs/integrity.js';
+import { outputPathProblem } from '../outputs/outputPaths.js';
+import { prepareUpload } from '../inputs/transcode.js';
 
 /**
  * queued → uploading → uploaded. An upload costs a call but no credit, so any failure
