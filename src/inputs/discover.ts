@@ -221,12 +221,12 @@ export interface DiscoverIntoOptions {
 export async function discoverInto(config: Config, ledger: Ledger, opts: DiscoverIntoOptions): Promise<DiscoverySummary> {
   const urls = config.input.urls === null ? [] : readUrlList(config.input.urls);
   const seen = await discoverFiles(config, {
-    cachedHash: (n, s, m) => ledger.identity.cachedHash(n, s, m),
+    cachedHash: (n, s, m) => ledger.inputs.cachedHash(n, s, m),
     decodeVerdict: (h) => ledger.checks.verdict(h),
   });
   ledger.checks.record(seen.found.flatMap((f) => (f.decoded ? [{ contentHash: f.contentHash, reason: f.decoded.reason }] : [])));
   const found = opts.adjust ? opts.adjust(seen.found) : seen.found;
-  const identity = ledger.identity.reconcile(
+  const identity = ledger.discovery.reconcile(
     found.map((f) => ({ name: f.relPath, src: f.srcPath, sizeBytes: f.sizeBytes, mtimeMs: f.mtimeMs, contentHash: f.contentHash, skipReason: f.skipReason })),
     urls.map((u) => ({ url: u.url, name: u.name, contentHash: urlIdentity(u.url) })),
     { keyFps: opts.keyFps },

@@ -76,7 +76,7 @@ function collisionKey(dir: string, name: string, opts: NamingOptions): string {
  */
 export function assignOutputNames(ledger: Ledger, opts: NamingOptions): { given: number; renamed: number } {
   const sig = namingSignature(opts);
-  const rows = ledger.identity.currentInputs();
+  const rows = ledger.inputs.currentInputs();
   const taken = new Set<string>();
   const todo: InputRow[] = [];
   for (const r of rows) {
@@ -96,7 +96,7 @@ export function assignOutputNames(ledger: Ledger, opts: NamingOptions): { given:
     for (let k = 2; taken.has(collisionKey(want.dir, name, opts)); k++) name = `${want.name}~${k}`;
     if (name !== want.name) renamed++;
     taken.add(collisionKey(want.dir, name, opts));
-    ledger.identity.setOutputName(r.id, want.dir, name, sig);
+    ledger.inputs.setOutputName(r.id, want.dir, name, sig);
   }
   return { given: todo.length, renamed };
 }
@@ -118,7 +118,7 @@ const DEFAULT_OUTPUT: OutputConfig = { dir: '', layout: 'mirror', pattern: '{nam
  */
 export function outputTargets(ledger: Ledger, item: ItemRow, ext: string, outputDir: string, naming?: NamingOptions): OutputTarget[] {
   const opts = naming ?? { output: DEFAULT_OUTPUT, steps: [] };
-  const inputs = ledger.identity.inputsOf(item.id).filter((r) => r.content_hash === item.content_hash || item.content_hash === null);
+  const inputs = ledger.inputs.inputsOf(item.id).filter((r) => r.content_hash === item.content_hash || item.content_hash === null);
   const primary = inputs.findIndex((r) => (r.kind === 'url' ? r.src : r.name) === item.rel_path);
   if (primary > 0) inputs.unshift(...inputs.splice(primary, 1));
   const list =
@@ -178,8 +178,8 @@ export interface WriteIo {
 export function checkTargets(ledger: Ledger, item: ItemRow, targets: readonly OutputTarget[]): void {
   for (const t of targets) {
     if (!existsSync(t.path)) continue;
-    const f = ledger.identity.fileAt(t.path);
-    if (f === undefined && !ledger.identity.isOwnFile(t.path)) {
+    const f = ledger.outputFiles.fileAt(t.path);
+    if (f === undefined && !ledger.outputFiles.isOwnFile(t.path)) {
       throw new DownloadError('DARKROOM_OUTPUT_EXISTS', `${t.path} already exists and was not written by this ledger; move it away and run again`, true);
     }
     if (f !== undefined && f.kind !== 'output') {
@@ -206,7 +206,7 @@ export async function writeOtherOutputs(
   // a crash between the two leaves a file this ledger owns, written again on the next run,
   // not one it would refuse as a stranger's.
   for (const [i, t] of targets.entries()) {
-    ledger.identity.recordFile({ path: t.path, itemId: item.id, inputId: t.input?.id ?? null, kind: 'output', stepIndex: last, bytes: result.bytes });
+    ledger.outputFiles.recordFile({ path: t.path, itemId: item.id, inputId: t.input?.id ?? null, kind: 'output', stepIndex: last, bytes: result.bytes });
     if (i > 0) await clock.hold(io.copy(t.path, result));
   }
   if (opts.output.keepIntermediates) await writeIntermediates(ledger, item, targets, opts, io);
@@ -216,14 +216,14 @@ export async function writeOtherOutputs(
 }
 
 async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readonly OutputTarget[], opts: NamingOptions, io: WriteIo): Promise<void> {
-  const attempts = ledger.identity.attemptsOf(item.id);
+  const attempts = ledger.outputFiles.attemptsOf(item.id);
   for (let step = 0; step < opts.steps.length - 1; step++) {
     const ok = attempts.filter((a) => a.step_index === step && a.status === 'SUCCESS' && a.result_url).at(-1);
     if (!ok) continue;
     // The files this intermediate goes to, known once its type is: the first is downloaded, the others copied from it.
     let files: { file: string; t: OutputTarget }[] = [];
     const record = (f: { file: string; t: OutputTarget }, bytes: number) =>
-      ledger.identity.recordFile({ path: f.file, itemId: item.id, inputId: f.t.input?.id ?? null, kind: 'intermediate', stepIndex: step, bytes });
+      ledger.outputFiles.recordFile({ path: f.file, itemId: item.id, inputId: f.t.input?.id ?? null, kind: 'intermediate', stepIndex: step, bytes });
     let got: WrittenResult | null;
     try {
       got = await clock.hold(
@@ -231,7 +231,7 @@ async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readon
           files = [];
           for (const t of targets) {
             const file = inside(io.outputDir, relOutputPath(t.dir, t.name, ext, opts, step), item.rel_path);
-            const owner = ledger.identity.fileAt(file);
+            const owner = ledger.outputFiles.fileAt(file);
             if ((existsSync(file) && owner === undefined) || (owner !== undefined && (owner.kind !== 'intermediate' || owner.itemId !== item.id))) {
               io.log.warn({ item: item.id, step: step + 1 }, `intermediate ${file} not written: another file has that name`);
               continue;
@@ -284,7 +284,7 @@ export interface Sidecar {
 }
 
 export function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, result: { bytes: number; ext: string }, opts: NamingOptions, outputDir: string): Sidecar {
-  const attempts = ledger.identity.attemptsOf(item.id);
+  const attempts = ledger.outputFiles.attemptsOf(item.id);
   const stepCount = Math.max(opts.steps.length, ...attempts.map((a) => a.step_index + 1));
   const steps = Array.from({ length: stepCount }, (_, i) => {
     const cfg = opts.steps[i];
@@ -322,7 +322,7 @@ export function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, res
     type: result.ext,
     bytes: result.bytes,
     source,
-    sameContent: ledger.identity.inputsOf(item.id).map((r) => (r.kind === 'url' ? r.src : r.name)),
+    sameContent: ledger.inputs.inputsOf(item.id).map((r) => (r.kind === 'url' ? r.src : r.name)),
     stepsSig: ledger.items.get(item.id)?.steps_sig ?? item.steps_sig ?? null,
     steps,
     timings: {
@@ -343,13 +343,13 @@ async function writeSidecar(
   io: Pick<WriteIo, 'outputDir' | 'write' | 'log'>,
 ): Promise<void> {
   const file = `${t.path}.json`;
-  const owner = ledger.identity.fileAt(file);
+  const owner = ledger.outputFiles.fileAt(file);
   if ((existsSync(file) && owner === undefined) || (owner !== undefined && owner.kind !== 'sidecar')) {
     io.log.warn({ item: item.id }, `sidecar ${file} not written: another file has that name`);
     return;
   }
   const bytes = Buffer.from(`${JSON.stringify(buildSidecar(ledger, item, t, result, opts, io.outputDir), null, 2)}\n`);
-  ledger.identity.recordFile({ path: file, itemId: item.id, inputId: t.input?.id ?? null, kind: 'sidecar', stepIndex: null, bytes: bytes.length });
+  ledger.outputFiles.recordFile({ path: file, itemId: item.id, inputId: t.input?.id ?? null, kind: 'sidecar', stepIndex: null, bytes: bytes.length });
   try {
     await clock.hold(io.write(file, bytes));
   } catch (err) {
@@ -372,8 +372,8 @@ export async function writeOutputsOfDone(
   const opts = io.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
   let copied = 0;
   const missing: string[] = [];
-  for (const { input, item } of ledger.identity.unwrittenOfDone()) {
-    const source = ledger.identity
+  for (const { input, item } of ledger.outputFiles.unwrittenOfDone()) {
+    const source = ledger.outputFiles
       .outputsOf(item.id)
       .map((o) => o.path)
       .concat(item.output_path ? [item.output_path] : [])
@@ -396,7 +396,7 @@ export async function writeOutputsOfDone(
       missing.push(input.name);
       continue;
     }
-    ledger.identity.recordFile({ path: target.path, itemId: item.id, inputId: input.id, kind: 'output', stepIndex: Math.max(0, opts.steps.length - 1), bytes: size });
+    ledger.outputFiles.recordFile({ path: target.path, itemId: item.id, inputId: input.id, kind: 'output', stepIndex: Math.max(0, opts.steps.length - 1), bytes: size });
     if (target.path !== source) await clock.hold(io.copy(target.path, { path: source, bytes: size, ext }));
     if (opts.output.sidecar) await writeSidecar(ledger, item, target, { bytes: size, ext }, opts, io);
     copied++;

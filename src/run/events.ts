@@ -85,7 +85,7 @@ export class PhotoEventFeed {
       const rows = this.ledger.photoEvents.since(this.mark);
       for (const r of rows) {
         this.mark = r.id;
-        const names = this.ledger.identity.inputsOf(r.itemId);
+        const names = this.ledger.inputs.inputsOf(r.itemId);
         const inputs = names.length > 0 ? names.map((n) => slash(n.name)) : [slash(r.path)];
         const outputs =
           r.state === 'done'

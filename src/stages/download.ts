@@ -77,7 +77,7 @@ export async function downloadStage(ledger: Ledger, item: ItemRow, opts: Downloa
       const targets = outputTargets(ledger, claimed, r.ext, opts.outputDir, opts.naming);
       const target = targets[0]!.path;
       checkTargets(ledger, claimed, targets.slice(1));
-      claimed = ledger.identity.adoptOutput(claimed, target);
+      claimed = ledger.outputFiles.adoptOutput(claimed, target);
       const owner = ledger.outputs.ownerOf(target);
       if (owner !== undefined && owner.id !== claimed.id) {
         throw new DownloadError(

@@ -18,7 +18,7 @@ function problemFor(name: string, output: string, steps = '[{ capability: enhanc
   const config = loadConfig(path.join(dir, 'jobs.yaml'), { env: {} });
   const ledger = Ledger.open(':memory:');
   try {
-    ledger.identity.reconcile([{ name, src: `/photos/${name}`, sizeBytes: 1, mtimeMs: 1, contentHash: H('1'), skipReason: null }], [], { keyFps: [] });
+    ledger.discovery.reconcile([{ name, src: `/photos/${name}`, sizeBytes: 1, mtimeMs: 1, contentHash: H('1'), skipReason: null }], [], { keyFps: [] });
     assignOutputNames(ledger, namingOptions(config));
     return outputPathProblem(ledger, ledger.items.get(1)!, config);
   } finally {

@@ -27,7 +27,7 @@ function paths(l: Ledger, opts: NamingOptions, ext = 'jpg'): string[] {
 describe('output names', () => {
   it('mirror the tree by default, and flat resolves the same name in two folders with ~2, in path order', () => {
     const l = Ledger.open(':memory:');
-    l.identity.reconcile([f('a/photo.tif', H('1')), f('b/photo.png', H('2')), f('c/Photo.jpg', H('3'))], [], { keyFps: [] });
+    l.discovery.reconcile([f('a/photo.tif', H('1')), f('b/photo.png', H('2')), f('c/Photo.jpg', H('3'))], [], { keyFps: [] });
     assignOutputNames(l, naming({}));
     expect(paths(l, naming({}))).toEqual(['a/photo.jpg', 'b/photo.jpg', 'c/Photo.jpg']);
     const flat = naming({ layout: 'flat' });
@@ -39,9 +39,9 @@ describe('output names', () => {
   it('keeps a name once given: a file added later that sorts first does not rename earlier outputs', () => {
     const l = Ledger.open(':memory:');
     const flat = naming({ layout: 'flat' });
-    l.identity.reconcile([f('b/photo.jpg', H('2')), f('c/photo.jpg', H('3'))], [], { keyFps: [] });
+    l.discovery.reconcile([f('b/photo.jpg', H('2')), f('c/photo.jpg', H('3'))], [], { keyFps: [] });
     assignOutputNames(l, flat);
-    l.identity.reconcile([f('a/photo.jpg', H('1')), f('b/photo.jpg', H('2')), f('c/photo.jpg', H('3'))], [], { keyFps: [] });
+    l.discovery.reconcile([f('a/photo.jpg', H('1')), f('b/photo.jpg', H('2')), f('c/photo.jpg', H('3'))], [], { keyFps: [] });
     assignOutputNames(l, flat);
     const byLabel = Object.fromEntries(l.items.all().map((i) => [i.rel_path, paths(l, flat).at(i.id - 1)]));
     expect(byLabel).toEqual({ 'b/photo.jpg': 'photo.jpg', 'c/photo.jpg': 'photo~2.jpg', 'a/photo.jpg': 'photo~3.jpg' });
@@ -51,14 +51,14 @@ describe('output names', () => {
     const l = Ledger.open(':memory:');
     const nfc = 'Zoë.jpg';
     const nfd = 'Zoe\u0308.jpg';
-    l.identity.reconcile([f(nfc, H('1')), f(nfd, H('2'))], [], { keyFps: [] });
+    l.discovery.reconcile([f(nfc, H('1')), f(nfd, H('2'))], [], { keyFps: [] });
     assignOutputNames(l, naming({}));
     expect(paths(l, naming({})).map((p) => p.normalize('NFC')).sort()).toEqual(['Zoë.jpg', 'Zoë~2.jpg']);
   });
 
   it('fills {name}, {step} and {ext}, with folders, and names URL inputs from their list', () => {
     const l = Ledger.open(':memory:');
-    l.identity.reconcile([f('album/one.jpg', H('1'))], [{ url: 'https://x.test/s/9.jpg', name: 'family/nine', contentHash: urlIdentity('https://x.test/s/9.jpg') }], {
+    l.discovery.reconcile([f('album/one.jpg', H('1'))], [{ url: 'https://x.test/s/9.jpg', name: 'family/nine', contentHash: urlIdentity('https://x.test/s/9.jpg') }], {
       keyFps: ['k'],
     });
     const o = naming({ pattern: '{step}/{name}-restored.{ext}' });

@@ -1,15 +1,17 @@
 import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import { bringBack, markGone } from './gone.js';
+import type { InputRow, Inputs } from './inputs.js';
 import type { Items } from './items.js';
 import type { ItemRow } from './rows.js';
-import { inTransaction, stmt } from './statements.js';
+import { stmt } from './statements.js';
 import type { ItemState } from './transitions.js';
 
 /**
- * Inputs identified by their content (migrations/003_input_identity.sql). An item is one
- * distinct photo; `inputs` holds every name it goes by. Discovery reconciles what it found
- * with what the ledger knows, in one transaction:
+ * What a discovery found, reconciled with what the ledger knows (inputs identified by their
+ * content, migrations/003_input_identity.sql). An item is one distinct photo; `inputs`
+ * holds every name it goes by (inputs.ts); the files written for them are outputFiles.ts's.
+ * One transaction:
  *
  * - a name whose content is already an item's joins that item (a duplicate, a rename):
  *   nothing is uploaded or created for it, its output is written from the item's result;
@@ -18,6 +20,9 @@ import type { ItemState } from './transitions.js';
  *   else a new item is made; a change seen while the old content's task is in flight waits
  *   for the next run, so a task already paid for is never abandoned;
  * - a URL (input.urls) is its own identity: it needs no upload and starts as `uploaded`.
+ *
+ * Over 300 lines on purpose: these rules are one transaction over one set of names, and
+ * read best together.
  */
 
 export interface FoundFile {
@@ -66,46 +71,6 @@ export interface ReconcileReport {
   readonly back: number;
 }
 
-export interface InputRow {
-  id: number;
-  key: string;
-  kind: 'file' | 'url';
-  name: string;
-  src: string;
-  item_id: number;
-  content_hash: string;
-  size_bytes: number | null;
-  mtime_ms: number | null;
-  seen_gen: number;
-  out_dir: string | null;
-  out_name: string | null;
-  naming: string | null;
-  output_path: string | null;
-  written_ms: number | null;
-  created_ms: number;
-}
-
-export interface OutputFile {
-  readonly path: string;
-  readonly itemId: number;
-  readonly inputId: number | null;
-  readonly kind: 'output' | 'intermediate' | 'sidecar';
-  readonly stepIndex: number | null;
-  readonly bytes: number;
-}
-
-export interface AttemptRecord {
-  step_index: number;
-  capability: string;
-  attempt: number;
-  task_id: string;
-  business_type: string;
-  status: string;
-  result_url: string | null;
-  started_ms: number;
-  ended_ms: number | null;
-}
-
 /** The note of the transition that resets an item whose file changed; sidecars count attempts from it. */
 export const CONTENT_CHANGED_NOTE = 'content changed';
 
@@ -116,29 +81,12 @@ type Entry =
   | { kind: 'file'; key: string; name: string; src: string; label: string; hash: string; size: number | null; mtime: number | null; skipReason: string | null }
   | { kind: 'url'; key: string; name: string; src: string; label: string; hash: string; size: null; mtime: null; skipReason: null };
 
-const GENERATION_KEY = 'inputs.generation';
-
-export class Identity {
+export class Discovery {
   constructor(
     private readonly db: Database.Database,
     private readonly items: Items,
+    private readonly inputs: Inputs,
   ) {}
-
-  /** The hash recorded for a file name when its size and mtime are unchanged, so a rerun reads no bytes. */
-  cachedHash(name: string, sizeBytes: number, mtimeMs: number | null): string | undefined {
-    if (mtimeMs === null) return undefined;
-    const r = stmt<[string, number, number], { content_hash: string }>(
-      this.db,
-      "SELECT content_hash FROM inputs WHERE key = ? AND size_bytes = ? AND mtime_ms = ? AND content_hash NOT LIKE '%:%'",
-    ).get(`f:${name}`, sizeBytes, mtimeMs);
-    return r?.content_hash;
-  }
-
-  /** The discovery generation: names seen in it are the current ones. 0 before any. */
-  generation(): number {
-    const r = stmt<[string], { value: string }>(this.db, 'SELECT value FROM meta WHERE key = ?').get(GENERATION_KEY);
-    return r ? Number(r.value) : 0;
-  }
 
   /** Record what a discovery found; see the class comment for the rules. One transaction. */
   reconcile(files: readonly FoundFile[], urls: readonly FoundUrl[], opts: ReconcileOptions): ReconcileReport {
@@ -147,11 +95,7 @@ export class Identity {
 
   private reconcileTx(files: readonly FoundFile[], urls: readonly FoundUrl[], opts: ReconcileOptions): ReconcileReport {
     const now = clock.now();
-    const gen = this.generation() + 1;
-    stmt(this.db, 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
-      GENERATION_KEY,
-      String(gen),
-    );
+    const gen = this.inputs.beginGeneration();
 
     const entries: Entry[] = [
       ...files.map((f): Entry => ({
@@ -390,7 +334,7 @@ export class Identity {
   private freeLabel(label: string, forItem: number): void {
     const holder = stmt<[string], ItemRow>(this.db, 'SELECT * FROM items WHERE rel_path = ?').get(label);
     if (!holder || holder.id === forItem) return;
-    const gen = this.generation();
+    const gen = this.inputs.generation();
     const names = stmt<[number, number], { name: string; src: string; kind: string }>(
       this.db,
       'SELECT name, src, kind FROM inputs WHERE item_id = ? AND seen_gen = ? ORDER BY id',
@@ -433,104 +377,5 @@ export class Identity {
     );
   }
 
-  /** Names found by the latest discovery, in a stable order (files by path, then URL lines). */
-  currentInputs(): InputRow[] {
-    return stmt<[number], InputRow>(this.db, "SELECT * FROM inputs WHERE seen_gen = ? ORDER BY kind = 'url', name, id").all(this.generation());
-  }
 
-  /** The current names of one photo, in the same order. */
-  inputsOf(itemId: number): InputRow[] {
-    return stmt<[number, number], InputRow>(
-      this.db,
-      "SELECT * FROM inputs WHERE item_id = ? AND seen_gen = ? ORDER BY kind = 'url', name, id",
-    ).all(itemId, this.generation());
-  }
-
-  setOutputName(inputId: number, outDir: string, outName: string, naming: string): void {
-    stmt(this.db, 'UPDATE inputs SET out_dir = ?, out_name = ?, naming = ? WHERE id = ?').run(outDir, outName, naming, inputId);
-  }
-
-  /** A file darkroom wrote (after its rename into place); an output also becomes its name's output. */
-  recordFile(f: OutputFile): void {
-    const now = clock.now();
-    inTransaction(this.db, () => {
-      stmt(
-        this.db,
-        `INSERT INTO output_files (path, item_id, input_id, kind, step_index, bytes, written_ms, steps_sig)
-         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT steps_sig FROM items WHERE id = ?))
-         ON CONFLICT (path) DO UPDATE SET item_id = excluded.item_id, input_id = excluded.input_id, kind = excluded.kind,
-           step_index = excluded.step_index, bytes = excluded.bytes, written_ms = excluded.written_ms, steps_sig = excluded.steps_sig`,
-      ).run(f.path, f.itemId, f.inputId, f.kind, f.stepIndex, f.bytes, now, f.itemId);
-      if (f.kind === 'output' && f.inputId !== null) {
-        stmt(this.db, 'UPDATE inputs SET output_path = ?, written_ms = ? WHERE id = ?').run(f.path, now, f.inputId);
-      }
-    });
-  }
-
-  /** Whether darkroom wrote this file (so it may write it again). */
-  isOwnFile(file: string): boolean {
-    return (
-      stmt(this.db, 'SELECT 1 FROM output_files WHERE path = ?').get(file) !== undefined ||
-      stmt(this.db, 'SELECT 1 FROM items WHERE output_path = ?').get(file) !== undefined
-    );
-  }
-
-  /**
-   * Before the download stage checks who owns an output path: a file darkroom wrote for a
-   * name that has since moved to this photo (its file changed) becomes this photo's, unless
-   * another item claims it.
-   */
-  adoptOutput(item: ItemRow, file: string): ItemRow {
-    const f = this.fileAt(file);
-    if (!f || f.itemId !== item.id || f.kind !== 'output' || item.output_path === file) return item;
-    if (stmt(this.db, 'SELECT 1 FROM items WHERE output_path = ? AND id != ?').get(file, item.id) !== undefined) return item;
-    this.items.patch(item.id, item.state, { output_path: file });
-    return { ...item, output_path: file };
-  }
-
-  /** Who the file at this path was written for, if darkroom wrote it. */
-  fileAt(file: string): { itemId: number; inputId: number | null; kind: OutputFile['kind'] } | undefined {
-    const r = stmt<[string], { item_id: number; input_id: number | null; kind: OutputFile['kind'] }>(
-      this.db,
-      'SELECT item_id, input_id, kind FROM output_files WHERE path = ?',
-    ).get(file);
-    return r ? { itemId: r.item_id, inputId: r.input_id, kind: r.kind } : undefined;
-  }
-
-  /** Outputs written for a photo, newest first. */
-  outputsOf(itemId: number): { path: string; inputId: number | null }[] {
-    return stmt<[number], { path: string; inputId: number | null }>(
-      this.db,
-      "SELECT path, input_id AS inputId FROM output_files WHERE item_id = ? AND kind = 'output' ORDER BY written_ms DESC, path",
-    ).all(itemId);
-  }
-
-  /** Current names of photos already done that have no output yet (a rename, a duplicate found later). */
-  unwrittenOfDone(): { input: InputRow; item: ItemRow }[] {
-    const rows = stmt<[number], InputRow>(
-      this.db,
-      `SELECT n.* FROM inputs n JOIN items i ON i.id = n.item_id
-       WHERE n.seen_gen = ? AND n.output_path IS NULL AND i.state = 'done' ORDER BY n.item_id, n.name, n.id`,
-    ).all(this.generation());
-    return rows.map((input) => ({ input, item: this.items.get(input.item_id)! }));
-  }
-
-  /**
-   * The attempts of a photo's current content (since its file last changed) under its
-   * current step list (migration 008: a photo redone under new steps keeps the old tasks on
-   * record, not in its sidecar), in order.
-   */
-  attemptsOf(itemId: number): AttemptRecord[] {
-    const since =
-      stmt<[number, string], { t: number | null }>(
-        this.db,
-        "SELECT MAX(at_ms) AS t FROM transitions WHERE item_id = ? AND to_state = 'queued' AND note LIKE ?",
-      ).get(itemId, `${CONTENT_CHANGED_NOTE}%`)?.t ?? 0;
-    return stmt<[number, number], AttemptRecord>(
-      this.db,
-      `SELECT step_index, capability, attempt, task_id, business_type, status, result_url, started_ms, ended_ms
-       FROM attempts WHERE item_id = ? AND started_ms >= ?
-         AND steps_sig IS (SELECT i.steps_sig FROM items i WHERE i.id = attempts.item_id) ORDER BY id`,
-    ).all(itemId, since);
-  }
 }
