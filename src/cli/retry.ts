@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import { loadConfig, resolveLedgerPath } from '../config/index.js';
+import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
 import { Ledger, type HeldItem } from '../ledger/index.js';
 import { EXIT } from './errors.js';
 import { releaseHeldSlots } from './heldSlots.js';
@@ -45,7 +45,7 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
     return { exitCode: EXIT.usage, stdout: '', stderr: 'darkroom: name what to retry: --held or --failed (one at a time)' };
   }
   if (args.failed) return retryFailedCommand(args, io);
-  const file = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }).ledger : resolveLedgerPath(process.cwd(), args.ledger ?? 'darkroom.db');
+  const file = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }).ledger : resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE);
   const reader = Ledger.open(file, { readonly: true });
   let held: HeldItem[];
   try {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CAPABILITY_NAMES, MODES, RESOLUTIONS } from '../spec/capabilities.js';
+import { DEFAULT_LEDGER_FILE } from './ledgerPath.js';
 import { checkPattern } from './pattern.js';
 
 /**
@@ -157,7 +158,7 @@ export const jobSchema = z.strictObject({
   input: inputSchema,
   output: outputSchema,
   steps: z.array(stepSchema).min(1),
-  ledger: z.string().min(1).default('./darkroom.db'),
+  ledger: z.string().min(1).default(`./${DEFAULT_LEDGER_FILE}`),
   /** L2: what to do with a create whose outcome is unknown. */
   onAmbiguous: z.enum(['hold', 'resubmit']).default('hold'),
   /** Attempts per step when a task ends FAIL (the spec says FAIL is safe to retry). */

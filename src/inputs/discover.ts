@@ -171,7 +171,7 @@ export async function discoverFiles(config: Config, opts: DiscoverOptions = {}):
     bytes += size;
     if (++files >= YIELD_FILES || bytes >= YIELD_BYTES) {
       files = bytes = 0;
-      await clock.io(new Promise<void>((resolve) => setImmediate(resolve)));
+      await clock.yieldTurn();
     }
   }
   let next = 0;
@@ -214,7 +214,7 @@ export interface DiscoverIntoOptions {
 
 /**
  * A run's discovery: files and URL list read, reconciled with the ledger by content
- * (ledger/identity.ts), output names given (naming.ts), and new names of photos already
+ * (ledger/discovery.ts), output names given (outputs/naming.ts), and new names of photos already
  * done given their outputs. Everything before the first call; a bad URL line is a
  * ConfigError (exit 2).
  */

@@ -49,7 +49,7 @@ const ALLOWED: Readonly<Record<ItemState, readonly ItemState[]>> = {
   // back to succeeded: the download or write failed, tried again later (or parked until the
   // next run); to active: the result URL expired, so the task is polled once more for a fresh one
   downloading: ['done', 'succeeded', 'uploaded', 'active'],
-  // to queued: its file changed, so the new content is processed again (src/ledger/identity.ts)
+  // to queued: its file changed, so the new content is processed again (src/ledger/discovery.ts)
   // to uploaded: the job's steps changed and the operator said --redo-steps: redone from the
   // first step with its upload (src/ledger/stepLists.ts); its output stays until replaced
   done: ['queued', 'uploaded'],
