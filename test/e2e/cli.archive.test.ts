@@ -10,7 +10,7 @@ import { runCli, type CliResult } from '../helpers/cli.js';
 import { listenLocal } from '../helpers/http.js';
 import { makeTempDir } from '../helpers/job.js';
 import { testRaw, write16BitPng, writeBmp, writeRotatedJpeg, writeTiff } from '../inputs/images.js';
-import { filesUnder } from '../pipelines/helpers.js';
+import { filesUnder } from '../run/helpers.js';
 
 /**
  * Three keys: files are claimed by whichever lane uploads them, URL inputs are given to a

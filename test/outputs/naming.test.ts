@@ -5,7 +5,7 @@ import { Ledger, type FoundFile } from '../../src/ledger/index.js';
 import { urlIdentity } from '../../src/inputs/identity.js';
 import { assignOutputNames, outputTargets, relOutputPath, stepLabel, type NamingOptions } from '../../src/outputs/naming.js';
 import { writePhoto } from '../helpers/job.js';
-import { emptyJob, filesUnder, run, session } from './helpers.js';
+import { emptyJob, filesUnder, run, session } from '../run/helpers.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
