@@ -5,6 +5,7 @@
  */
 import { clock } from '../clock.js';
 import { CAPABILITIES, type Capability, type Mode, type Resolution } from '../spec/capabilities.js';
+import { ENDPOINTS } from '../spec/endpoints.js';
 import {
   classify,
   MALFORMED_RESPONSE,
@@ -100,13 +101,6 @@ export interface ApiClientOptions {
   /** Name of the key's variable, for error messages ("set a valid key in …"). */
   keyEnv?: string;
 }
-
-export const ENDPOINTS = {
-  credits: '/api/v1/credits',
-  usage: '/api/v1/usage',
-  upload: '/api/v1/image/upload',
-  task: '/api/v1/tasks/{businessType}/{taskId}',
-} as const;
 
 interface CallSpec<T> {
   method: 'GET' | 'POST';

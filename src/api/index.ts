@@ -1,4 +1,5 @@
-export { ApiClient, ENDPOINTS } from './client.js';
+export { ApiClient } from './client.js';
+export { ENDPOINTS } from '../spec/endpoints.js';
 export type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './client.js';
 export { ApiError, isApiError } from './errors.js';
 export type { ErrorKind } from './errors.js';
