@@ -3,7 +3,7 @@ import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
 import { Ledger, type FailedItem } from '../ledger/index.js';
 import { EXIT } from './errors.js';
-import type { RetryArgs, RetryIo, RetryOutcome } from './retry.js';
+import type { RetryArgs, RetryIo, RetryOutcome } from './retryTypes.js';
 
 /** What re-creating the failed photos costs, as far as it is known. */
 export interface RetryCost {
