@@ -251,7 +251,7 @@ export function classify(httpStatus: number, businessCode: number | null): Class
 
 /**
  * Did the service itself answer? What decides whether a base URL is the API (at a run's
- * first contact, serviceContact.ts) and whether the service is out (mid-run):
+ * first contact, run/serviceContact.ts) and whether the service is out (mid-run):
  * - 'api': a response carrying the API's envelope (`businessCode` not null), whatever its status;
  * - 'no-answer': no response (refused, DNS, TLS, timeout, reset), or a 5xx without the
  *   envelope (a gateway in front of a service that is down): may pass;

@@ -116,7 +116,7 @@ const AFTER_TASK: ReadonlySet<ItemState> = new Set(['succeeded', 'downloading'])
 /**
  * `darkroom plan <jobs.yaml>`: a dry run. Finds the inputs as `run` would, reads the ledger
  * if there is one (never creating it), and says what the job needs: calls, credits and the
- * shortest time the limits allow (DESIGN.md § Scheduling). With a key set, one GET
+ * shortest time the limits allow (docs/ARCHITECTURE.md § Performance model). With a key set, one GET
  * /api/v1/credits compares the need with the account; nothing else is sent, no task is
  * created and nothing is uploaded.
  */

@@ -26,7 +26,7 @@ export interface RunArgs {
   readonly quiet?: boolean | undefined;
   /** `--break-lock HOST:PID`: take over the lock of a run on another host known to be gone. */
   readonly breakLock?: string | undefined;
-  /** Redo photos started under other steps than the job's, from the first step (see stepsCheck.ts). */
+  /** Redo photos started under other steps than the job's, from the first step (see run/stepsCheck.ts). */
   readonly redoSteps?: boolean | undefined;
   /** Spending guards: --max-photos, --max-credits, --max-duration, --until (guardOptions.ts). */
   readonly guards?: GuardArgs;

@@ -4,7 +4,7 @@ import { DEFAULT_LEDGER_FILE } from './ledgerPath.js';
 import { checkPattern } from './pattern.js';
 
 /**
- * The jobs YAML (DESIGN.md § Command-line contract). Every default is written here, once.
+ * The jobs YAML (docs/ARCHITECTURE.md § Command-line contract). Every default is written here, once.
  * Unknown keys are refused so that a typo ("stpes:") is an error, not a silently
  * ignored setting.
  */

@@ -78,7 +78,7 @@ export interface ProgressContext {
   readonly keys?: readonly string[] | undefined;
 }
 
-/** Creates and polls a step costs at least: one each (DESIGN.md: C* = N·(u + Σ 2·a_s)). */
+/** Creates and polls a step costs at least: one each (docs/ARCHITECTURE.md § Performance model: C* = N·(u + Σ 2·a_s)). */
 const MIN_CALLS_PER_STEP = 2;
 /** Steps finished before the measured calls per step replace the minimum. */
 const OBSERVED_AFTER = 3;

@@ -146,7 +146,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     feed?.pull();
     opts.onActivity?.();
   };
-  // Room for the results still to come (diskcheck.ts), before the first upload.
+  // Room for the results still to come (outputs/diskcheck.ts), before the first upload.
   const diskProblem = outputProblem ?? checkOutputSpace(config.output.dir, ledger.outputs.spaceFacts(), config, opts.outputFs);
   if (diskProblem !== null) haltRun(run, { kind: 'disk', immediate: true, exitCode: 2, message: diskProblem });
   // Aborts what is in flight once an interrupt's grace period is over.
@@ -256,7 +256,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
       for (const lane of lanes) lane.wake();
     },
     ledgerOk,
-    // A photo redone under new steps: its files made under the old ones go once the new output is in (staleOutputs.ts).
+    // A photo redone under new steps: its files made under the old ones go once the new output is in (outputs/staleOutputs.ts).
     onDone: (itemId: number) => retireStaleOutputs(ledger, log, itemId),
   };
   try {

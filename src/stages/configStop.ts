@@ -2,7 +2,7 @@ import type { ApiError } from '../api/index.js';
 import { haltRun, type StageContext } from './context.js';
 
 /**
- * A config problem every call would meet (the base URL redirects, classify.ts 'stop-config')
+ * A config problem every call would meet (the base URL redirects, api/classify.ts 'stop-config')
  * stops the run at once with exit 2: no call of any kind after it, and no photo failed for
  * it. The stage that met it has already put its item back where it was (a redirect is a
  * definite "not done"). The line names the redirect's target, never the key.

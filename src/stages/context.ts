@@ -20,7 +20,7 @@ export interface AccountStop {
  * every call at once and exits 2; a local problem with the outputs (disk full, read-only
  * folder) stops new creates and uploads but finishes the work already paid for, and exits 1.
  * Either way every photo stays resumable: nothing is marked failed for it. A spending guard
- * the operator set (guards.ts) stops like a full disk, with exit 4.
+ * the operator set (run/guards.ts) stops like a full disk, with exit 4.
  */
 export interface RunHalt {
   readonly kind: 'config' | 'disk' | 'ledger' | 'limit';
