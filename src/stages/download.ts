@@ -6,7 +6,8 @@ import type { Logger } from '../log.js';
 import { fullJitter } from '../scheduler/backoff.js';
 import { copyAtomically, writeBufferAtomically, writeStreamAtomically } from '../outputs/atomic.js';
 import { DownloadError } from '../outputs/downloadError.js';
-import { checkTargets, outputTargets, writeOtherOutputs, type NamingOptions, type WrittenResult } from '../outputs/naming.js';
+import { checkTargets, outputTargets, type NamingOptions } from '../outputs/naming.js';
+import { writeOtherOutputs, type WrittenResult } from '../outputs/otherOutputs.js';
 import { OutputWriteError, type OutputFs } from '../outputs/outputfs.js';
 import { withResult, type ResultFetch } from './result.js';
 
@@ -26,9 +27,9 @@ export interface DownloadOptions {
   readonly fetch?: ResultFetch;
   /** Aborts downloads in flight (an interrupt's grace period is over); they are retried next run. */
   readonly abort?: AbortSignal;
-  /** output.layout, output.pattern, sidecars, intermediates (naming.ts); mirror `{name}.{ext}` when absent. */
+  /** output.layout, output.pattern, sidecars, intermediates (outputs/naming.ts); mirror `{name}.{ext}` when absent. */
   readonly naming?: NamingOptions;
-  /** The file-system calls that write outputs (outputfs.ts); tests inject a full or read-only disk here. */
+  /** The file-system calls that write outputs (outputs/outputfs.ts); tests inject a full or read-only disk here. */
   readonly fs?: OutputFs;
   /**
    * The output folder cannot take files (ENOSPC, EROFS, EACCES, EDQUOT…): the runner stops
@@ -73,7 +74,7 @@ export async function downloadStage(ledger: Ledger, item: ItemRow, opts: Downloa
   const write = { fs: opts.fs };
   try {
     const written = await withResult(claimed.result_url!, opts, async (r) => {
-      // Every name of the photo gets an output (naming.ts); the first is the item's own.
+      // Every name of the photo gets an output (outputs/naming.ts); the first is the item's own.
       const targets = outputTargets(ledger, claimed, r.ext, opts.outputDir, opts.naming);
       const target = targets[0]!.path;
       checkTargets(ledger, claimed, targets.slice(1));
