@@ -1,5 +1,9 @@
+/*
+ * Over 300 lines on purpose: runJob is one run from start to end (lock, recovery, discovery,
+ * lanes, downloader, stops, summary), and the order of those phases is the design; its
+ * helpers live beside it (credits.ts, keys.ts, guards.ts, events.ts).
+ */
 import { setMaxListeners } from 'node:events';
-import { realpathSync } from 'node:fs';
 import { ApiClient, type CallRecord, type Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import type { Config, ResolvedKey } from '../config/index.js';
@@ -7,6 +11,8 @@ import type { Ledger, LedgerStatus, RecoveryReport } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import type { KeyBudget } from '../scheduler/keyBudget.js';
 import type { Reservation } from '../scheduler/reservation.js';
+import { creditsShortfall, readUsedCredit, type CreditsShortfall } from './credits.js';
+import { skipSameFile } from '../inputs/sameFile.js';
 import { Lane, type LaneStages } from '../scheduler/lane.js';
 import { Notifier } from '../scheduler/notifier.js';
 import { LatencyModel } from '../scheduler/latency.js';
@@ -69,14 +75,6 @@ export interface RunOptions extends KeyStoreOptions {
   readonly guards?: GuardLimits;
   /** The run's events (events.ts): photos done/failed/held/skipped, a guard tripping, the summary last. */
   readonly onEvent?: (e: RunEvent) => void;
-}
-
-/** 20601: what the account has against what the work left needs. */
-export interface CreditsShortfall {
-  /** Creates still needed to finish every pending photo (one per remaining step). */
-  readonly needed: number;
-  /** remainingCredit from GET /api/v1/credits, or null when that call failed. */
-  readonly remaining: number | null;
 }
 
 export interface RunResult {
@@ -358,72 +356,6 @@ function refused(ledger: Ledger, steps: StepsCheck, recovered: RecoveryReport, t
     interrupted: false,
     exitCode: 2,
   };
-}
-
-/**
- * One real file reached by two names (two links to one folder, a link to a photo beside
- * the photo) would be paid for twice: every name after the first, in discovery's sorted
- * order, is recorded as skipped, naming the first.
- */
-function skipSameFile<T extends { relPath: string; srcPath: string; skipReason?: string | null }>(found: readonly T[]): T[] {
-  const first = new Map<string, string>();
-  return found.map((f) => {
-    if (f.skipReason) return f;
-    let real: string;
-    try {
-      real = realpathSync(f.srcPath);
-    } catch {
-      return f; // not a local file (a URL input), or gone: the upload stage will say
-    }
-    const seen = first.get(real);
-    if (seen === undefined) {
-      first.set(real, f.relPath);
-      return f;
-    }
-    return { ...f, skipReason: `same file as ${seen} (reached through a symbolic link); processed once, under that name` };
-  });
-}
-
-/**
- * 20601 stopped the creates: one GET /api/v1/credits (within the key's call budget) so
- * the operator reads how many credits the rest needs against what the account has.
- */
-async function creditsShortfall(
-  ledger: Ledger,
-  config: Config,
-  client: ApiClient | undefined,
-  budget: KeyBudget | undefined,
-  abort: AbortSignal,
-  log: Logger,
-): Promise<CreditsShortfall> {
-  const needed = ledger.createsNeeded(config.steps.length);
-  if (!client || !budget) return { needed, remaining: null };
-  let ticket: Reservation | undefined;
-  try {
-    ticket = await budget.reserveWhenFree('account', { signal: abort });
-    const c = await client.withTicket(ticket).credits({ signal: abort });
-    return { needed, remaining: c.remainingCredit };
-  } catch (err) {
-    log.warn({ err: String((err as Error).message ?? err) }, 'could not read the credit balance');
-    return { needed, remaining: null };
-  } finally {
-    if (ticket) budget.settle(ticket);
-  }
-}
-
-/** The account's usedCredit for the credit guard: one GET /api/v1/credits within the key's call budget; null if it failed. */
-async function readUsedCredit(client: ApiClient | undefined, budget: KeyBudget | undefined, abort: AbortSignal, log: Logger): Promise<number | null> {
-  if (!client || !budget) return null;
-  let ticket: Reservation | undefined;
-  try {
-    ticket = await budget.reserveWhenFree('account', { signal: abort });
-    return (await client.withTicket(ticket).credits({ signal: abort })).usedCredit;
-  } catch (err) {
-    log.warn({ err: String((err as Error).message ?? err) }, 'could not read the credit balance for --max-credits; counting this run\'s creates instead');
-    return null;
-  } finally {
-    if (ticket) budget.settle(ticket);
-  }
 }
 
 function logCall(ledger: Ledger, log: Logger, keyFp: string, rec: CallRecord): void {
