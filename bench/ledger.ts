@@ -13,7 +13,7 @@ import type Database from 'better-sqlite3';
 import { statusCommand } from '../src/cli/status.js';
 import { loadConfig } from '../src/config/index.js';
 import { Ledger, type ItemState } from '../src/ledger/index.js';
-import { discover } from '../src/pipeline/discover.js';
+import { discover } from '../src/inputs/discover.js';
 import { writePhotos } from './photos.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

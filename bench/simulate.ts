@@ -1,8 +1,8 @@
 /**
  * A workload through the real darkroom runner — scheduler, pipeline, API client, ledger —
  * against the simulator's model in-process, under a virtual clock: hours of service time
- * pass in seconds, and a seed replays a run exactly. The ledger lives in memory (DESIGN.md
- * § Time and deterministic simulation); photos and outputs are real files in a temp folder.
+ * pass in seconds, and a seed replays a run exactly. The ledger lives in memory (docs/ARCHITECTURE.md
+ * § Time and simulation); photos and outputs are real files in a temp folder.
  */
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { installClock, VirtualClock } from '../src/clock.js';
 import { loadConfig, resolveKeys } from '../src/config/index.js';
 import { Ledger } from '../src/ledger/index.js';
 import { silentLogger } from '../src/log.js';
-import { runJob } from '../src/pipeline/runner.js';
+import { runJob } from '../src/run/runner.js';
 import { inProcessResultFetch, inProcessTransport } from '../src/sim/inprocess.js';
 import { SimModel } from '../src/sim/model.js';
 import { figuresFrom, type RunFigures } from './figures.js';

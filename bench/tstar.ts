@@ -1,5 +1,5 @@
 /*
- * T*, the shortest possible run of a workload (DESIGN.md § Scheduling and the performance
+ * T*, the shortest possible run of a workload (docs/ARCHITECTURE.md § Performance
  * model), computed per key and taken as the largest of three bounds:
  *
  *   calls   C = n·(u + Σ_s 2·a_s)            a_s = 1 / (1 − FAIL rate of step s)

@@ -2,7 +2,7 @@
  * The benchmark's workloads (issue 3): what the photos are, how the simulated service
  * behaves, and the T* each one allows.
  */
-import type { Capability } from '../src/api/capabilities.js';
+import type { Capability } from '../src/spec/capabilities.js';
 import type { SimOptions } from '../src/sim/options.js';
 import { tStar, type TStar } from './tstar.js';
 

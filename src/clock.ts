@@ -255,6 +255,13 @@ export const clock = {
     );
     return installed.io(work);
   },
+  /**
+   * Let the events waiting behind this code run (a read done, a timer due): one empty turn of
+   * I/O, waited for like `io`. For a loop of synchronous work that must not starve the rest.
+   */
+  yieldTurn(): Promise<void> {
+    return installed.io(new Promise<void>((resolve) => setImmediate(resolve)));
+  },
   /** Resolves after `ms`; rejects with the signal's reason if aborted first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {

@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
-import { redact } from './api/key.js';
+import { redact } from './spec/key.js';
 import { clock } from './clock.js';
 
 export type Logger = pino.Logger;

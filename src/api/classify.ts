@@ -2,6 +2,7 @@
  * The one place that decides what an (HTTP status, business code) pair means to darkroom.
  * The spec says several codes share a status, so both are always checked.
  */
+import { CODES } from '../spec/codes.js';
 
 /**
  * - retry-later: definitely not performed (429, 503); wait and send again.
@@ -93,17 +94,17 @@ const SERVER_ERROR: Classification = {
  * 400, the published create examples show it inside HTTP 200.
  */
 export const ERROR_TABLE: readonly ErrorTableEntry[] = [
-  { httpStatus: 200, businessCode: 0, ...OK },
-  { httpStatus: 200, businessCode: 24403, ...NOT_SUBSCRIBED },
-  { httpStatus: 400, businessCode: 24403, ...NOT_SUBSCRIBED },
-  { httpStatus: 400, businessCode: 20601, ...INSUFFICIENT_CREDITS },
-  { httpStatus: 400, businessCode: -2, ...BAD_REQUEST },
-  { httpStatus: 400, businessCode: -3, ...INVALID_MODE },
-  { httpStatus: 401, businessCode: -1, ...INVALID_KEY },
-  { httpStatus: 404, businessCode: -60404, ...TASK_NOT_FOUND },
-  { httpStatus: 429, businessCode: -1000, ...RATE_LIMITED },
-  { httpStatus: 503, businessCode: -1000, ...SERVICE_UNAVAILABLE },
-  { httpStatus: 500, businessCode: -1, ...SERVER_ERROR },
+  { httpStatus: 200, businessCode: CODES.OK, ...OK },
+  { httpStatus: 200, businessCode: CODES.NOT_SUBSCRIBED, ...NOT_SUBSCRIBED },
+  { httpStatus: 400, businessCode: CODES.NOT_SUBSCRIBED, ...NOT_SUBSCRIBED },
+  { httpStatus: 400, businessCode: CODES.NO_CREDITS, ...INSUFFICIENT_CREDITS },
+  { httpStatus: 400, businessCode: CODES.PARAM, ...BAD_REQUEST },
+  { httpStatus: 400, businessCode: CODES.INVALID_MODE, ...INVALID_MODE },
+  { httpStatus: 401, businessCode: CODES.GENERAL, ...INVALID_KEY },
+  { httpStatus: 404, businessCode: CODES.TASK_NOT_FOUND, ...TASK_NOT_FOUND },
+  { httpStatus: 429, businessCode: CODES.BUSY, ...RATE_LIMITED },
+  { httpStatus: 503, businessCode: CODES.BUSY, ...SERVICE_UNAVAILABLE },
+  { httpStatus: 500, businessCode: CODES.GENERAL, ...SERVER_ERROR },
 ];
 
 /**
@@ -112,13 +113,13 @@ export const ERROR_TABLE: readonly ErrorTableEntry[] = [
  * cannot be trusted alone). -1 is absent: it means "key" with 401 and "server" with 500.
  */
 const BY_CODE: ReadonlyMap<number, Classification> = new Map([
-  [24403, NOT_SUBSCRIBED],
-  [20601, INSUFFICIENT_CREDITS],
-  [-2, BAD_REQUEST],
-  [-3, INVALID_MODE],
-  [-60404, TASK_NOT_FOUND],
+  [CODES.NOT_SUBSCRIBED, NOT_SUBSCRIBED],
+  [CODES.NO_CREDITS, INSUFFICIENT_CREDITS],
+  [CODES.PARAM, BAD_REQUEST],
+  [CODES.INVALID_MODE, INVALID_MODE],
+  [CODES.TASK_NOT_FOUND, TASK_NOT_FOUND],
   [
-    -1000,
+    CODES.BUSY,
     {
       kind: 'retry-later',
       code: 'DARKROOM_SERVICE_BUSY',
@@ -250,7 +251,7 @@ export function classify(httpStatus: number, businessCode: number | null): Class
 
 /**
  * Did the service itself answer? What decides whether a base URL is the API (at a run's
- * first contact, serviceContact.ts) and whether the service is out (mid-run):
+ * first contact, run/serviceContact.ts) and whether the service is out (mid-run):
  * - 'api': a response carrying the API's envelope (`businessCode` not null), whatever its status;
  * - 'no-answer': no response (refused, DNS, TLS, timeout, reset), or a 5xx without the
  *   envelope (a gateway in front of a service that is down): may pass;

@@ -4,7 +4,8 @@
  * or sleeps: the scheduler owns pacing and retries, and must see every call.
  */
 import { clock } from '../clock.js';
-import { CAPABILITIES, type Capability, type Mode, type Resolution } from './capabilities.js';
+import { CAPABILITIES, type Capability, type Mode, type Resolution } from '../spec/capabilities.js';
+import { ENDPOINTS } from '../spec/endpoints.js';
 import {
   classify,
   MALFORMED_RESPONSE,
@@ -32,7 +33,8 @@ import {
   type UploadResult,
   type Usage,
 } from './shapes.js';
-import { toTransportError, undiciTransport, type Transport, type WireRequest, type WireResponse } from './transport.js';
+import { undiciTransport } from './transport.js';
+import { toTransportError, type Transport, type WireRequest, type WireResponse } from '../spec/wire.js';
 
 export interface CallOpts {
   /** The X-Request-Id to send; a create passes the one it recorded as `sending` (L1). */
@@ -99,13 +101,6 @@ export interface ApiClientOptions {
   /** Name of the key's variable, for error messages ("set a valid key in …"). */
   keyEnv?: string;
 }
-
-export const ENDPOINTS = {
-  credits: '/api/v1/credits',
-  usage: '/api/v1/usage',
-  upload: '/api/v1/image/upload',
-  task: '/api/v1/tasks/{businessType}/{taskId}',
-} as const;
 
 interface CallSpec<T> {
   method: 'GET' | 'POST';

@@ -1,6 +1,6 @@
 import type { Classification, ErrorKind } from './classify.js';
 import type { RateLimitInfo } from './headers.js';
-import { redact } from './key.js';
+import { redact } from '../spec/key.js';
 
 export type { ErrorKind } from './classify.js';
 

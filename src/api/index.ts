@@ -1,4 +1,5 @@
-export { ApiClient, ENDPOINTS } from './client.js';
+export { ApiClient } from './client.js';
+export { ENDPOINTS } from '../spec/endpoints.js';
 export type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './client.js';
 export { ApiError, isApiError } from './errors.js';
 export type { ErrorKind } from './errors.js';
@@ -20,8 +21,10 @@ export type { RateLimitInfo, RateLimitScope, KnownRateLimitScope } from './heade
 export { newRequestId, isValidRequestId } from './requestId.js';
 export { isTerminalStatus, TASK_STATUSES } from './shapes.js';
 export type { CreateResult, CreatedTask, Credits, TaskInfo, TaskStatus, UploadResult, Usage } from './shapes.js';
-export { TransportError, undiciTransport } from './transport.js';
-export type { Transport, UndiciTransportOptions, WireRequest, WireResponse } from './transport.js';
-export { CAPABILITIES, CAPABILITY_NAMES, MODES, RESOLUTIONS, BUSINESS_TYPES, isCapability } from './capabilities.js';
-export type { Capability, CapabilityInfo, Mode, Resolution } from './capabilities.js';
-export { fingerprintKey, maskKey, redact } from './key.js';
+export { undiciTransport } from './transport.js';
+export type { UndiciTransportOptions } from './transport.js';
+export { TransportError } from '../spec/wire.js';
+export type { Transport, WireRequest, WireResponse } from '../spec/wire.js';
+export { CAPABILITIES, CAPABILITY_NAMES, MODES, RESOLUTIONS, BUSINESS_TYPES, isCapability } from '../spec/capabilities.js';
+export type { Capability, CapabilityInfo, Mode, Resolution } from '../spec/capabilities.js';
+export { fingerprintKey, maskKey, redact } from '../spec/key.js';

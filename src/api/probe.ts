@@ -12,7 +12,8 @@ import { getHeader } from './headers.js';
 import { parseJsonKeepingBigInts } from './json.js';
 import { newRequestId } from './requestId.js';
 import { parseEnvelope } from './shapes.js';
-import { toTransportError, undiciTransport, type Transport } from './transport.js';
+import { undiciTransport } from './transport.js';
+import { toTransportError, type Transport } from '../spec/wire.js';
 
 export interface ProbeResult {
   readonly answer: ServiceAnswer;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ApiClient, type CallRecord, type Transport } from '../api/index.js';
-import { fingerprintKey } from '../api/key.js';
+import { fingerprintKey } from '../spec/key.js';
 import { ConfigError, loadConfig, requireBaseUrl, resolveKeys, type Config, type ResolvedKey } from '../config/index.js';
 import { clock } from '../clock.js';
 import { KeyStore, Ledger, ProgressReader } from '../ledger/index.js';

@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
-import { GuardArgumentError, checkClockTime, nextLocalTime, parseDuration } from '../pipeline/guardTimes.js';
-import type { GuardLimits } from '../pipeline/guards.js';
+import { GuardArgumentError, checkClockTime, nextLocalTime, parseDuration } from '../run/guardTimes.js';
+import type { GuardLimits } from '../run/guards.js';
 
 /** The spending guards and `--json` as `darkroom run` takes them (kept here so main.ts stays a list of commands). */
 export interface GuardArgs {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { clock } from '../clock.js';
+import { DEFAULT_LEDGER_FILE } from '../config/ledgerPath.js';
 import { describeError, EXIT } from './errors.js';
 import { withGuardOptions } from './guardOptions.js';
 import { allExitCodesEpilog, exitCodesEpilog } from './exitCodes.js';
@@ -119,7 +120,7 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger path)' })
-          .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger file (default: ./darkroom.db)' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: `ledger file (default: ./${DEFAULT_LEDGER_FILE})` })
           .option('json', { type: 'boolean', default: false, describe: 'one JSON object: total, done, failed, held, pending, … (see README)' })
           .option('watch', { type: 'boolean', default: false, describe: 'redraw every 2 s until Ctrl-C (with --json: one object per line)' })
           .example('darkroom status jobs.yaml --json', 'machine-readable status')
@@ -158,7 +159,7 @@ export async function main(argv: string[]): Promise<number> {
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger path)' })
           .option('held', { type: 'boolean', default: false, describe: 'retry the held photos (ambiguous creates, timed-out tasks)' })
           .option('failed', { type: 'boolean', default: false, describe: 'retry the failed photos (ERROR, OTHER, attempts used up, refused); paid ones are only downloaded' })
-          .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger file (default: ./darkroom.db)' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: `ledger file (default: ./${DEFAULT_LEDGER_FILE})` })
           .option('yes', { type: 'boolean', default: false, describe: 'do not ask; accept the cost (for --held: that a second charge is possible)' })
           .option('break-lock', { type: 'string', requiresArg: true, describe: BREAK_LOCK })
           .example('darkroom retry --held jobs.yaml', 'list the held photos and ask before re-queueing them')
@@ -232,7 +233,7 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger and output paths)' })
-          .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger file (default: ./darkroom.db)' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: `ledger file (default: ./${DEFAULT_LEDGER_FILE})` })
           .option('out', { type: 'string', nargs: 1, default: 'report.html', describe: 'where to write the page: a file, or - (stdout), a pipe or a device, written straight' })
           .option('thumbs', { type: 'string', requiresArg: true, describe: 'thumbnails folder (default: <report name>-thumbs beside the report; none for stdout)' })
           .option('absolute-paths', { type: 'boolean', default: false, describe: 'show and link absolute paths (by default all are relative: the report can be shared)' })

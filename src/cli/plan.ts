@@ -1,14 +1,14 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { checkServiceUrl } from '../pipeline/serviceContact.js';
+import { checkServiceUrl } from '../run/serviceContact.js';
 import { CAPABILITIES, fingerprintKey, isApiError, isCapability, type Credits, type Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import { ConfigError, loadConfig, requireInputDir, type Config, type ResolvedKey } from '../config/index.js';
 import { ProgressReader, type ItemState, type ProgressFacts } from '../ledger/index.js';
 import { parseStepsJson, stepsSignature } from '../config/steps.js';
-import { discoverFiles } from '../pipeline/discover.js';
-import { hiddenLine } from '../pipeline/hidden.js';
-import { describeChange, type StepsChange } from '../pipeline/stepsCheck.js';
+import { discoverFiles } from '../inputs/discover.js';
+import { hiddenLine } from '../inputs/hidden.js';
+import { describeChange, type StepsChange } from '../run/stepsCheck.js';
 import { ASSUMED_LATENCY_MS, estimate, expectedAttempts, formatDuration, type Bound } from '../progress/model.js';
 import { withAccountClient } from './account.js';
 import { EXIT } from './errors.js';
@@ -116,7 +116,7 @@ const AFTER_TASK: ReadonlySet<ItemState> = new Set(['succeeded', 'downloading'])
 /**
  * `darkroom plan <jobs.yaml>`: a dry run. Finds the inputs as `run` would, reads the ledger
  * if there is one (never creating it), and says what the job needs: calls, credits and the
- * shortest time the limits allow (DESIGN.md § Scheduling). With a key set, one GET
+ * shortest time the limits allow (docs/ARCHITECTURE.md § Performance model). With a key set, one GET
  * /api/v1/credits compares the need with the account; nothing else is sent, no task is
  * created and nothing is uploaded.
  */

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { CAPABILITIES, isCapability, redact } from '../api/index.js';
 import { clock } from '../clock.js';
-import { loadConfig, resolveLedgerPath } from '../config/index.js';
+import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
 import { Ledger } from '../ledger/index.js';
 import { buildReport, creditsSpent, formatBytes, reportPaths } from '../report/index.js';
 import { outputBaseDir, outputTarget, writeOutput, type OutputTarget, type WriteStreams } from './outputFile.js';
@@ -48,7 +48,7 @@ export async function reportCommand(args: ReportArgs, env: NodeJS.ProcessEnv, st
     keyEnvs = config.keyEnvs;
     jobCosts = config.credits;
   } else {
-    ledgerFile = resolveLedgerPath(cwd, args.ledger ?? 'darkroom.db');
+    ledgerFile = resolveLedgerPath(cwd, args.ledger ?? DEFAULT_LEDGER_FILE);
   }
   // Classified before the ledger is read: a folder given as --out is a usage error, not a wasted read.
   const target = await outputTarget(args.out ?? 'report.html', cwd);

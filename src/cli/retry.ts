@@ -1,38 +1,10 @@
 import { createInterface } from 'node:readline/promises';
-import { loadConfig, resolveLedgerPath } from '../config/index.js';
+import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
 import { Ledger, type HeldItem } from '../ledger/index.js';
 import { EXIT } from './errors.js';
 import { releaseHeldSlots } from './heldSlots.js';
 import { retryFailedCommand } from './retryFailed.js';
-
-export interface RetryArgs {
-  readonly jobs?: string | undefined;
-  readonly ledger?: string | undefined;
-  /** What to retry, named explicitly: `--held` (ambiguous creates, timed-out tasks) or `--failed`. */
-  readonly held: boolean;
-  /** `--failed`: photos that failed (retryFailed.ts). */
-  readonly failed?: boolean | undefined;
-  /** Skip the question (scripts, cron). */
-  readonly yes: boolean;
-  /** `--break-lock HOST:PID`: take over the lock of a run on another host known to be gone. */
-  readonly breakLock?: string | undefined;
-}
-
-export interface RetryIo {
-  readonly env: NodeJS.ProcessEnv;
-  /** Whether a person can be asked (stdin and stderr are a terminal). */
-  readonly interactive: boolean;
-  /** Ask a yes/no question; resolves true only for an explicit yes. */
-  readonly ask: (question: string) => Promise<boolean>;
-}
-
-export interface RetryOutcome {
-  readonly exitCode: number;
-  /** Results, for stdout. */
-  readonly stdout: string;
-  /** The warning, a refusal or a note, for stderr. */
-  readonly stderr: string;
-}
+import type { RetryArgs, RetryIo, RetryOutcome } from './retryTypes.js';
 
 /**
  * `darkroom retry --held`: put held photos back to work, after saying plainly that a
@@ -45,7 +17,7 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
     return { exitCode: EXIT.usage, stdout: '', stderr: 'darkroom: name what to retry: --held or --failed (one at a time)' };
   }
   if (args.failed) return retryFailedCommand(args, io);
-  const file = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }).ledger : resolveLedgerPath(process.cwd(), args.ledger ?? 'darkroom.db');
+  const file = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }).ledger : resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE);
   const reader = Ledger.open(file, { readonly: true });
   let held: HeldItem[];
   try {

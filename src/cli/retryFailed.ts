@@ -1,9 +1,9 @@
 // From their modules, not the index files: the api index brings undici with it.
-import { CAPABILITIES, isCapability } from '../api/capabilities.js';
-import { loadConfig, resolveLedgerPath } from '../config/index.js';
+import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
+import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
 import { Ledger, type FailedItem } from '../ledger/index.js';
 import { EXIT } from './errors.js';
-import type { RetryArgs, RetryIo, RetryOutcome } from './retry.js';
+import type { RetryArgs, RetryIo, RetryOutcome } from './retryTypes.js';
 
 /** What re-creating the failed photos costs, as far as it is known. */
 export interface RetryCost {
@@ -47,7 +47,7 @@ export function retryCost(items: readonly FailedItem[], steps: readonly string[]
  */
 export async function retryFailedCommand(args: RetryArgs, io: RetryIo): Promise<RetryOutcome> {
   const config = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }) : null;
-  const file = config?.ledger ?? resolveLedgerPath(process.cwd(), args.ledger ?? 'darkroom.db');
+  const file = config?.ledger ?? resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE);
   const reader = Ledger.open(file, { readonly: true });
   let failed: FailedItem[];
   let skipped: number;

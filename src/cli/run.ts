@@ -4,9 +4,9 @@ import { clock } from '../clock.js';
 import { loadConfig, requireBaseUrl, requireInputDir, resolveKeys } from '../config/index.js';
 import { Ledger, ProgressReader, holderId } from '../ledger/index.js';
 import { fileLogger, type Logger } from '../log.js';
-import { hiddenLine } from '../pipeline/hidden.js';
-import { runJob, type RunResult } from '../pipeline/runner.js';
-import { ServiceContact } from '../pipeline/serviceContact.js';
+import { hiddenLine } from '../inputs/hidden.js';
+import { runJob, type RunResult } from '../run/runner.js';
+import { ServiceContact } from '../run/serviceContact.js';
 import { LiveProgress, type TtyStream } from '../progress/live.js';
 import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
@@ -15,7 +15,7 @@ import type { Display } from './screen.js';
 import { rescueLines } from './rescue.js';
 import { stepsChangeLines } from './stepsChange.js';
 import { guardLimitsFrom, type GuardArgs } from './guardOptions.js';
-import type { RunEvent } from '../pipeline/events.js';
+import type { RunEvent } from '../run/events.js';
 import { stateDirFrom } from './stateDir.js';
 import { accountStopLines } from './stops.js';
 
@@ -26,7 +26,7 @@ export interface RunArgs {
   readonly quiet?: boolean | undefined;
   /** `--break-lock HOST:PID`: take over the lock of a run on another host known to be gone. */
   readonly breakLock?: string | undefined;
-  /** Redo photos started under other steps than the job's, from the first step (see stepsCheck.ts). */
+  /** Redo photos started under other steps than the job's, from the first step (see run/stepsCheck.ts). */
   readonly redoSteps?: boolean | undefined;
   /** Spending guards: --max-photos, --max-credits, --max-duration, --until (guardOptions.ts). */
   readonly guards?: GuardArgs;

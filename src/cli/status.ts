@@ -1,8 +1,8 @@
 import path from 'node:path';
-import { fingerprintKey } from '../api/key.js';
+import { fingerprintKey } from '../spec/key.js';
 import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
-import { resolveLedgerPath } from '../config/ledgerPath.js';
+import { DEFAULT_LEDGER_FILE, resolveLedgerPath } from '../config/ledgerPath.js';
 // From its module, not ledger/index.js: the 20 modules of the whole ledger are not needed here.
 import { ProgressReader } from '../ledger/progress.js';
 import type { ModelLimits } from '../progress/model.js';
@@ -30,7 +30,7 @@ interface Target {
 }
 
 async function target(args: StatusArgs, env: NodeJS.ProcessEnv): Promise<Target> {
-  if (!args.jobs) return { file: resolveLedgerPath(process.cwd(), args.ledger ?? 'darkroom.db'), config: null, keys: undefined };
+  if (!args.jobs) return { file: resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE), config: null, keys: undefined };
   // Imported only here: config brings zod and yaml (~0.2 s to load), which a status by
   // --ledger alone does without.
   const { loadConfig } = await import('../config/index.js');

@@ -1,5 +1,5 @@
 export { ConfigError } from './errors.js';
-export { resolveLedgerPath } from './ledgerPath.js';
+export { DEFAULT_LEDGER_FILE, resolveLedgerPath } from './ledgerPath.js';
 export { loadConfig, resolveKeys, requireBaseUrl, requireInputDir, type Config, type InputConfig, type OutputConfig, type LoadOptions, type ResolvedKey } from './load.js';
 export type { StepConfig } from './schema.js';
 export { checkPattern, fillPattern, type Placeholder } from './pattern.js';

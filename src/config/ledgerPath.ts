@@ -1,6 +1,9 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 
+/** The ledger's file name when neither the jobs file (`ledger:`) nor `--ledger` names one. */
+export const DEFAULT_LEDGER_FILE = 'darkroom.db';
+
 /**
  * The ledger path as the kernel reads it. `path.resolve` drops `x/..` by spelling alone,
  * but when `x` is a symbolic link the kernel goes up from the link's target instead:

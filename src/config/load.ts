@@ -2,8 +2,8 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { CAPABILITIES, CAPABILITY_NAMES, type Capability } from '../api/capabilities.js';
-import { fingerprintKey } from '../api/key.js';
+import { CAPABILITIES, CAPABILITY_NAMES, type Capability } from '../spec/capabilities.js';
+import { fingerprintKey } from '../spec/key.js';
 import { ConfigError } from './errors.js';
 import { resolveLedgerPath } from './ledgerPath.js';
 import { DEFAULT_INCLUDE, DEFAULT_INCLUDE_TRANSCODE, jobSchema, type JobFile, type StepConfig } from './schema.js';
@@ -156,7 +156,7 @@ export function requireBaseUrl(config: Config): string {
 
 /**
  * A run needs its input folder and URL list; `status` and `report` do not. The list's
- * lines are checked when the run reads them (src/pipeline/urls.ts), still before any call.
+ * lines are checked when the run reads them (src/inputs/urls.ts), still before any call.
  */
 export function requireInputDir(config: Config): void {
   const shown = path.basename(config.file);

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { CAPABILITY_NAMES, MODES, RESOLUTIONS } from '../api/capabilities.js';
+import { CAPABILITY_NAMES, MODES, RESOLUTIONS } from '../spec/capabilities.js';
+import { DEFAULT_LEDGER_FILE } from './ledgerPath.js';
 import { checkPattern } from './pattern.js';
 
 /**
- * The jobs YAML (DESIGN.md § Command-line contract). Every default is written here, once.
+ * The jobs YAML (docs/ARCHITECTURE.md § Command-line contract). Every default is written here, once.
  * Unknown keys are refused so that a typo ("stpes:") is an error, not a silently
  * ignored setting.
  */
@@ -30,7 +31,7 @@ export const serviceSchema = z
     /**
      * Spec gap: colorize and background removal have no businessType in the spec's
      * enumeration. Used for polling when the create response names none; default
-     * COLORIZE and REMOVE_BACKGROUND (src/api/capabilities.ts). The other capabilities'
+     * COLORIZE and REMOVE_BACKGROUND (src/spec/capabilities.ts). The other capabilities'
      * values are fixed by the spec.
      */
     businessTypes: z
@@ -157,7 +158,7 @@ export const jobSchema = z.strictObject({
   input: inputSchema,
   output: outputSchema,
   steps: z.array(stepSchema).min(1),
-  ledger: z.string().min(1).default('./darkroom.db'),
+  ledger: z.string().min(1).default(`./${DEFAULT_LEDGER_FILE}`),
   /** L2: what to do with a create whose outcome is unknown. */
   onAmbiguous: z.enum(['hold', 'resubmit']).default('hold'),
   /** Attempts per step when a task ends FAIL (the spec says FAIL is safe to retry). */

@@ -55,7 +55,7 @@ export class KeyStoreError extends Error {
   }
 }
 
-/** Fingerprints are `k_` and 12 hex digits (src/api/key.ts): safe as a file name, and never the key. */
+/** Fingerprints are `k_` and 12 hex digits (src/spec/key.ts): safe as a file name, and never the key. */
 const FINGERPRINT = /^k_[0-9a-f]{12}$/;
 
 let migrations: Migration[] | undefined;

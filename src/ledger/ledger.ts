@@ -3,7 +3,9 @@ import { clock } from '../clock.js';
 import { Calls } from './calls.js';
 import { Failed } from './failed.js';
 import { InputChecks } from './checks.js';
-import { Identity } from './identity.js';
+import { Discovery } from './discovery.js';
+import { Inputs } from './inputs.js';
+import { OutputFiles } from './outputFiles.js';
 import { Held } from './held.js';
 import { Items } from './items.js';
 import { KeyFacts } from './keyFacts.js';
@@ -29,8 +31,12 @@ export class Ledger {
   readonly tasks: Tasks;
   readonly outputs: Outputs;
   readonly calls: Calls;
-  /** Inputs by content: names, duplicates, output files (issue 5). */
-  readonly identity: Identity;
+  /** The names photos go by (issue 5: inputs by content, duplicates, renames). */
+  readonly inputs: Inputs;
+  /** What a discovery found, reconciled with the items and names above. */
+  readonly discovery: Discovery;
+  /** The files darkroom wrote, and for whom. */
+  readonly outputFiles: OutputFiles;
   readonly held: Held;
   /** Failed photos, for `darkroom retry --failed`. */
   readonly failed: Failed;
@@ -58,7 +64,9 @@ export class Ledger {
     this.tasks = new Tasks(db, this.items);
     this.outputs = new Outputs(db, this.items);
     this.calls = new Calls(db);
-    this.identity = new Identity(db, this.items);
+    this.inputs = new Inputs(db);
+    this.discovery = new Discovery(db, this.items, this.inputs);
+    this.outputFiles = new OutputFiles(db, this.items, this.inputs);
     this.held = new Held(db, this.items);
     this.failed = new Failed(db, this.items);
     this.checks = new InputChecks(db);

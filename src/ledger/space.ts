@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { stmt } from './statements.js';
 
-/** What the disk check before a run needs to know from the ledger (src/pipeline/diskcheck.ts). */
+/** What the disk check before a run needs to know from the ledger (src/outputs/diskcheck.ts). */
 export interface SpaceFacts {
   /** Photos whose output is still to be written: not done, held, failed or skipped. */
   readonly photos: number;

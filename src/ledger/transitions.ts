@@ -35,21 +35,21 @@ const ALLOWED: Readonly<Record<ItemState, readonly ItemState[]>> = {
   queued: ['uploading', 'skipped', 'failed', 'gone'],
   // back to queued: the upload call failed in a way that is safe to repeat
   uploading: ['uploaded', 'queued', 'failed', 'skipped'],
-  // to skipped: discovery found its output path unusable before its first create (src/pipeline/outputPaths.ts)
+  // to skipped: discovery found its output path unusable before its first create (src/outputs/outputPaths.ts)
   uploaded: ['submitting', 'failed', 'skipped'],
   // back to uploaded: definitely not created (not sent, 429, 503), try again later
   // to queued: the service answered a first-step create of our own upload with -2: it has
-  // forgotten the image, so it is uploaded again and created once more (pipeline/create.ts)
+  // forgotten the image, so it is uploaded again and created once more (stages/create.ts)
   submitting: ['active', 'uploaded', 'held', 'failed', 'queued'],
   // back to uploaded: FAIL (retry the step) or the task vanished (create again once)
   active: ['succeeded', 'uploaded', 'failed', 'held'],
   // to uploaded: the next step of a pipeline. Never to failed: the task is paid for, and its
-  // result is downloaded however long that takes (src/pipeline/download.ts)
+  // result is downloaded however long that takes (src/stages/download.ts)
   succeeded: ['downloading', 'uploaded'],
   // back to succeeded: the download or write failed, tried again later (or parked until the
   // next run); to active: the result URL expired, so the task is polled once more for a fresh one
   downloading: ['done', 'succeeded', 'uploaded', 'active'],
-  // to queued: its file changed, so the new content is processed again (src/ledger/identity.ts)
+  // to queued: its file changed, so the new content is processed again (src/ledger/discovery.ts)
   // to uploaded: the job's steps changed and the operator said --redo-steps: redone from the
   // first step with its upload (src/ledger/stepLists.ts); its output stays until replaced
   done: ['queued', 'uploaded'],

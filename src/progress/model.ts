@@ -1,5 +1,5 @@
 /**
- * The budget model of DESIGN.md § Scheduling, as the operator's tools use it: how long the
+ * The budget model of docs/ARCHITECTURE.md § Performance model, as the operator's tools use it: how long the
  * work left will take at best under the per-key limits. `darkroom plan` feeds it the
  * whole job, the live display and `darkroom status` the work still pending.
  *
@@ -11,7 +11,7 @@
  *
  * The calls a key has spent in the last hour are counted because the run inherits them
  * (its windows are rebuilt from the ledger); a fresh key has u = 0 and this is exactly
- * DESIGN.md's formula.
+ * docs/ARCHITECTURE.md's formula.
  */
 
 export interface ModelLimits {

@@ -15,7 +15,7 @@ export interface Progress extends Pick<LedgerStatus, 'total' | 'done' | 'failed'
   /** Calls per photo-step so far (creates and polls, FAIL retries included; uploads apart); null before any step ended. */
   readonly callsPerStep: number | null;
   readonly eta: Eta | null;
-  /** Set by a live run while the service does not answer (pipeline/serviceContact.ts): the countdown to its next try. */
+  /** Set by a live run while the service does not answer (run/serviceContact.ts): the countdown to its next try. */
   readonly service?: ServiceDown | null;
 }
 
@@ -78,7 +78,7 @@ export interface ProgressContext {
   readonly keys?: readonly string[] | undefined;
 }
 
-/** Creates and polls a step costs at least: one each (DESIGN.md: C* = N·(u + Σ 2·a_s)). */
+/** Creates and polls a step costs at least: one each (docs/ARCHITECTURE.md § Performance model: C* = N·(u + Σ 2·a_s)). */
 const MIN_CALLS_PER_STEP = 2;
 /** Steps finished before the measured calls per step replace the minimum. */
 const OBSERVED_AFTER = 3;

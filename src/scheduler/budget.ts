@@ -1,4 +1,4 @@
-import { RollingWindow } from './window.js';
+import { RollingWindow } from '../spec/window.js';
 
 export interface BudgetLimits {
   readonly callsPerMinute: number;

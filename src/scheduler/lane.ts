@@ -34,7 +34,7 @@ export interface RunControl {
 
 /**
  * What a lane asks before it spends on a photo (the run's spending guards,
- * src/pipeline/guards.ts). Answered from memory and the ledger, never with a call.
+ * src/run/guards.ts). Answered from memory and the ledger, never with a call.
  */
 export interface StartGate {
   /** A queued photo the lane is about to take for upload: false leaves it in the queue. */

@@ -1,4 +1,4 @@
-import { toTransportError, type Transport, type WireRequest, type WireResponse } from '../api/transport.js';
+import { toTransportError, type Transport, type WireRequest, type WireResponse } from '../spec/wire.js';
 import { clock } from '../clock.js';
 import type { SimModel } from './model.js';
 

@@ -41,8 +41,8 @@
  */
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'undici';
-import { CAPABILITIES, CAPABILITY_NAMES, type Capability } from '../api/capabilities.js';
-import { fingerprintKey, maskKey } from '../api/key.js';
+import { CAPABILITIES, CAPABILITY_NAMES, type Capability } from '../spec/capabilities.js';
+import { fingerprintKey, maskKey } from '../spec/key.js';
 import { clock } from '../clock.js';
 import { AuditRecorder, HOUR_MS, MINUTE_MS, type Audit, type FaultedCreate, type RateScope } from './audit.js';
 import { FaultInjector, malformedBody } from './faults.js';
@@ -64,7 +64,7 @@ import {
   type SimResponse,
 } from './responses.js';
 import { isActiveAt, pickOutcome, statusAt, type Task, type TaskInput } from './tasks.js';
-import { RollingWindow } from './windows.js';
+import { RollingWindow } from '../spec/window.js';
 
 export type { SimOptions } from './options.js';
 export type { SimRequest, SimResponse } from './responses.js';
@@ -178,16 +178,16 @@ export class SimModel {
       if (this.lanesByKey.has(key)) continue;
       const lane: Lane = {
         fingerprint: fingerprintKey(key),
-        minute: new RollingWindow(MINUTE_MS, limits.callsPerMinute),
-        hour: new RollingWindow(HOUR_MS, limits.callsPerHour),
+        minute: new RollingWindow(limits.callsPerMinute, MINUTE_MS),
+        hour: new RollingWindow(limits.callsPerHour, HOUR_MS),
         active: [],
         creating: 0,
       };
       this.lanesByKey.set(key, lane);
       this.lanesByFingerprint.set(lane.fingerprint, lane);
     }
-    this.globalMinute = new RollingWindow(MINUTE_MS, this.cfg.global.callsPerMinute);
-    this.globalHour = new RollingWindow(HOUR_MS, this.cfg.global.callsPerHour);
+    this.globalMinute = new RollingWindow(this.cfg.global.callsPerMinute, MINUTE_MS);
+    this.globalHour = new RollingWindow(this.cfg.global.callsPerHour, HOUR_MS);
     this.recorder = new AuditRecorder([...this.lanesByFingerprint.keys()]);
     this.faults = new FaultInjector(this.cfg.faults, this.cfg.seed);
   }
@@ -449,7 +449,7 @@ export class SimModel {
     let worst: Limited | undefined;
     for (const [scope, w] of windows) {
       if (w.admits(now)) continue;
-      const freesAt = w.freesAt(now);
+      const freesAt = w.nextFreeAt(now);
       if (!worst || freesAt > worst.freesAt) worst = { scope, limit: w.limit, freesAt };
     }
     return worst;

@@ -1,7 +1,7 @@
 /**
  * The simulator's knobs, their defaults, and a one-line banner for `darkroom sim`.
  */
-import { CAPABILITY_NAMES, type Capability } from '../api/capabilities.js';
+import { CAPABILITY_NAMES, type Capability } from '../spec/capabilities.js';
 import { resolveFaults, type FaultConfig, type FaultProfileName, type ResolvedFaults } from './faults.js';
 import { DEFAULT_STYLES } from './processing.js';
 

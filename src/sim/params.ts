@@ -10,7 +10,7 @@
  *   optional strings of at most 2,000 characters.
  * - Unknown extra fields are ignored, as most JSON services do.
  */
-import { CAPABILITIES, MODES, RESOLUTIONS, type Capability, type Resolution } from '../api/capabilities.js';
+import { CAPABILITIES, MODES, RESOLUTIONS, type Capability, type Resolution } from '../spec/capabilities.js';
 import { CODES } from './responses.js';
 import type { ProcessParams } from './processing.js';
 

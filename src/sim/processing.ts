@@ -4,7 +4,7 @@
  * output naming are exercised for real. They are stand-ins, not the service's models.
  */
 import sharp from 'sharp';
-import type { Capability, Resolution } from '../api/capabilities.js';
+import type { Capability, Resolution } from '../spec/capabilities.js';
 
 export interface ProcessParams {
   mode?: string;

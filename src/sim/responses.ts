@@ -2,6 +2,7 @@
  * The spec's envelope `{code, message, data, requestId}` and the headers every answer of the
  * API origin carries. Errors keep `data: null` so every body has the same four keys.
  */
+import { CODES } from '../spec/codes.js';
 
 export interface SimRequest {
   method: string;
@@ -28,16 +29,7 @@ export interface SimResponse {
   truncated?: boolean;
 }
 
-export const CODES = {
-  OK: 0,
-  GENERAL: -1,
-  PARAM: -2,
-  INVALID_MODE: -3,
-  BUSY: -1000,
-  NOT_SUBSCRIBED: 24403,
-  NO_CREDITS: 20601,
-  TASK_NOT_FOUND: -60404,
-} as const;
+export { CODES };
 
 const REQUEST_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 

@@ -3,7 +3,7 @@
  * is accepted, and its status at any moment is computed from the clock. Nothing is
  * scheduled, so the model needs no timers and a virtual clock can jump freely.
  */
-import type { Capability } from '../api/capabilities.js';
+import type { Capability } from '../spec/capabilities.js';
 import type { ImageExt } from './images.js';
 import type { ProcessParams } from './processing.js';
 

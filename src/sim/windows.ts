@@ -1,56 +1,9 @@
 /**
- * Rolling call windows. A window of span S admits a call at time t when fewer than `limit`
- * recorded calls lie in (t − S, t]; the same boundary is used by the audit, so "at most N in
- * any S" means the same thing to the server and to whoever checks a client against it.
+ * The audit's window counts over sorted call times. A window of span S admits a call at time
+ * t when fewer than `limit` recorded calls lie in (t − S, t], the boundary the live windows
+ * use too (src/spec/window.ts), so "at most N in any S" means the same thing to the server
+ * and to whoever checks a client against it.
  */
-
-export class RollingWindow {
-  private times: number[] = [];
-  private head = 0;
-
-  constructor(
-    readonly spanMs: number,
-    readonly limit: number,
-  ) {}
-
-  private prune(now: number): void {
-    const cutoff = now - this.spanMs;
-    while (this.head < this.times.length && this.times[this.head]! <= cutoff) this.head++;
-    // Compact occasionally so a night of calls does not keep every timestamp alive.
-    if (this.head > 1024 && this.head * 2 > this.times.length) {
-      this.times = this.times.slice(this.head);
-      this.head = 0;
-    }
-  }
-
-  count(now: number): number {
-    this.prune(now);
-    return this.times.length - this.head;
-  }
-
-  remaining(now: number): number {
-    return Math.max(0, this.limit - this.count(now));
-  }
-
-  admits(now: number): boolean {
-    return this.count(now) < this.limit;
-  }
-
-  record(now: number): void {
-    this.times.push(now);
-  }
-
-  /**
-   * The moment enough recorded calls have left the window for one more to fit. Only
-   * meaningful when the window is full.
-   */
-  freesAt(now: number): number {
-    const n = this.count(now);
-    const idx = this.head + Math.max(0, n - this.limit);
-    const oldest = this.times[idx];
-    return oldest === undefined ? now : oldest + this.spanMs;
-  }
-}
 
 /** Calls in (now − span, now]. `sorted` is ascending. */
 export function countInWindow(sorted: readonly number[], now: number, spanMs: number): number {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SPEC_ERROR_STATUSES } from '../helpers/errorTable.js';
 import { ApiClient, type CallRecord } from '../../src/api/client.js';
 import { ApiError } from '../../src/api/errors.js';
-import { TransportError, type WireRequest, type WireResponse } from '../../src/api/transport.js';
+import { TransportError, type WireRequest, type WireResponse } from '../../src/spec/wire.js';
 import { installClock, VirtualClock } from '../../src/clock.js';
 import { allText, CANARY_KEY, FakeTransport, json, ok, type Responder } from './fakes.js';
 

@@ -1,4 +1,4 @@
-import type { Transport, WireRequest, WireResponse } from '../../src/api/transport.js';
+import type { Transport, WireRequest, WireResponse } from '../../src/spec/wire.js';
 
 /** A key that must never show up in any error, record or message. */
 export const CANARY_KEY = 'sk-CANARY-7f3a9c1e5b2d4f60-DO-NOT-LEAK';

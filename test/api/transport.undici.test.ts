@@ -3,7 +3,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.js';
 import { ApiError } from '../../src/api/errors.js';
-import { TransportError, undiciTransport } from '../../src/api/transport.js';
+import { undiciTransport } from '../../src/api/transport.js';
+import { TransportError } from '../../src/spec/wire.js';
 import { CANARY_KEY } from './fakes.js';
 
 interface Seen {

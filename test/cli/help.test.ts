@@ -13,7 +13,7 @@ describe('darkroom --help and --version', () => {
     expect(r.stdout.trim()).toBe(pkg.version);
   });
 
-  it('--help lists every command and the exit codes of DESIGN.md', async () => {
+  it('--help lists every command and the exit codes of docs/ARCHITECTURE.md', async () => {
     const r = await runCli(['--help']);
     expect(r.code).toBe(0);
     for (const c of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^  darkroom ${c}\\b`, 'm'));

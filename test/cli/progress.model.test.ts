@@ -47,7 +47,7 @@ function baseStatus(states: Record<ItemState, number>, total: number, terminal: 
   };
 }
 
-describe('estimate, the budget model (DESIGN.md § Scheduling)', () => {
+describe('estimate, the budget model (docs/ARCHITECTURE.md § Performance model)', () => {
   it('the hour window binds a long run: 30,000 calls on one key take (⌈30⌉ − 1) = 29 h', () => {
     const e = estimate({ keys: 1, limits: LIMITS, calls: 30_000, taskMs: 10_000 * 20_000 });
     expect(e.hourMs).toBe(29 * H);

@@ -30,7 +30,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, write
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { stringify } from 'yaml';
-import { fingerprintKey } from '../../src/api/key.js';
+import { fingerprintKey } from '../../src/spec/key.js';
 import { CRASH_PHASES, type CrashPhase } from '../../src/ledger/crashpoint.js';
 import type { FaultConfig, FaultProfileName } from '../../src/sim/faults.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
-import { fingerprintKey } from '../../src/api/key.js';
+import { fingerprintKey } from '../../src/spec/key.js';
 import { runCli } from '../helpers/cli.js';
 import { makeJob } from '../helpers/job.js';
 

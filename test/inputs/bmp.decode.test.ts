@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BmpError, bmpSize, decodeBmp } from '../../src/pipeline/bmp.js';
+import { BmpError, bmpSize, decodeBmp } from '../../src/inputs/bmp.js';
 import { blocksRaw, encodeBmp, testRaw } from './images.js';
 
 /** sharp reads no BMP, so darkroom decodes them itself; each variant must give back the pixels it was made of. */

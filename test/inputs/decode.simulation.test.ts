@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fingerprintKey } from '../../src/api/key.js';
+import { fingerprintKey } from '../../src/spec/key.js';
 import { VirtualClock } from '../../src/clock.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { SimModel } from '../../src/sim/model.js';

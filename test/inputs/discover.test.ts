@@ -3,8 +3,8 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
-import { discover } from '../../src/pipeline/discover.js';
-import { sha256 } from '../../src/pipeline/transcode.js';
+import { discover } from '../../src/inputs/discover.js';
+import { sha256 } from '../../src/inputs/transcode.js';
 import { makeTempDir, writePhoto } from '../helpers/job.js';
 import { writeRotatedJpeg, writeTiff } from './images.js';
 

@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { tinyPng } from '../../bench/photos.js';
-import { headerFacts } from '../../src/pipeline/headers.js';
+import { headerFacts } from '../../src/inputs/headers.js';
 import { testRaw } from './images.js';
 
 /** What sharp says of the same bytes, in headerFacts' terms. */

@@ -2,7 +2,7 @@ import { copyFileSync as copy, mkdirSync, readFileSync, renameSync, rmSync, writ
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writePhoto } from '../helpers/job.js';
-import { emptyJob, filesUnder, run, session } from '../pipelines/helpers.js';
+import { emptyJob, filesUnder, run, session } from '../run/helpers.js';
 
 const cleanups: (() => void)[] = [];
 function copyFileSync(from: string, to: string): void {

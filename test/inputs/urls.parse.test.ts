@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/index.js';
-import { cleanName, nameFromUrl, parseUrlList } from '../../src/pipeline/urls.js';
+import { parseUrlList } from '../../src/inputs/urls.js';
+import { cleanName, nameFromUrl } from '../../src/outputs/safeName.js';
 
 function errorOf(text: string): ConfigError {
   try {

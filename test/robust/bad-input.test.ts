@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fingerprintKey } from '../../src/api/key.js';
+import { fingerprintKey } from '../../src/spec/key.js';
 import { makeJob, writePhoto } from '../helpers/job.js';
 import { SIM_KEY, simulate } from '../helpers/simulate.js';
 import { sourceIdOf } from './helpers.js';
@@ -12,7 +12,7 @@ import { sourceIdOf } from './helpers.js';
  * bytes, empty, truncated, too large — each recorded as skipped with its reason. Names
  * with spaces, unicode and quotes work; symlink loops end; an output folder inside the
  * input folder is not read back; one file reached by two names is paid for once.
- * (Who owns which name is src/pipeline/identity.ts's business: here only that it is one create.)
+ * (Who owns which name is src/inputs/identity.ts's business: here only that it is one create.)
  */
 
 const cleanups: (() => void)[] = [];

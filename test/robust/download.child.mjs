@@ -3,7 +3,7 @@
 // its own so the figure is the download's alone, not the test runner's.
 import { Ledger } from '../../dist/ledger/index.js';
 import { silentLogger } from '../../dist/log.js';
-import { downloadStage } from '../../dist/pipeline/download.js';
+import { downloadStage } from '../../dist/stages/download.js';
 
 const [url, outputDir] = process.argv.slice(2);
 const ledger = Ledger.open(':memory:');

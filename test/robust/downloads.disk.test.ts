@@ -3,9 +3,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeError } from '../../src/cli/errors.js';
 import { Ledger } from '../../src/ledger/index.js';
-import { TEMP_SUFFIX } from '../../src/pipeline/atomic.js';
-import { DEFAULT_OUTPUT_RATIO, expectedOutputBytes } from '../../src/pipeline/diskcheck.js';
-import { nodeOutputFs, type OutputFs } from '../../src/pipeline/outputfs.js';
+import { TEMP_SUFFIX } from '../../src/outputs/atomic.js';
+import { DEFAULT_OUTPUT_RATIO, expectedOutputBytes } from '../../src/outputs/diskcheck.js';
+import { nodeOutputFs, type OutputFs } from '../../src/outputs/outputfs.js';
 import { makeJob, writePhoto } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 import { createsPerPhoto, query } from './helpers.js';
@@ -13,7 +13,7 @@ import { createsPerPhoto, query } from './helpers.js';
 /**
  * Issue 12, point 2: the disk is checked before money is spent, and a disk that fails
  * during the run stops new creates while the paid results are kept. Disk faults are
- * injected through the output file-system seam (src/pipeline/outputfs.ts): a small tmpfs
+ * injected through the output file-system seam (src/outputs/outputfs.ts): a small tmpfs
  * needs root, and a test must also pass as a normal user.
  */
 

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatStatus } from '../../src/cli/format.js';
 import { Ledger } from '../../src/ledger/index.js';
-import type { FetchedResult } from '../../src/pipeline/result.js';
+import type { FetchedResult } from '../../src/stages/result.js';
 import { makeJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 import { createsPerPhoto, query } from './helpers.js';

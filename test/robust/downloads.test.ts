@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { WireRequest, WireResponse } from '../../src/api/index.js';
 import { Ledger, type ItemRow } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/log.js';
-import { downloadStage, outputPathFor, TEMP_SUFFIX, type DownloadOptions } from '../../src/pipeline/download.js';
+import { downloadStage, outputPathFor, TEMP_SUFFIX, type DownloadOptions } from '../../src/stages/download.js';
 import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
@@ -167,7 +167,7 @@ describe('the output folder', () => {
     cleanups.push(job.cleanup);
     // photo-1.png comes back as photo-1.png (the simulator passes the bytes through). The
     // operator's file appears once the photo is uploaded: before, the upload stage would have
-    // seen it and skipped the photo unpaid (src/pipeline/outputPaths.ts).
+    // seen it and skipped the photo unpaid (src/outputs/outputPaths.ts).
     const foreign = path.join(job.outputDir, 'photo-1.png');
     const gets = new Map<string, number>();
     const r = await simulate({

@@ -2,7 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, renameSync, unlinkSync } from 'nod
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fingerprintKey } from '../../src/api/key.js';
+import { fingerprintKey } from '../../src/spec/key.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { makeJob, type TestJob } from '../helpers/job.js';

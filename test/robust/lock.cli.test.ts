@@ -1,7 +1,7 @@
 import { existsSync, linkSync, mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fingerprintKey } from '../../src/api/key.js';
+import { fingerprintKey } from '../../src/spec/key.js';
 import { RunLock } from '../../src/ledger/lock.js';
 import { openDatabase } from '../../src/ledger/open.js';
 import { startSim } from '../../src/sim/server.js';

@@ -1,22 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CallBudget } from '../../src/scheduler/budget.js';
-import { RollingWindow } from '../../src/scheduler/window.js';
 import { LatencyModel } from '../../src/scheduler/latency.js';
 import { PollPlanner } from '../../src/scheduler/polling.js';
 import { PollTables } from '../../src/scheduler/schedule.js';
-
-describe('RollingWindow', () => {
-  it('allows at most `limit` calls in any span, and says exactly when the next fits', () => {
-    const w = new RollingWindow(3, 1000);
-    for (const t of [0, 100, 200]) w.record(t);
-    expect(w.count(200)).toBe(3);
-    expect(w.nextFreeAt(200)).toBe(1000); // the call at 0 leaves the window at 1000
-    expect(w.nextFreeAt(1000)).toBe(1000);
-    expect(w.count(1000)).toBe(2);
-    w.record(1000);
-    expect(w.nextFreeAt(1000)).toBe(1100);
-  });
-});
 
 describe('CallBudget', () => {
   it('inherits calls already made (from the ledger) and obeys server pauses', () => {

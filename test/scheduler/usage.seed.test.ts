@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { fingerprintKey } from '../../src/api/key.js';
+import { fingerprintKey } from '../../src/spec/key.js';
 import { installClock, VirtualClock } from '../../src/clock.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { SimModel } from '../../src/sim/model.js';

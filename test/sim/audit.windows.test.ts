@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fingerprintKey } from '../../src/api/key.js';
-import { countInWindow, maxInAnyWindow, RollingWindow } from '../../src/sim/windows.js';
+import { fingerprintKey } from '../../src/spec/key.js';
+import { countInWindow, maxInAnyWindow } from '../../src/sim/windows.js';
 import { Rng } from '../../src/sim/random.js';
 import { call, KEY, KEY2, newModel, START, virtualTime, type Harness } from './helpers.js';
 
@@ -65,17 +65,5 @@ describe('window arithmetic', () => {
       const now = Math.floor(rng.uniform() * 320);
       expect(countInWindow(times, now, span)).toBe(times.filter((t) => t > now - span && t <= now).length);
     }
-  });
-
-  it('RollingWindow admits up to the limit and frees a slot when the oldest call leaves', () => {
-    const w = new RollingWindow(1000, 2);
-    w.record(100);
-    w.record(500);
-    expect(w.admits(600)).toBe(false);
-    expect(w.freesAt(600)).toBe(1100);
-    expect(w.admits(1099)).toBe(false);
-    expect(w.admits(1100)).toBe(true);
-    expect(w.remaining(1100)).toBe(1);
-    expect(w.remaining(1500)).toBe(2);
   });
 });

@@ -3,7 +3,7 @@
  * malformed JSON, vanishing tasks. Each forced with an explicit config, one behaviour each.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fingerprintKey } from '../../src/api/key.js';
+import { fingerprintKey } from '../../src/spec/key.js';
 import type { RateScope } from '../../src/sim/audit.js';
 import { KEY, newModel, START, testImage, virtualTime, type Harness } from './helpers.js';
 import { NO_FAULTS, parse, raw, uploadRaw } from './faults.helpers.js';

@@ -3,8 +3,8 @@
  * transport must fail the way a real socket would, with `sent: true`, while the task exists.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fingerprintKey } from '../../src/api/key.js';
-import { TransportError, type WireRequest } from '../../src/api/transport.js';
+import { fingerprintKey } from '../../src/spec/key.js';
+import { TransportError, type WireRequest } from '../../src/spec/wire.js';
 import { clock } from '../../src/clock.js';
 import { inProcessTransport } from '../../src/sim/inprocess.js';
 import type { SimModel } from '../../src/sim/model.js';

@@ -3,7 +3,7 @@
  * and API calls answered with a redirect to another origin.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fingerprintKey } from '../../src/api/key.js';
+import { fingerprintKey } from '../../src/spec/key.js';
 import { resolveFaults } from '../../src/sim/faults.js';
 import { KEY, newModel, testImage, virtualTime, type Harness } from './helpers.js';
 import { getResult, parse, raw, uploadRaw } from './faults.helpers.js';

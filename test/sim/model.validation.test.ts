@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fingerprintKey } from '../../src/api/key.js';
+import { fingerprintKey } from '../../src/spec/key.js';
 import { call, KEY, multipart, newModel, ORIGIN, testImage, upload, virtualTime, type Harness } from './helpers.js';
 
 let h: Harness;

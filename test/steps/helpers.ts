@@ -5,7 +5,7 @@ import { installClock, VirtualClock } from '../../src/clock.js';
 import { loadConfig, resolveKeys } from '../../src/config/index.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/log.js';
-import { runJob, type RunResult } from '../../src/pipeline/runner.js';
+import { runJob, type RunResult } from '../../src/run/runner.js';
 import { inProcessResultFetch, inProcessTransport } from '../../src/sim/inprocess.js';
 import { SimModel } from '../../src/sim/model.js';
 import type { SimOptions } from '../../src/sim/options.js';

@@ -30,7 +30,7 @@ describe('a redirecting base URL', () => {
     expect(r.result.exitCode).toBe(2);
     expect(r.result.halt).toMatchObject({ kind: 'config', exitCode: 2, immediate: true });
     expect(r.result.halt!.message).toMatch(
-      // the run's first call, the GET /api/v1/usage that seeds the key's windows (src/pipeline/keys.ts)
+      // the run's first call, the GET /api/v1/usage that seeds the key's windows (src/run/keys.ts)
       /^the base URL redirects to https:\/\/api\.moved\.example\/v2\/api\/v1\/usage \(GET \/api\/v1\/usage, HTTP 301.*\): set service\.baseUrl to the final URL/,
     );
     expect(r.result.status).toMatchObject({ total: 5, done: 0, failed: 0, held: 0, pending: 5 });

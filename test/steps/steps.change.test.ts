@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { stepsSignature } from '../../src/config/steps.js';
 import type { StepConfig } from '../../src/config/index.js';
 import { makeJob } from '../helpers/job.js';
-import { filesUnder } from '../pipelines/helpers.js';
+import { filesUnder } from '../run/helpers.js';
 import { query } from '../robust/helpers.js';
 import { callsSeen, night, runNight, setSteps, type Night } from './helpers.js';
 

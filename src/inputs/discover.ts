@@ -1,0 +1,277 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import fg from 'fast-glob';
+import { clock } from '../clock.js';
+import type { Config } from '../config/index.js';
+import type { Discovered, Ledger, ReconcileReport } from '../ledger/index.js';
+import type { Logger } from '../log.js';
+import { copyAtomically, writeBufferAtomically } from '../outputs/atomic.js';
+import { DECODE_PARALLEL, DecodeQueue } from './decode.js';
+import { headerFacts } from './headers.js';
+import { hiddenLine, hiddenMatcher } from './hidden.js';
+import { hashFile, isContentHash, nameIdentity, urlIdentity } from './identity.js';
+import { assignOutputNames, namingOptions } from '../outputs/naming.js';
+import { writeOutputsOfDone } from '../outputs/otherOutputs.js';
+import { skipUnwritableBeforeCreate } from '../outputs/outputPaths.js';
+import { inspectSource, readHead, sha256, type Inspection, type SourceType } from './transcode.js';
+import { readUrlList, type UrlEntry } from './urls.js';
+import { loopSafeFs } from './walk.js';
+
+export interface Found extends Discovered {
+  /** Why the file is refused before any call is spent, or null when it looks fine. */
+  readonly skipReason: string | null;
+  readonly mtimeMs: number | null;
+  /** Its identity: the SHA-256 of its bytes (see identity.ts). */
+  readonly contentHash: string;
+  readonly type: SourceType | null;
+  /** Why it will be converted before upload, or null when it goes as it is. */
+  readonly transcode: string | null;
+  /** Set when this discovery decoded the file in full: what it found (null: whole), to be kept by content. */
+  readonly decoded: { readonly reason: string | null } | null;
+}
+
+export interface DiscoverOptions {
+  /** A hash already known for this name, size and mtime: the file is not read again. */
+  readonly cachedHash?: (name: string, sizeBytes: number, mtimeMs: number | null) => string | undefined;
+  /**
+   * What an earlier full decode of this content found (null: whole, else why it is
+   * refused), or undefined when it was never decoded: only those are decoded now.
+   */
+  readonly decodeVerdict?: (contentHash: string) => string | null | undefined;
+}
+
+export interface DiscoveredFiles {
+  readonly found: Found[];
+  /** Files left out because a name on their path starts with a dot (input.hidden: false). */
+  readonly hidden: number;
+  /** Full decodes made now; of them, the refused; and contents whose verdict was already known. */
+  readonly decodes: { readonly decoded: number; readonly refused: number; readonly known: number; readonly ms: number };
+}
+
+/** Large files read at once: hashing is disk-bound, and a few in flight keep a disk busy. */
+const PARALLEL = 4;
+/**
+ * Files up to this size are read whole, synchronously, and hashed and inspected from that
+ * one buffer. An async read of a small file is four trips through libuv's thread pool
+ * (open, fstat, read, close), and a read stream allocates its 1 MiB buffer per file: for
+ * 10,000 files of 100 bytes the stream hash took 17.6 s here, readFileSync and one hash
+ * 0.1 s (100,000 files: discovery 181 s before, see bench/ledger.ts). Larger files
+ * (scans) stay async and streamed, a few at once.
+ */
+const READ_WHOLE = 1 << 20;
+/** Enough of a large file for its headers (a JPEG's EXIF with thumbnail and ICC profile); else sharp reads them. */
+const HEAD_BYTES = 128 * 1024;
+/**
+ * The event loop (signals, progress) gets a turn after this many small files or bytes read
+ * synchronously, whichever comes first: a few milliseconds from the page cache, a fraction
+ * of a second from a slow disk.
+ */
+const YIELD_FILES = 256;
+const YIELD_BYTES = 16 << 20;
+
+/** discoverFiles' files alone. */
+export async function discover(config: Config, opts: DiscoverOptions = {}): Promise<Found[]> {
+  return (await discoverFiles(config, opts)).found;
+}
+
+/**
+ * Find the files (fast-glob include/exclude under input.dir), look at each one's headers
+ * (type, transcoding, size, pixels: transcode.ts) and decode each new content in full
+ * (decode.ts), so a file the service would refuse, or that is not whole, never costs a
+ * call; and identify each by its content. Hidden files (a name on the path starting with a
+ * dot) are counted, and left out unless input.hidden.
+ */
+export async function discoverFiles(config: Config, opts: DiscoverOptions = {}): Promise<DiscoveredFiles> {
+  const dir = config.input.dir;
+  const decodes = { decoded: 0, refused: 0, known: 0, ms: 0 };
+  if (dir === null) return { found: [], hidden: 0, decodes };
+  const ignore = [...config.input.exclude];
+  const outRel = path.relative(dir, config.output.dir);
+  // An output folder inside the input folder must not be read back as input.
+  if (outRel === '') throw new Error('output.dir must not be the same folder as input.dir');
+  // Escaped: a folder named like `restored [2024]` is a name, not a pattern.
+  if (!outRel.startsWith('..') && !path.isAbsolute(outRel)) ignore.push(`${fg.escapePath(outRel.split(path.sep).join('/'))}/**`);
+  // One walk with dot files, split here: what `dot: false` would leave out is counted, not
+  // silently dropped, at the cost of listing hidden folders (readdir only: none is read or hashed).
+  const walked = await clock.io(
+    fg(config.input.include as string[], {
+      cwd: dir,
+      ignore,
+      onlyFiles: true,
+      dot: true,
+      stats: true,
+      followSymbolicLinks: true,
+      // Symlink loops end (walk.ts); fast-glob alone walks them until the path length limit.
+      fs: loopSafeFs(),
+      suppressErrors: true,
+      unique: true,
+    }),
+  );
+  const isHidden = hiddenMatcher(config.input.include);
+  const entries = config.input.hidden ? walked : walked.filter((e) => !isHidden(e.path));
+  const hidden = walked.length - entries.length;
+  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const topts = {
+    transcode: config.input.transcode,
+    maxPixels: config.input.maxPixels,
+    maxUploadBytes: config.limits.maxUploadBytes,
+    maxInputPixels: config.limits.maxInputPixels,
+  };
+  const decoding = new DecodeQueue(config.limits.maxInputPixels, opts.decodeVerdict);
+  const started = clock.now();
+  const out: Found[] = new Array(entries.length);
+  const look = async (i: number): Promise<void> => {
+    const e = entries[i]!;
+    const srcPath = path.join(dir, e.path);
+    const size = e.stats?.size ?? 0;
+    const mtimeMs = e.stats ? Math.floor(e.stats.mtimeMs) : null;
+    let contentHash: string;
+    let inspection: Inspection;
+    let bytes: Buffer | undefined;
+    if (size === 0) {
+      inspection = await inspectSource(srcPath, size, topts);
+      contentHash = nameIdentity('empty', e.path);
+    } else {
+      const cached = opts.cachedHash?.(e.path, size, mtimeMs);
+      let readError: unknown = null;
+      try {
+        bytes = size <= READ_WHOLE ? readFileSync(srcPath) : await clock.io(readHead(srcPath, HEAD_BYTES));
+      } catch (err) {
+        readError = err;
+      }
+      // An unreadable file: inspectSource tries it and gives the reason.
+      inspection = await inspectSource(srcPath, size, topts, bytes);
+      try {
+        if (readError !== null) throw readError;
+        contentHash = cached ?? (size <= READ_WHOLE ? sha256(bytes!) : await hashFile(srcPath));
+      } catch (err) {
+        contentHash = nameIdentity('unreadable', e.path);
+        inspection = { ...inspection, skipReason: inspection.skipReason ?? `cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
+      }
+    }
+    out[i] = { relPath: e.path, srcPath, sizeBytes: size, mtimeMs, skipReason: inspection.skipReason, contentHash, type: inspection.type, transcode: inspection.transcode, decoded: null };
+    const type = inspection.type;
+    if (inspection.skipReason !== null || type === null || !isContentHash(contentHash)) return;
+    // Small files from the bytes in hand; large ones read by sharp from the file, a few lines at a time.
+    const input = size <= READ_WHOLE && bytes !== undefined ? bytes : srcPath;
+    // Its size, for how to decode it (decode.ts): from the header in hand (µs), else unknown (decoded through a shrink).
+    const facts = bytes !== undefined ? headerFacts(bytes) : null;
+    await decoding.add(i, contentHash, input, type, facts ? facts.width * facts.height : null);
+  };
+  // Small files one after another, each read in a few microseconds; large ones PARALLEL at once.
+  const large: number[] = [];
+  let files = 0;
+  let bytes = 0;
+  for (let i = 0; i < entries.length; i++) {
+    const size = entries[i]!.stats?.size ?? 0;
+    if (size > READ_WHOLE) {
+      large.push(i);
+      continue;
+    }
+    await look(i);
+    bytes += size;
+    if (++files >= YIELD_FILES || bytes >= YIELD_BYTES) {
+      files = bytes = 0;
+      await clock.yieldTurn();
+    }
+  }
+  let next = 0;
+  const worker = async () => {
+    for (let k = next++; k < large.length; k = next++) await look(large[k]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, large.length) }, worker));
+  for (const [i, r] of await decoding.finish()) {
+    out[i] = { ...out[i]!, skipReason: r.reason, decoded: r.decodedNow ? { reason: r.reason } : null };
+  }
+  Object.assign(decodes, decoding.counts);
+  decodes.ms = clock.now() - started;
+  return { found: out, hidden, decodes };
+}
+
+export interface DiscoverySummary {
+  readonly found: Found[];
+  readonly urls: UrlEntry[];
+  /** As Items.addDiscovered reports it: photos new to the ledger (or changed), and the rest. */
+  readonly added: { readonly added: number; readonly known: number };
+  readonly identity: ReconcileReport;
+  /** Outputs copied for new names of photos already done; names left without one. */
+  readonly copied: number;
+  readonly missing: readonly string[];
+  /** Files left out for a name starting with a dot (input.hidden: false). */
+  readonly hidden: number;
+  /** Full decodes of new content (see DiscoveredFiles). */
+  readonly decodes: DiscoveredFiles['decodes'];
+  /** Photos with their step-1 input and no create yet, skipped because their outputs cannot be written. */
+  readonly unwritable: number;
+}
+
+export interface DiscoverIntoOptions {
+  /** Fingerprints of the run's keys: URL inputs go to a lane at once (they skip the upload). */
+  readonly keyFps: readonly string[];
+  readonly log: Logger;
+  /** A look at the files between finding and recording them (the runner's same-file check). */
+  readonly adjust?: (found: Found[]) => Found[];
+}
+
+/**
+ * A run's discovery: files and URL list read, reconciled with the ledger by content
+ * (ledger/discovery.ts), output names given (outputs/naming.ts), and new names of photos already
+ * done given their outputs. Everything before the first call; a bad URL line is a
+ * ConfigError (exit 2).
+ */
+export async function discoverInto(config: Config, ledger: Ledger, opts: DiscoverIntoOptions): Promise<DiscoverySummary> {
+  const urls = config.input.urls === null ? [] : readUrlList(config.input.urls);
+  const seen = await discoverFiles(config, {
+    cachedHash: (n, s, m) => ledger.inputs.cachedHash(n, s, m),
+    decodeVerdict: (h) => ledger.checks.verdict(h),
+  });
+  ledger.checks.record(seen.found.flatMap((f) => (f.decoded ? [{ contentHash: f.contentHash, reason: f.decoded.reason }] : [])));
+  const found = opts.adjust ? opts.adjust(seen.found) : seen.found;
+  const identity = ledger.discovery.reconcile(
+    found.map((f) => ({ name: f.relPath, src: f.srcPath, sizeBytes: f.sizeBytes, mtimeMs: f.mtimeMs, contentHash: f.contentHash, skipReason: f.skipReason })),
+    urls.map((u) => ({ url: u.url, name: u.name, contentHash: urlIdentity(u.url) })),
+    { keyFps: opts.keyFps },
+  );
+  const naming = namingOptions(config);
+  assignOutputNames(ledger, naming);
+  ledger.setMeta('pipeline', JSON.stringify(config.steps.map((s) => s.capability)));
+  const { copied, missing } = await writeOutputsOfDone(ledger, {
+    outputDir: config.output.dir,
+    naming,
+    write: (target, bytes) => writeBufferAtomically(target, bytes, config.output.dir),
+    copy: (target, from) => copyAtomically(from.path, target, from.bytes, config.output.dir),
+    log: opts.log,
+  });
+  const unwritable = skipUnwritableBeforeCreate(ledger, config, opts.log);
+  const { decodes, hidden } = seen;
+  opts.log.info(
+    {
+      files: found.length,
+      urls: urls.length,
+      ...identity,
+      transcode: found.filter((f) => f.transcode).length,
+      copied,
+      missing: missing.length,
+      hidden,
+      unwritable,
+    },
+    'inputs found',
+  );
+  // What decoding cost (measured on the shared 2-core machine: ~0.5 ms a tiny PNG, ~3 ms a 640×480 JPEG, 17–30 ms a 6-Mpx one).
+  opts.log.info({ ...decodes, parallel: DECODE_PARALLEL }, `inputs decoded in full: ${decodes.decoded} new (${decodes.refused} refused), ${decodes.known} already checked, in ${decodes.ms} ms`);
+  const hiddenNote = hiddenLine(hidden);
+  if (hiddenNote !== null) opts.log.info({ hidden }, hiddenNote);
+  if (identity.gone > 0) opts.log.info({ gone: identity.gone }, `${identity.gone} photo(s) gone: their files are no longer in input.dir (they come back if the files do)`);
+  const fresh = identity.added + identity.changed;
+  return {
+    found,
+    urls,
+    added: { added: fresh, known: Math.max(0, identity.distinct - fresh) },
+    identity,
+    copied,
+    missing,
+    hidden,
+    decodes,
+    unwritable,
+  };
+}

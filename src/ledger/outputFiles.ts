@@ -1,0 +1,126 @@
+import type Database from 'better-sqlite3';
+import { clock } from '../clock.js';
+import { CONTENT_CHANGED_NOTE } from './discovery.js';
+import type { InputRow, Inputs } from './inputs.js';
+import type { Items } from './items.js';
+import type { ItemRow } from './rows.js';
+import { inTransaction, stmt } from './statements.js';
+
+/**
+ * The files darkroom wrote (the `output_files` table): outputs, intermediate results and
+ * sidecars, each with the photo and name it was written for. Only a file recorded here (or
+ * an item's output_path) is darkroom's to write again; any other file at an output path is
+ * the operator's and is never overwritten.
+ */
+export interface OutputFile {
+  readonly path: string;
+  readonly itemId: number;
+  readonly inputId: number | null;
+  readonly kind: 'output' | 'intermediate' | 'sidecar';
+  readonly stepIndex: number | null;
+  readonly bytes: number;
+}
+
+export interface AttemptRecord {
+  step_index: number;
+  capability: string;
+  attempt: number;
+  task_id: string;
+  business_type: string;
+  status: string;
+  result_url: string | null;
+  started_ms: number;
+  ended_ms: number | null;
+}
+
+export class OutputFiles {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly items: Items,
+    private readonly inputs: Inputs,
+  ) {}
+
+  /** A file darkroom wrote (after its rename into place); an output also becomes its name's output. */
+  recordFile(f: OutputFile): void {
+    const now = clock.now();
+    inTransaction(this.db, () => {
+      stmt(
+        this.db,
+        `INSERT INTO output_files (path, item_id, input_id, kind, step_index, bytes, written_ms, steps_sig)
+         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT steps_sig FROM items WHERE id = ?))
+         ON CONFLICT (path) DO UPDATE SET item_id = excluded.item_id, input_id = excluded.input_id, kind = excluded.kind,
+           step_index = excluded.step_index, bytes = excluded.bytes, written_ms = excluded.written_ms, steps_sig = excluded.steps_sig`,
+      ).run(f.path, f.itemId, f.inputId, f.kind, f.stepIndex, f.bytes, now, f.itemId);
+      if (f.kind === 'output' && f.inputId !== null) {
+        stmt(this.db, 'UPDATE inputs SET output_path = ?, written_ms = ? WHERE id = ?').run(f.path, now, f.inputId);
+      }
+    });
+  }
+
+  /** Whether darkroom wrote this file (so it may write it again). */
+  isOwnFile(file: string): boolean {
+    return (
+      stmt(this.db, 'SELECT 1 FROM output_files WHERE path = ?').get(file) !== undefined ||
+      stmt(this.db, 'SELECT 1 FROM items WHERE output_path = ?').get(file) !== undefined
+    );
+  }
+
+  /**
+   * Before the download stage checks who owns an output path: a file darkroom wrote for a
+   * name that has since moved to this photo (its file changed) becomes this photo's, unless
+   * another item claims it.
+   */
+  adoptOutput(item: ItemRow, file: string): ItemRow {
+    const f = this.fileAt(file);
+    if (!f || f.itemId !== item.id || f.kind !== 'output' || item.output_path === file) return item;
+    if (stmt(this.db, 'SELECT 1 FROM items WHERE output_path = ? AND id != ?').get(file, item.id) !== undefined) return item;
+    this.items.patch(item.id, item.state, { output_path: file });
+    return { ...item, output_path: file };
+  }
+
+  /** Who the file at this path was written for, if darkroom wrote it. */
+  fileAt(file: string): { itemId: number; inputId: number | null; kind: OutputFile['kind'] } | undefined {
+    const r = stmt<[string], { item_id: number; input_id: number | null; kind: OutputFile['kind'] }>(
+      this.db,
+      'SELECT item_id, input_id, kind FROM output_files WHERE path = ?',
+    ).get(file);
+    return r ? { itemId: r.item_id, inputId: r.input_id, kind: r.kind } : undefined;
+  }
+
+  /** Outputs written for a photo, newest first. */
+  outputsOf(itemId: number): { path: string; inputId: number | null }[] {
+    return stmt<[number], { path: string; inputId: number | null }>(
+      this.db,
+      "SELECT path, input_id AS inputId FROM output_files WHERE item_id = ? AND kind = 'output' ORDER BY written_ms DESC, path",
+    ).all(itemId);
+  }
+
+  /** Current names of photos already done that have no output yet (a rename, a duplicate found later). */
+  unwrittenOfDone(): { input: InputRow; item: ItemRow }[] {
+    const rows = stmt<[number], InputRow>(
+      this.db,
+      `SELECT n.* FROM inputs n JOIN items i ON i.id = n.item_id
+       WHERE n.seen_gen = ? AND n.output_path IS NULL AND i.state = 'done' ORDER BY n.item_id, n.name, n.id`,
+    ).all(this.inputs.generation());
+    return rows.map((input) => ({ input, item: this.items.get(input.item_id)! }));
+  }
+
+  /**
+   * The attempts of a photo's current content (since its file last changed) under its
+   * current step list (migration 008: a photo redone under new steps keeps the old tasks on
+   * record, not in its sidecar), in order.
+   */
+  attemptsOf(itemId: number): AttemptRecord[] {
+    const since =
+      stmt<[number, string], { t: number | null }>(
+        this.db,
+        "SELECT MAX(at_ms) AS t FROM transitions WHERE item_id = ? AND to_state = 'queued' AND note LIKE ?",
+      ).get(itemId, `${CONTENT_CHANGED_NOTE}%`)?.t ?? 0;
+    return stmt<[number, number], AttemptRecord>(
+      this.db,
+      `SELECT step_index, capability, attempt, task_id, business_type, status, result_url, started_ms, ended_ms
+       FROM attempts WHERE item_id = ? AND started_ms >= ?
+         AND steps_sig IS (SELECT i.steps_sig FROM items i WHERE i.id = attempts.item_id) ORDER BY id`,
+    ).all(itemId, since);
+  }
+}

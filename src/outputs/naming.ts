@@ -1,0 +1,160 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fillPattern, type Config, type OutputConfig, type StepConfig } from '../config/index.js';
+import type { InputRow, ItemRow, Ledger } from '../ledger/index.js';
+import { DownloadError } from './downloadError.js';
+import { nameFromUrl } from './safeName.js';
+
+/**
+ * Output names (output.layout, output.pattern), and the files a photo's output goes to;
+ * what is written beside an output is otherOutputs.ts's.
+ *
+ * Each name an input goes by gets one output: mirror puts it in the input's folder under
+ * output.dir, flat puts every output in output.dir itself (a URL's name may carry folders
+ * of its own in mirror). The pattern's {name} is the input's name without extension,
+ * {step} the step whose result it is, {ext} the result's real type (background removal
+ * gives .png whatever the input was).
+ *
+ * Two names that would give the same file (flat layout, a URL list naming two lines alike,
+ * names that differ only in case or Unicode normalisation, which some file systems do not
+ * tell apart) are told apart by `~2`, `~3`… on {name}. The choice is made at discovery, in
+ * a fixed order (files by path, then URL lines), and kept in the ledger once made: a file
+ * added later never renames an output written before. Whether the extension differs does
+ * not matter, so the choice never waits for a result's type.
+ */
+
+export interface NamingOptions {
+  readonly output: OutputConfig;
+  readonly steps: readonly StepConfig[];
+}
+
+export function namingOptions(config: Config): NamingOptions {
+  return { output: config.output, steps: config.steps };
+}
+
+/** What {step} becomes for step `i`: its capability, with its number when the pipeline runs it twice. */
+export function stepLabel(steps: readonly StepConfig[], i: number): string {
+  const s = steps[i];
+  if (!s) return 'result';
+  const twice = steps.filter((x) => x.capability === s.capability).length > 1;
+  return twice ? `${i + 1}-${s.capability}` : s.capability;
+}
+
+/** Names given under another layout, pattern or last step are given again (if not yet written). */
+export function namingSignature(opts: NamingOptions): string {
+  return `${opts.output.layout}|${opts.output.pattern}|${stepLabel(opts.steps, opts.steps.length - 1)}`;
+}
+
+/** Where an input's output goes before collisions: folder under output.dir ('' = top) and {name}. */
+export function desiredName(input: Pick<InputRow, 'kind' | 'name'>, layout: OutputConfig['layout']): { dir: string; name: string } {
+  const p = path.posix.parse(input.name);
+  // A URL's name has no extension left (cleanName in safeName.ts took it off); a dot in it is part of the name.
+  const name = input.kind === 'file' ? p.name || p.base : p.base;
+  const dir = layout === 'mirror' && p.dir !== '.' ? p.dir : '';
+  return { dir, name };
+}
+
+/** The path under output.dir of an output, with '/'. `step` defaults to the last one. */
+export function relOutputPath(dir: string, name: string, ext: string, opts: NamingOptions, step = opts.steps.length - 1): string {
+  const last = step === opts.steps.length - 1;
+  // An intermediate of a pattern without {step} gets it before the extension: photo.restore.jpg.
+  const pattern = last || opts.output.pattern.includes('{step}') ? opts.output.pattern : opts.output.pattern.replace('{ext}', '{step}.{ext}');
+  const file = fillPattern(pattern, { name, step: stepLabel(opts.steps, step), ext });
+  return dir === '' ? file : `${dir}/${file}`;
+}
+
+function collisionKey(dir: string, name: string, opts: NamingOptions): string {
+  return relOutputPath(dir, name, '\u0000', opts).normalize('NFC').toLowerCase();
+}
+
+/**
+ * Give every current input its output name (see the file comment). Run after each
+ * discovery; names already given under the same naming are kept.
+ */
+export function assignOutputNames(ledger: Ledger, opts: NamingOptions): { given: number; renamed: number } {
+  const sig = namingSignature(opts);
+  const rows = ledger.inputs.currentInputs();
+  const taken = new Set<string>();
+  const todo: InputRow[] = [];
+  for (const r of rows) {
+    if (r.naming === sig && r.out_dir !== null && r.out_name !== null) {
+      const key = collisionKey(r.out_dir, r.out_name, opts);
+      if (!taken.has(key)) {
+        taken.add(key);
+        continue;
+      }
+    }
+    todo.push(r);
+  }
+  let renamed = 0;
+  for (const r of todo) {
+    const want = desiredName(r, opts.output.layout);
+    let name = want.name;
+    for (let k = 2; taken.has(collisionKey(want.dir, name, opts)); k++) name = `${want.name}~${k}`;
+    if (name !== want.name) renamed++;
+    taken.add(collisionKey(want.dir, name, opts));
+    ledger.inputs.setOutputName(r.id, want.dir, name, sig);
+  }
+  return { given: todo.length, renamed };
+}
+
+export interface OutputTarget {
+  /** The input this output is for; null for an item with no recorded names (a version-1 ledger). */
+  readonly input: InputRow | null;
+  readonly dir: string;
+  readonly name: string;
+  /** Absolute path of the final output. */
+  readonly path: string;
+}
+
+export const DEFAULT_OUTPUT: OutputConfig = { dir: '', layout: 'mirror', pattern: '{name}.{ext}', keepIntermediates: false, sidecar: false };
+
+/**
+ * Every output of a finished photo, the first one being the item's own (its label's). An
+ * item with no names recorded is named from its label, as before identities existed.
+ */
+export function outputTargets(ledger: Ledger, item: ItemRow, ext: string, outputDir: string, naming?: NamingOptions): OutputTarget[] {
+  const opts = naming ?? { output: DEFAULT_OUTPUT, steps: [] };
+  const inputs = ledger.inputs.inputsOf(item.id).filter((r) => r.content_hash === item.content_hash || item.content_hash === null);
+  const primary = inputs.findIndex((r) => (r.kind === 'url' ? r.src : r.name) === item.rel_path);
+  if (primary > 0) inputs.unshift(...inputs.splice(primary, 1));
+  const list =
+    inputs.length > 0
+      ? inputs.map((r) => {
+          const want = desiredName(r, opts.output.layout);
+          return { input: r, dir: r.out_dir ?? want.dir, name: r.out_name ?? want.name };
+        })
+      : [{ input: null, ...fallbackName(item, opts.output.layout) }];
+  return list.map((t) => ({ ...t, path: inside(outputDir, relOutputPath(t.dir, t.name, ext, opts), item.rel_path) }));
+}
+
+function fallbackName(item: ItemRow, layout: OutputConfig['layout']): { dir: string; name: string } {
+  if (item.content_hash?.startsWith('url:') || /^https?:\/\//.test(item.rel_path)) {
+    return { dir: '', name: nameFromUrl(item.src_path) };
+  }
+  return desiredName({ kind: 'file', name: item.rel_path }, layout);
+}
+
+/** An absolute path under outputDir, refusing any that would leave it (also outputPaths.ts, before the upload). */
+export function inside(outputDir: string, rel: string, shown: string): string {
+  const target = path.resolve(outputDir, ...rel.split('/'));
+  const back = path.relative(path.resolve(outputDir), target);
+  if (back === '' || back.startsWith('..') || path.isAbsolute(back)) {
+    throw new DownloadError('DARKROOM_OUTPUT_ESCAPE', `output path for ${shown} would leave the output folder`, true);
+  }
+  return target;
+}
+
+/** Refuse, before anything is written, to overwrite a file darkroom did not write. */
+export function checkTargets(ledger: Ledger, item: ItemRow, targets: readonly OutputTarget[]): void {
+  for (const t of targets) {
+    if (!existsSync(t.path)) continue;
+    const f = ledger.outputFiles.fileAt(t.path);
+    if (f === undefined && !ledger.outputFiles.isOwnFile(t.path)) {
+      throw new DownloadError('DARKROOM_OUTPUT_EXISTS', `${t.path} already exists and was not written by this ledger; move it away and run again`, true);
+    }
+    if (f !== undefined && f.kind !== 'output') {
+      throw new DownloadError('DARKROOM_OUTPUT_TAKEN', `${t.path} holds an intermediate or sidecar darkroom wrote for another output; rename the input ${item.rel_path}`, true);
+    }
+  }
+}

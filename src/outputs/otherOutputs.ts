@@ -1,0 +1,271 @@
+import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import path from 'node:path';
+import { clock } from '../clock.js';
+import type { ItemRow, Ledger } from '../ledger/index.js';
+import type { Logger } from '../log.js';
+import { OutputWriteError } from './outputfs.js';
+import { EXTENSIONS, sniffImage } from '../spec/images.js';
+import { checkTargets, DEFAULT_OUTPUT, inside, outputTargets, relOutputPath, type NamingOptions, type OutputTarget } from './naming.js';
+
+/**
+ * What a finished photo gets besides its first output (which the download stage writes
+ * itself): the outputs of its other names, the kept intermediates, the sidecars; and the
+ * outputs of names found after their photo was done, copied from one already written.
+ */
+
+/**
+ * A result as written to its first file: where, how many bytes, its type; `data` when the
+ * whole result was in memory anyway (the in-process simulator hands results over whole).
+ */
+export interface WrittenResult {
+  readonly path: string;
+  readonly bytes: number;
+  readonly ext: string;
+  readonly data?: Buffer;
+}
+
+/** Where an intermediate goes once its type is known, and the ledger's record of it, made just before the rename. */
+export type Placement = { readonly target: string; readonly beforeRename: (bytes: number) => void } | null;
+
+export interface WriteIo {
+  readonly outputDir: string;
+  readonly naming?: NamingOptions | undefined;
+  /** Write a small file atomically (L4: temp file, fsync, rename, folder fsync): a sidecar. */
+  readonly write: (target: string, bytes: Buffer) => Promise<void>;
+  /** Another output with the content of one already written (L4 too): copied, never read into memory. */
+  readonly copy: (target: string, from: WrittenResult) => Promise<void>;
+  /** Fetch a result URL (an intermediate), checked as the final result is, straight into the file `place` names. */
+  readonly download: (url: string, place: (ext: string) => Placement) => Promise<WrittenResult | null>;
+  readonly log: Logger;
+}
+
+/**
+ * Everything a finished photo gets besides its first output, which the download stage
+ * writes itself: the outputs of its other names (duplicates), the kept intermediates, the
+ * sidecars. Records every file, the first output too.
+ */
+export async function writeOtherOutputs(
+  ledger: Ledger,
+  item: ItemRow,
+  result: WrittenResult,
+  targets: readonly OutputTarget[],
+  io: WriteIo,
+): Promise<void> {
+  const opts = io.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
+  const last = Math.max(0, opts.steps.length - 1);
+  // Each file is recorded before it is renamed into place (as the first output is claimed):
+  // a crash between the two leaves a file this ledger owns, written again on the next run,
+  // not one it would refuse as a stranger's.
+  for (const [i, t] of targets.entries()) {
+    ledger.outputFiles.recordFile({ path: t.path, itemId: item.id, inputId: t.input?.id ?? null, kind: 'output', stepIndex: last, bytes: result.bytes });
+    if (i > 0) await clock.hold(io.copy(t.path, result));
+  }
+  if (opts.output.keepIntermediates) await writeIntermediates(ledger, item, targets, opts, io);
+  if (opts.output.sidecar) {
+    for (const t of targets) await writeSidecar(ledger, item, t, result, opts, io);
+  }
+}
+
+async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readonly OutputTarget[], opts: NamingOptions, io: WriteIo): Promise<void> {
+  const attempts = ledger.outputFiles.attemptsOf(item.id);
+  for (let step = 0; step < opts.steps.length - 1; step++) {
+    const ok = attempts.filter((a) => a.step_index === step && a.status === 'SUCCESS' && a.result_url).at(-1);
+    if (!ok) continue;
+    // The files this intermediate goes to, known once its type is: the first is downloaded, the others copied from it.
+    let files: { file: string; t: OutputTarget }[] = [];
+    const record = (f: { file: string; t: OutputTarget }, bytes: number) =>
+      ledger.outputFiles.recordFile({ path: f.file, itemId: item.id, inputId: f.t.input?.id ?? null, kind: 'intermediate', stepIndex: step, bytes });
+    let got: WrittenResult | null;
+    try {
+      got = await clock.hold(
+        io.download(ok.result_url!, (ext) => {
+          files = [];
+          for (const t of targets) {
+            const file = inside(io.outputDir, relOutputPath(t.dir, t.name, ext, opts, step), item.rel_path);
+            const owner = ledger.outputFiles.fileAt(file);
+            if ((existsSync(file) && owner === undefined) || (owner !== undefined && (owner.kind !== 'intermediate' || owner.itemId !== item.id))) {
+              io.log.warn({ item: item.id, step: step + 1 }, `intermediate ${file} not written: another file has that name`);
+              continue;
+            }
+            files.push({ file, t });
+          }
+          const first = files[0];
+          return first ? { target: first.file, beforeRename: (bytes: number) => record(first, bytes) } : null;
+        }),
+      );
+    } catch (err) {
+      // A full or read-only disk is the run's problem, not this intermediate's: the photo is retried.
+      if (err instanceof OutputWriteError && err.disk) throw err;
+      io.log.warn({ item: item.id, step: step + 1 }, `intermediate result of step ${step + 1} (${opts.steps[step]!.capability}) of ${item.rel_path} not kept: ${(err as Error).message}`);
+      continue;
+    }
+    if (got === null) continue;
+    for (const f of files.slice(1)) {
+      record(f, got.bytes);
+      await clock.hold(io.copy(f.file, got));
+    }
+  }
+}
+
+export interface Sidecar {
+  readonly darkroom: 1;
+  /** The output this file describes, relative to output.dir. */
+  readonly output: string;
+  readonly type: string;
+  readonly bytes: number;
+  readonly source: { kind: 'file'; name: string; sha256: string | null; bytes: number | null } | { kind: 'url'; name: string; url: string };
+  /** Every current name of the same photo (each has an output of its own). */
+  readonly sameContent: readonly string[];
+  /** Signature of the step list the output was made under (src/config/steps.ts); `steps` lists it. */
+  readonly stepsSig: string | null;
+  readonly steps: readonly {
+    step: number;
+    capability: string;
+    options: Record<string, string>;
+    taskId: string | null;
+    businessType: string | null;
+    /** Every task created for the step, the last being the one whose result was used. */
+    taskIds: readonly string[];
+    attempts: number;
+    startedAt: string | null;
+    endedAt: string | null;
+    durationMs: number | null;
+  }[];
+  readonly timings: { foundAt: string; writtenAt: string; totalMs: number; tasksMs: number };
+}
+
+export function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, result: { bytes: number; ext: string }, opts: NamingOptions, outputDir: string): Sidecar {
+  const attempts = ledger.outputFiles.attemptsOf(item.id);
+  const stepCount = Math.max(opts.steps.length, ...attempts.map((a) => a.step_index + 1));
+  const steps = Array.from({ length: stepCount }, (_, i) => {
+    const cfg = opts.steps[i];
+    const mine = attempts.filter((a) => a.step_index === i);
+    const used = mine.filter((a) => a.status === 'SUCCESS').at(-1) ?? mine.at(-1);
+    const options: Record<string, string> = {};
+    for (const k of ['mode', 'resolution', 'style', 'prompt', 'negativePrompt'] as const) if (cfg?.[k] !== undefined) options[k] = cfg[k]!;
+    return {
+      step: i + 1,
+      capability: cfg?.capability ?? used?.capability ?? 'unknown',
+      options,
+      taskId: used?.task_id ?? null,
+      businessType: used?.business_type ?? null,
+      taskIds: mine.map((a) => a.task_id),
+      attempts: mine.length,
+      startedAt: used ? iso(used.started_ms) : null,
+      endedAt: used?.ended_ms != null ? iso(used.ended_ms) : null,
+      durationMs: used?.ended_ms != null ? used.ended_ms - used.started_ms : null,
+    };
+  });
+  const now = clock.now();
+  const input = t.input;
+  const source: Sidecar['source'] =
+    input?.kind === 'url' || (!input && item.content_hash?.startsWith('url:'))
+      ? { kind: 'url', name: input?.name ?? item.rel_path, url: input?.src ?? item.src_path }
+      : {
+          kind: 'file',
+          name: input?.name ?? item.rel_path,
+          sha256: item.content_hash && /^[0-9a-f]{64}$/.test(item.content_hash) ? item.content_hash : null,
+          bytes: input?.size_bytes ?? item.size_bytes,
+        };
+  return {
+    darkroom: 1,
+    output: path.relative(outputDir, t.path).split(path.sep).join('/'),
+    type: result.ext,
+    bytes: result.bytes,
+    source,
+    sameContent: ledger.inputs.inputsOf(item.id).map((r) => (r.kind === 'url' ? r.src : r.name)),
+    stepsSig: ledger.items.get(item.id)?.steps_sig ?? item.steps_sig ?? null,
+    steps,
+    timings: {
+      foundAt: iso(item.created_ms),
+      writtenAt: iso(now),
+      totalMs: now - item.created_ms,
+      tasksMs: steps.reduce((a, s) => a + (s.durationMs ?? 0), 0),
+    },
+  };
+}
+
+async function writeSidecar(
+  ledger: Ledger,
+  item: ItemRow,
+  t: OutputTarget,
+  result: { bytes: number; ext: string },
+  opts: NamingOptions,
+  io: Pick<WriteIo, 'outputDir' | 'write' | 'log'>,
+): Promise<void> {
+  const file = `${t.path}.json`;
+  const owner = ledger.outputFiles.fileAt(file);
+  if ((existsSync(file) && owner === undefined) || (owner !== undefined && owner.kind !== 'sidecar')) {
+    io.log.warn({ item: item.id }, `sidecar ${file} not written: another file has that name`);
+    return;
+  }
+  const bytes = Buffer.from(`${JSON.stringify(buildSidecar(ledger, item, t, result, opts, io.outputDir), null, 2)}\n`);
+  ledger.outputFiles.recordFile({ path: file, itemId: item.id, inputId: t.input?.id ?? null, kind: 'sidecar', stepIndex: null, bytes: bytes.length });
+  try {
+    await clock.hold(io.write(file, bytes));
+  } catch (err) {
+    // An output name near the 255-byte limit leaves no room for `.json`: the output stands without its sidecar.
+    if (!(err instanceof OutputWriteError && err.errno === 'ENAMETOOLONG')) throw err;
+    io.log.warn({ item: item.id }, `sidecar ${file} not written: ${err.message}`);
+  }
+}
+
+/**
+ * Names found for photos already done (a file renamed, a duplicate added after its twin
+ * was processed) get their output from the photo's existing one, without any call. When
+ * none of the photo's outputs is left on disk, the name is reported and left without one:
+ * producing it again would mean paying for the photo again.
+ */
+export async function writeOutputsOfDone(
+  ledger: Ledger,
+  io: Omit<WriteIo, 'download'>,
+): Promise<{ copied: number; missing: string[] }> {
+  const opts = io.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
+  let copied = 0;
+  const missing: string[] = [];
+  for (const { input, item } of ledger.outputFiles.unwrittenOfDone()) {
+    const source = ledger.outputFiles
+      .outputsOf(item.id)
+      .map((o) => o.path)
+      .concat(item.output_path ? [item.output_path] : [])
+      .find((p) => existsSync(p));
+    if (!source) {
+      missing.push(input.kind === 'url' ? input.src : input.name);
+      io.log.warn({ item: item.id }, `no output for ${input.name}: the photo was done before, but none of its outputs is left to copy; move its other names' outputs back, or retry it`);
+      continue;
+    }
+    // Its type from its first bytes and its size: the file itself is copied by the kernel, never read in whole.
+    const { head, size } = await clock.ioTurn(() => headOf(source));
+    const type = sniffImage(head);
+    const ext = type ? EXTENSIONS[type] : path.extname(source).slice(1);
+    const target = outputTargets(ledger, item, ext, io.outputDir, opts).find((t) => t.input?.id === input.id);
+    if (!target) continue;
+    try {
+      checkTargets(ledger, item, [target]);
+    } catch (err) {
+      io.log.warn({ item: item.id }, (err as Error).message);
+      missing.push(input.name);
+      continue;
+    }
+    ledger.outputFiles.recordFile({ path: target.path, itemId: item.id, inputId: input.id, kind: 'output', stepIndex: Math.max(0, opts.steps.length - 1), bytes: size });
+    if (target.path !== source) await clock.hold(io.copy(target.path, { path: source, bytes: size, ext }));
+    if (opts.output.sidecar) await writeSidecar(ledger, item, target, { bytes: size, ext }, opts, io);
+    copied++;
+  }
+  return { copied, missing };
+}
+
+function headOf(file: string): { head: Buffer; size: number } {
+  const fd = openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(16);
+    const n = readSync(fd, head, 0, 16, 0);
+    return { head: head.subarray(0, n), size: fstatSync(fd).size };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

@@ -1,0 +1,238 @@
+import { CAPABILITIES, isCapability } from '../api/index.js';
+import { clock, type TimerHandle } from '../clock.js';
+import type { Config } from '../config/index.js';
+import type { ItemRow, Ledger } from '../ledger/index.js';
+import type { Logger } from '../log.js';
+import type { StartGate } from '../scheduler/lane.js';
+import { formatDuration } from '../progress/model.js';
+import { haltRun, type RunState } from '../stages/context.js';
+
+/**
+ * The spending guards an operator sets on one `darkroom run` (issue 13, point 5). Each is
+ * optional; unset, nothing is checked. All count from this invocation's start.
+ */
+export interface GuardLimits {
+  /** `--max-photos N`: this run starts at most N photos that no run had started yet. */
+  readonly maxPhotos?: number | undefined;
+  /** `--max-credits N` (else `limits.maxCredits`): credits spent since this run began. */
+  readonly maxCredits?: number | undefined;
+  /** `--max-duration 6h`, in ms from the run's start. */
+  readonly maxDurationMs?: number | undefined;
+  /** `--until 07:00`: the local time as given, resolved to the next such moment at the start. */
+  readonly until?: string | undefined;
+  /** That moment, ms since the epoch. */
+  readonly untilMs?: number | undefined;
+}
+
+export type GuardName = 'max-photos' | 'max-credits' | 'max-duration' | 'until';
+
+/** Which guard stopped the run, and the line that says so. */
+export interface GuardTrip {
+  readonly guard: GuardName;
+  /** After `stopped: `: one line naming the limit and what to do. */
+  readonly message: string;
+}
+
+export interface GuardDeps {
+  readonly ledger: Ledger;
+  readonly config: Config;
+  readonly run: RunState;
+  readonly log: Logger;
+  /** A guard tripped: the lanes re-read the run's switches. */
+  readonly wake: () => void;
+  /** Told once, when a guard trips (the run's `limit` event). */
+  readonly onTrip?: ((trip: GuardTrip) => void) | undefined;
+  /**
+   * GET /api/v1/credits through the key's call budget: the account's usedCredit, or null
+   * when the call failed (the estimate from the ledger stands in until a read succeeds).
+   */
+  readonly readUsedCredit?: (() => Promise<number | null>) | undefined;
+}
+
+/**
+ * How often the balance is read: every call counts against the key's windows, so at most
+ * once a minute while creates are being made, every 10 s once the margin left is small (a
+ * few creates' worth: the last ones are where another client's spending on the account
+ * would make the run pass the limit), and never while nothing is created.
+ */
+const READ_EVERY_MS = 60_000;
+const READ_NEAR_LIMIT_MS = 10_000;
+
+/** A capability the spec and the job give no price for is counted at 1 credit (the least a task can cost). */
+const ASSUMED_COST = 1;
+
+/**
+ * The guards of one run. The lanes ask `mayTake` before taking a photo from the queue and
+ * `mayCreate` before each create; the time guards and the balance reader run on their own.
+ * A guard that trips stops new work the way a full disk does (haltRun: no new upload or
+ * create, the tasks already created polled and downloaded) with exit code 4; the photo cap
+ * instead lets the photos already started finish all their steps, and only leaves the rest
+ * queued. Either way every photo left is still pending, and the next run continues it.
+ */
+export class Guards implements StartGate {
+  private readonly startedMs = clock.now();
+  /** Photos this run took from the queue as new starts. */
+  private readonly taken = new Set<number>();
+  private capReached = false;
+  private readonly timers: TimerHandle[] = [];
+  private tripped: GuardTrip | undefined;
+  /** Submissions up to this id belong to earlier runs. */
+  private readonly submissionMark: number;
+  private baselineUsed: number | null = null;
+  /** Credits the account spent since the run began that were not this run's (another client on the account). */
+  private others = 0;
+  private lastReadEstimate = -1;
+  private lastReadMs = Number.NEGATIVE_INFINITY;
+  private readonly stopper = new AbortController();
+  private watcher: Promise<void> | undefined;
+
+  constructor(
+    readonly limits: GuardLimits,
+    private readonly deps: GuardDeps,
+  ) {
+    this.submissionMark = limits.maxCredits === undefined ? 0 : deps.ledger.spend.lastSubmissionId();
+  }
+
+  get onlyTaken(): boolean {
+    return this.capReached;
+  }
+
+  /** The guard that stopped the run, if one did. */
+  get trip(): GuardTrip | undefined {
+    return this.tripped;
+  }
+
+  /**
+   * Credits spent since the run began as far as known: this run's creates that may be
+   * charged (the ledger), plus what the balance shows was spent beyond them. The balance
+   * alone lags (the service may charge a task when it ends) and the ledger alone misses
+   * another client spending on the same account; together they never count low.
+   */
+  creditsSpent(): number {
+    return this.estimate() + this.others;
+  }
+
+  /**
+   * Arm the time guards; with a credit limit and work to do, read the balance once before
+   * the first create (the baseline) and then keep reading it while the run goes.
+   */
+  async begin(hasWork: boolean): Promise<void> {
+    const { maxDurationMs, untilMs, until } = this.limits;
+    if (maxDurationMs !== undefined) {
+      this.at(this.startedMs + maxDurationMs, 'max-duration', `--max-duration ${formatDuration(maxDurationMs)}`);
+    }
+    if (untilMs !== undefined) this.at(untilMs, 'until', `--until ${until ?? new Date(untilMs).toTimeString().slice(0, 5)}`);
+    if (this.limits.maxCredits !== undefined && hasWork && this.deps.readUsedCredit) {
+      await this.readBalance();
+      this.watcher = this.watchBalance();
+    }
+  }
+
+  /** The lanes are done: no more timers or reads. */
+  async end(): Promise<void> {
+    for (const t of this.timers) clock.clearTimer(t);
+    this.timers.length = 0;
+    this.stopper.abort();
+    await this.watcher;
+  }
+
+  /**
+   * At the end of the run: the photo cap left photos in the queue, so the run stopped at a
+   * limit (exit 4), unless something else stopped it first.
+   */
+  finish(): void {
+    if (this.capReached && !this.tripped) this.stop('max-photos', `--max-photos ${this.limits.maxPhotos}: ${this.taken.size} new photo(s) started`);
+  }
+
+  mayTake(item: ItemRow): boolean {
+    const max = this.limits.maxPhotos;
+    if (max === undefined || this.taken.has(item.id)) return true;
+    // A photo some run already sent to be created (a later step, a re-upload, a retry) is
+    // continued, not started: the cap counts new photos.
+    if (item.step_index > 0 || this.deps.ledger.spend.everSubmitted(item.id)) return true;
+    if (this.taken.size >= max) this.forgetSkipped();
+    if (this.taken.size >= max) {
+      if (!this.capReached) this.deps.log.info({ maxPhotos: max }, 'photo cap reached: no new photos are started; those started are finished');
+      this.capReached = true;
+      return false;
+    }
+    this.taken.add(item.id);
+    return true;
+  }
+
+  mayCreate(item: ItemRow): boolean {
+    const max = this.limits.maxCredits;
+    if (max === undefined) return true;
+    if (this.tripped) return false;
+    const capability = this.deps.config.steps[item.step_index]?.capability ?? '';
+    const spent = this.creditsSpent();
+    if (spent + this.costOf(capability) <= max) return true;
+    this.stop('max-credits', `--max-credits ${max}: ${spent} credit(s) spent since the run began, the next create would pass it`);
+    return false;
+  }
+
+  /** A photo refused at upload (bad input) cost nothing and is not one of the N. */
+  private forgetSkipped(): void {
+    for (const id of this.taken) if (this.deps.ledger.items.get(id)?.state === 'skipped') this.taken.delete(id);
+  }
+
+  /** Credits per create of a capability: the job's `credits:`, else the spec's price, else 1. */
+  private costOf(capability: string): number {
+    const fromJob = this.deps.config.credits[capability as keyof Config['credits']];
+    if (fromJob !== undefined) return fromJob;
+    return isCapability(capability) ? (CAPABILITIES[capability].credits ?? ASSUMED_COST) : ASSUMED_COST;
+  }
+
+  /** Creates of this run that may be charged, at their capability's price. */
+  private estimate(): number {
+    if (this.limits.maxCredits === undefined) return 0;
+    let sum = 0;
+    for (const [capability, n] of this.deps.ledger.spend.createsSince(this.submissionMark)) sum += n * this.costOf(capability);
+    return sum;
+  }
+
+  private at(whenMs: number, guard: GuardName, label: string): void {
+    const fire = () => this.stop(guard, label);
+    if (whenMs <= clock.now()) fire();
+    else this.timers.push(clock.setTimer(fire, whenMs - clock.now()));
+  }
+
+  private stop(guard: GuardName, detail: string): void {
+    if (this.tripped) return;
+    this.tripped = { guard, message: `at a limit you set (${detail}); photos already paid for were finished; run again to continue` };
+    haltRun(this.deps.run, { kind: 'limit', message: this.tripped.message, exitCode: 4, immediate: false });
+    this.deps.log.warn({ guard }, `stopping at a limit you set (${detail}): no new photos or creates`);
+    this.deps.onTrip?.(this.tripped);
+    this.deps.wake();
+  }
+
+  private async readBalance(): Promise<void> {
+    // Taken before the call: the balance can only include creates sent before it was read.
+    const ours = this.estimate();
+    const used = await this.deps.readUsedCredit!();
+    this.lastReadEstimate = ours;
+    this.lastReadMs = clock.now();
+    if (used === null) return;
+    if (this.baselineUsed === null) this.baselineUsed = used;
+    const fell = used - this.baselineUsed;
+    this.others = Math.max(this.others, fell - ours);
+    const max = this.limits.maxCredits!;
+    if (fell >= max) this.stop('max-credits', `--max-credits ${max}: the account's balance fell by ${fell} credit(s) since the run began`);
+  }
+
+  private async watchBalance(): Promise<void> {
+    const max = this.limits.maxCredits!;
+    while (!this.stopper.signal.aborted && !this.tripped) {
+      try {
+        await clock.sleep(READ_NEAR_LIMIT_MS, this.stopper.signal);
+      } catch {
+        return;
+      }
+      // Nothing created since the last read: the balance says nothing new about this run.
+      if (this.estimate() === this.lastReadEstimate && this.baselineUsed !== null) continue;
+      const near = max - this.creditsSpent() <= Math.max(3, max * 0.1);
+      if (!near && clock.now() - this.lastReadMs < READ_EVERY_MS) continue;
+      await this.readBalance();
+    }
+  }
+}

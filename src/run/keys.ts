@@ -1,0 +1,118 @@
+import { isApiError, type ApiClient, type ApiError } from '../api/index.js';
+import { clock } from '../clock.js';
+import type { Config, ResolvedKey } from '../config/index.js';
+import { KeyStore, type Ledger } from '../ledger/index.js';
+import type { Logger } from '../log.js';
+import { ARRIVAL_MARGIN_MS } from '../scheduler/budget.js';
+import { KeyBudget } from '../scheduler/keyBudget.js';
+import { taskBoundMs } from '../scheduler/taskBound.js';
+import { retryAt } from '../stages/context.js';
+
+/** Where a run's keys keep their machine-wide budgets (issue 12). */
+export interface KeyStoreOptions {
+  /**
+   * The state folder with one store per key, `<fingerprint>.db` (the CLI passes
+   * DARKROOM_STATE_DIR, else $XDG_STATE_HOME/darkroom, else ~/.local/state/darkroom).
+   * Without it (and without `keyStores`), each key gets a private in-memory store: a
+   * simulation's, which shares nothing with other processes.
+   */
+  readonly stateDir?: string | undefined;
+  /** Stores the caller opened, by key fingerprint (tests: two runs sharing one store). */
+  readonly keyStores?: ReadonlyMap<string, KeyStore> | undefined;
+}
+
+export interface KeyBudgets {
+  /** By key fingerprint. */
+  readonly byKey: ReadonlyMap<string, KeyBudget>;
+  /** Closes the stores this opened (not the caller's). */
+  close(): void;
+}
+
+/**
+ * The task bound moves slowly with the latencies observed: read from the ledger at most
+ * once a minute, or every 5 s while held creates wait on it (a first guess of 10 min
+ * shrinks as soon as tasks are seen to end).
+ */
+const BOUND_REFRESH_MS = 60_000;
+const FRESH_BOUND_REFRESH_MS = 5_000;
+
+/**
+ * Each key's budget for this run, its own rows in the key's store made what the ledger
+ * says (a killed or stopped run before left them stale): running tasks, held creates and
+ * orphan tasks as slots, the ledger's recent calls the store lacks, its pause.
+ */
+export function openKeyBudgets(ledger: Ledger, config: Config, keys: readonly ResolvedKey[], o: KeyStoreOptions, now = clock.now()): KeyBudgets {
+  const owner = ledger.keyFacts.ownerId();
+  const pollCapMs = config.limits.pollCapMinutes * 60_000;
+  let bound = { at: Number.NEGATIVE_INFINITY, ms: 0 };
+  const boundMs = (fresh = false) => {
+    const t = clock.now();
+    const age = t - bound.at;
+    if (age < 0 || age >= (fresh ? FRESH_BOUND_REFRESH_MS : BOUND_REFRESH_MS)) bound = { at: t, ms: taskBoundMs(ledger.keyFacts.longestRecentLatencyMs(), pollCapMs) };
+    return bound.ms;
+  };
+  const opened: KeyStore[] = [];
+  const byKey = new Map<string, KeyBudget>();
+  const close = () => {
+    for (const s of opened) s.close();
+  };
+  try {
+    for (const k of keys) {
+      const fp = k.fingerprint;
+      if (byKey.has(fp)) continue;
+      let store = o.keyStores?.get(fp);
+      if (!store) {
+        store = o.stateDir !== undefined ? KeyStore.openFor(o.stateDir, fp) : KeyStore.open(':memory:');
+        opened.push(store);
+      }
+      const budget = new KeyBudget(store, { owner, limits: config.limits, taskBoundMs: boundMs, callTimeoutMs: config.timeoutMs }, now);
+      budget.reconcile(
+        {
+          slots: ledger.keyFacts.slotsOf(fp, now, boundMs(), config.timeoutMs),
+          calls: ledger.keyFacts.callsSince(fp, now - 3_600_000 - ARRIVAL_MARGIN_MS),
+          pausedUntil: ledger.calls.pausedUntil(fp),
+        },
+        now,
+      );
+      byKey.set(fp, budget);
+    }
+  } catch (err) {
+    close();
+    throw err;
+  }
+  return { byKey, close };
+}
+
+const SEED_EVERY_MS = 60_000;
+
+/**
+ * Across machines the service is the truth: before the first call of a run that has work
+ * needing calls, one GET /api/v1/usage (a call like any other, reserved in the budget)
+ * says what the key spent that this machine did not see, and the difference is recorded
+ * as other clients' calls. It is a help, not a need: if it fails, the run goes on and the
+ * service's 429s and RateLimit headers correct the windows as they come; but an account
+ * problem (401, 24403) is returned, for the run to stop on as at any call.
+ */
+export async function seedFromUsage(budget: KeyBudget, client: ApiClient, signal: AbortSignal, random: () => number, log: Logger): Promise<ApiError | undefined> {
+  // Once a minute at most per key on this machine: a run restarted again and again (a
+  // crash loop, a cron job every minute) would otherwise spend a call of the minute's
+  // budget on each start, for facts that change little in a minute.
+  if (!budget.claimSeed(clock.now(), SEED_EVERY_MS)) return undefined;
+  let ticket;
+  try {
+    ticket = await budget.reserveWhenFree('account', { signal });
+    const u = await client.withTicket(ticket).usage({ signal });
+    const foreign = budget.adoptUsage(u);
+    if (foreign.minute + foreign.hour > 0) {
+      log.info({ ...foreign, minuteRemaining: u.minuteRemaining, hourRemaining: u.hourRemaining }, 'the key was used elsewhere: its windows count those calls too');
+    }
+  } catch (err) {
+    // An invalid key, an account problem or a redirecting base URL stops the run here, as at any other call.
+    if (isApiError(err) && (err.kind === 'stop-account' || err.kind === 'stop-config')) return err;
+    if (isApiError(err) && err.kind === 'retry-later') budget.pauseUntil(retryAt(err, 0, random));
+    log.warn({ err: String((err as Error)?.message ?? err) }, 'could not read the key\'s usage from the service; going on with this machine\'s count');
+  } finally {
+    if (ticket) budget.settle(ticket);
+  }
+  return undefined;
+}

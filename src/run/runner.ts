@@ -1,0 +1,367 @@
+/*
+ * Over 300 lines on purpose: runJob is one run from start to end (lock, recovery, discovery,
+ * lanes, downloader, stops, summary), and the order of those phases is the design; its
+ * helpers live beside it (credits.ts, keys.ts, guards.ts, events.ts).
+ */
+import { setMaxListeners } from 'node:events';
+import { ApiClient, type CallRecord, type Transport } from '../api/index.js';
+import { clock } from '../clock.js';
+import type { Config, ResolvedKey } from '../config/index.js';
+import type { Ledger, LedgerStatus, RecoveryReport } from '../ledger/index.js';
+import type { Logger } from '../log.js';
+import type { KeyBudget } from '../scheduler/keyBudget.js';
+import type { Reservation } from '../scheduler/reservation.js';
+import { creditsShortfall, readUsedCredit, type CreditsShortfall } from './credits.js';
+import { skipSameFile } from '../inputs/sameFile.js';
+import { Lane, type LaneStages } from '../scheduler/lane.js';
+import { Notifier } from '../scheduler/notifier.js';
+import { LatencyModel } from '../scheduler/latency.js';
+import { PollPlanner } from '../scheduler/polling.js';
+import { sweepTempFiles } from '../outputs/atomic.js';
+import { haltRun, stopForAccount, type AccountStop, type RunHalt, type RunState, type StageContext } from '../stages/context.js';
+import { createStage } from '../stages/create.js';
+import { discoverInto } from '../inputs/discover.js';
+import { checkOutputSpace, probeOutputFolder } from '../outputs/diskcheck.js';
+import { downloadLoop, Patience } from '../stages/downloader.js';
+import { PhotoEventFeed, summaryEvent, type RunEvent } from './events.js';
+import { Guards, type GuardLimits, type GuardTrip } from './guards.js';
+import { stopForConfig } from '../stages/configStop.js';
+import { openKeyBudgets, seedFromUsage, type KeyStoreOptions } from './keys.js';
+import { ledgerGuard } from './ledgerGuard.js';
+import type { OutputFs } from '../outputs/outputfs.js';
+import { pollStage } from '../stages/poll.js';
+import type { ResultFetch } from '../stages/result.js';
+import { ServiceContact } from './serviceContact.js';
+import { retireStaleOutputs } from '../outputs/staleOutputs.js';
+import { checkSteps, stampNewPhotos, type StepsChange, type StepsCheck } from './stepsCheck.js';
+import { uploadStage } from '../stages/upload.js';
+
+export interface RunOptions extends KeyStoreOptions {
+  readonly config: Config;
+  readonly baseUrl: string;
+  readonly keys: readonly ResolvedKey[];
+  readonly ledger: Ledger;
+  readonly log: Logger;
+  /** The in-process simulator's transport for deterministic simulations; undici otherwise. */
+  readonly transport?: Transport;
+  readonly random?: () => number;
+  /** Aborting stops new calls; in-flight ones finish with their outcome recorded. */
+  readonly signal?: AbortSignal;
+  /** Called after every finished action (rate-limited by the caller if it draws). */
+  readonly onActivity?: () => void;
+  /** How result URLs are fetched (the in-process simulator's, in simulations). */
+  readonly resultFetch?: ResultFetch;
+  /**
+   * After `signal` aborts, how long calls and downloads in flight may take to finish
+   * before they are aborted too (their outcome is recorded either way). Default 2000 ms,
+   * so an interrupted run exits well within 5 s.
+   */
+  readonly graceMs?: number;
+  /** The file-system calls that write outputs (src/outputs/outputfs.ts); tests inject a full or read-only disk. */
+  readonly outputFs?: OutputFs;
+  /**
+   * `--redo-steps`: photos started under other steps than the job's are redone from the first
+   * step (stepsCheck.ts); without it such a run refuses before any call (exit 2).
+   */
+  readonly redoSteps?: boolean;
+  /**
+   * Whether the service answers (serviceContact.ts): the caller's, to show an outage's
+   * countdown; the runner makes its own otherwise.
+   */
+  readonly serviceContact?: ServiceContact;
+  /** How long the first contact may go unanswered before the run stops (exit 2); default 20 s. */
+  readonly firstContactMs?: number;
+  /** Spending guards (--max-photos, --max-credits / limits.maxCredits, --max-duration, --until): see guards.ts. */
+  readonly guards?: GuardLimits;
+  /** The run's events (events.ts): photos done/failed/held/skipped, a guard tripping, the summary last. */
+  readonly onEvent?: (e: RunEvent) => void;
+}
+
+export interface RunResult {
+  readonly status: LedgerStatus;
+  /** hidden: files left out for a name starting with a dot (input.hidden: false); gone: photos whose files disappeared. */
+  readonly discovered: { readonly added: number; readonly known: number; readonly skipped: number; readonly hidden: number; readonly gone: number };
+  readonly recovered: RecoveryReport;
+  readonly tempFilesSwept: number;
+  readonly accountStop: AccountStop | undefined;
+  /** Set when the run stopped for a config, disk or ledger problem (its line and exit code). */
+  readonly halt: RunHalt | undefined;
+  /** Set when the run stopped for insufficient credits (20601). */
+  readonly credits?: CreditsShortfall;
+  /** Set when photos were started under other steps than the job's: refused, redone or bound. */
+  readonly stepsChange?: StepsChange;
+  readonly interrupted: boolean;
+  /** Set when a spending guard stopped the run (exit 4). */
+  readonly guard?: GuardTrip;
+  /** Credits this run spent as far as known, when a credit limit was set. */
+  readonly creditsSpent?: number;
+  /** 0 all done · 1 some failed, held or not yet downloaded · 2 config · 3 account problem · 4 a limit set · 130 interrupted. */
+  readonly exitCode: 0 | 1 | 2 | 3 | 4 | 130;
+}
+
+/** One `darkroom run`: recover, discover, then drive every lane and the downloader to the end. */
+export async function runJob(opts: RunOptions): Promise<RunResult> {
+  const { config, ledger, log } = opts;
+  const random = opts.random ?? Math.random;
+  // Before anything else: an output folder that cannot take a file stops the run with 0 calls.
+  const outputProblem = probeOutputFolder(config.output.dir, opts.outputFs);
+  const tempFilesSwept = outputProblem === null ? sweepTempFiles(config.output.dir) : 0;
+  const recovered = ledger.recover();
+  ledger.items.releaseQueuedClaims();
+  // Before anything acts on an item's step: a photo started under other steps is never
+  // finished under these (issue 12, point 6).
+  const steps = checkSteps(config, ledger, { redo: opts.redoSteps ?? false, keyFps: opts.keys.map((k) => k.fingerprint), log });
+  if (!steps.proceed) {
+    const r = refused(ledger, steps, recovered, tempFilesSwept);
+    opts.onEvent?.(summaryEvent(r.status, r.exitCode, stoppedBy(r), null, clock.now()));
+    return r;
+  }
+  // From here every photo that ends (discovery's skips included) is one event.
+  const feed = opts.onEvent ? new PhotoEventFeed(ledger, config, opts.onEvent) : undefined;
+  // Paid results not yet on disk (an earlier run's outage, full disk, a file in the way) come first.
+  ledger.outputs.dueAllNow();
+  // L2: ambiguous creates are resent only when an operator says so, here by the config.
+  if (config.onAmbiguous === 'resubmit') {
+    const ids = ledger.held.resubmittable(config.maxAttempts);
+    const r = ledger.held.requeue(['ambiguous'], 'onAmbiguous: resubmit (a second charge is possible)', ids);
+    if (r.recreated > 0) log.warn({ items: r.recreated }, 'onAmbiguous: resubmit: held creates sent to be created again');
+  }
+  // Files and URL list, identified by content and reconciled with the ledger (issue 5).
+  const { found, added, hidden, gone } =
+    outputProblem === null
+      ? await clock
+          .hold(discoverInto(config, ledger, { keyFps: opts.keys.map((k) => k.fingerprint), log, adjust: skipSameFile }))
+          .then((d) => ({ ...d, gone: d.identity.gone }))
+      : { found: [], added: { added: 0, known: 0 }, hidden: 0, gone: 0 };
+  stampNewPhotos(config, ledger);
+  retireStaleOutputs(ledger, log);
+  log.info({ found: found.length, ...added, recovered, tempFilesSwept }, 'run started');
+
+  const run: RunState = { stopped: false, noCreates: false, accountStop: undefined, halt: undefined };
+  feed?.pull();
+  // Each finished action: the events it made, then whoever draws.
+  const onActivity = () => {
+    feed?.pull();
+    opts.onActivity?.();
+  };
+  // Room for the results still to come (outputs/diskcheck.ts), before the first upload.
+  const diskProblem = outputProblem ?? checkOutputSpace(config.output.dir, ledger.outputs.spaceFacts(), config, opts.outputFs);
+  if (diskProblem !== null) haltRun(run, { kind: 'disk', immediate: true, exitCode: 2, message: diskProblem });
+  // Aborts what is in flight once an interrupt's grace period is over.
+  const hard = new AbortController();
+  // Every call and download in flight listens to it (clock.deadline): with several keys that
+  // is more than the default 10, which would print a leak warning that is not one.
+  setMaxListeners(1000, hard.signal);
+  let graceTimer: ReturnType<typeof clock.setTimer> | undefined;
+
+  const latency = new LatencyModel();
+  const activity = new Notifier();
+  // Checked before every call and download: a ledger moved, replaced or deleted stops the run.
+  const ledgerOk = ledgerGuard(ledger, run, log, () => {
+    for (const lane of lanes) lane.wake();
+    activity.notify();
+  });
+  const contact = opts.serviceContact ?? new ServiceContact(random, log);
+  const guards = opts.guards
+    ? new Guards(opts.guards, {
+        ledger,
+        config,
+        run,
+        log,
+        wake: () => {
+          for (const lane of lanes) lane.wake();
+          activity.notify();
+        },
+        onTrip: (trip) => opts.onEvent?.({ type: 'limit', guard: trip.guard, message: trip.message, atMs: clock.now() }),
+        readUsedCredit: () => readUsedCredit(clients[0], budgets[0], hard.signal, log),
+      })
+    : undefined;
+  const clients: ApiClient[] = [];
+  // Each key's machine-wide budget (issue 12), its rows reconciled with this ledger.
+  const keyBudgets = openKeyBudgets(ledger, config, opts.keys, opts);
+  const budgets: KeyBudget[] = [];
+  const lanes: Lane[] = opts.keys.map((k) => {
+    const client = new ApiClient({
+      baseUrl: opts.baseUrl,
+      apiKey: k.key,
+      keyEnv: k.env,
+      timeoutMs: config.timeoutMs,
+      ...(opts.transport ? { transport: opts.transport } : {}),
+      onCall: (rec: CallRecord) => {
+        logCall(ledger, log, k.fingerprint, rec);
+        contact.observe(rec);
+      },
+    });
+    clients.push(client);
+    const polling = new PollPlanner(latency);
+    const ctx: StageContext = { ledger, client, keyFp: k.fingerprint, config, run, polling, random, log, abort: hard.signal };
+    // Each call goes out under its reservation in the key's budget.
+    const under = (ticket: Reservation): StageContext => ({ ...ctx, client: client.withTicket(ticket) });
+    // While the service is out, the lane waits for the next try (serviceContact.ts).
+    const stages: LaneStages = {
+      upload: (item, ticket) => (ledgerOk() ? uploadStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
+      create: (item, ticket) => (ledgerOk() ? createStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
+      poll: (item, ticket) => (ledgerOk() ? pollStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
+    };
+    const budget = keyBudgets.byKey.get(k.fingerprint)!;
+    budgets.push(budget);
+    return new Lane(ledger, budget, stages, run, {
+      keyFp: k.fingerprint,
+      polling,
+      stepCount: config.steps.length,
+      laneCount: opts.keys.length,
+      latencyScaleMs: () => Math.min(...config.steps.map((s) => latency.meanMs(s.capability))),
+      activeTasks: config.limits.activeTasks,
+      onActivity: () => {
+        activity.notify();
+        onActivity();
+      },
+      ...(guards ? { gate: guards } : {}),
+    });
+  });
+
+  // An interrupt: no new calls or downloads at once; what is in flight gets the grace
+  // period to finish, then is aborted (each stage records what the abort left behind).
+  const onAbort = () => {
+    run.stopped = true;
+    for (const lane of lanes) lane.wake();
+    activity.notify();
+    graceTimer ??= clock.setTimer(() => hard.abort(new Error('interrupted')), opts.graceMs ?? 2000);
+  };
+  if (opts.signal?.aborted) onAbort();
+  else opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+  // Downloads whose result URL expired hand their item back to be polled for a fresh one.
+  // Lanes end when only downloads are left, so a hand-back after that runs them again.
+  let handedBack = 0;
+  const wakeLanes = () => {
+    handedBack++;
+    for (const lane of lanes) lane.wake();
+  };
+  let credits: CreditsShortfall | undefined;
+  const patience = new Patience(config.limits.downloadPatienceMinutes * 60_000);
+  const downloader = {
+    ledger,
+    config,
+    log,
+    random,
+    abort: hard.signal,
+    allowHttp: opts.baseUrl.startsWith('http:'),
+    resultFetch: opts.resultFetch,
+    fs: opts.outputFs,
+    onActivity,
+    wakeLanes: () => {
+      for (const lane of lanes) lane.wake();
+    },
+    ledgerOk,
+    // A photo redone under new steps: its files made under the old ones go once the new output is in (outputs/staleOutputs.ts).
+    onDone: (itemId: number) => retireStaleOutputs(ledger, log, itemId),
+  };
+  try {
+    // Before the key goes anywhere: the base URL must answer as the API (exit 2 if not).
+    if (!run.stopped && opts.keys.some((k) => ledger.keyFacts.needsCalls(k.fingerprint))) {
+      const wrong = await contact.firstContact(opts.baseUrl, {
+        timeoutMs: config.timeoutMs,
+        secrets: opts.keys.map((k) => k.key),
+        // An interrupt ends the wait at once: nothing was sent with the key yet.
+        signal: opts.signal ?? hard.signal,
+        ...(opts.transport ? { transport: opts.transport } : {}),
+        ...(opts.firstContactMs !== undefined ? { windowMs: opts.firstContactMs } : {}),
+      });
+      if (wrong !== null) {
+        haltRun(run, { kind: 'config', immediate: true, exitCode: 2, message: wrong });
+        log.error({ baseUrl: new URL(opts.baseUrl).origin }, wrong);
+      }
+    }
+    // Not on a rerun with nothing to do: that makes no call at all.
+    for (const [i, k] of opts.keys.entries()) {
+      if (run.stopped || !ledger.keyFacts.needsCalls(k.fingerprint)) continue;
+      const stop = await seedFromUsage(budgets[i]!, clients[i]!, hard.signal, random, log);
+      if (stop?.kind === 'stop-config') stopForConfig({ run, log }, stop);
+      else if (stop) stopForAccount({ run, log }, stop);
+    }
+    if (guards && !run.stopped) await guards.begin(opts.keys.some((k) => ledger.keyFacts.needsCalls(k.fingerprint)));
+    for (;;) {
+      const before = handedBack;
+      let lanesDone = false;
+      const downloads = downloadLoop(downloader, run, activity, wakeLanes, () => lanesDone, patience);
+      try {
+        await Promise.all(lanes.map((l) => l.run()));
+      } finally {
+        lanesDone = true;
+        activity.notify();
+        await downloads;
+      }
+      if (run.stopped || lanes.some((l) => l.crash !== undefined) || handedBack === before) break;
+    }
+    await guards?.end();
+    guards?.finish();
+    if (run.accountStop?.creditsOnly && !run.stopped) credits = await creditsShortfall(ledger, config, clients[0], budgets[0], hard.signal, log);
+  } finally {
+    await guards?.end();
+    if (graceTimer) clock.clearTimer(graceTimer);
+    opts.signal?.removeEventListener('abort', onAbort);
+    await Promise.all(clients.map((c) => c.close()));
+    keyBudgets.close();
+  }
+  const crashed = lanes.find((l) => l.crash !== undefined)?.crash;
+  if (crashed !== undefined) throw crashed;
+
+  feed?.pull();
+  const status = ledger.status();
+  const interrupted = opts.signal?.aborted ?? false;
+  // A limit reached once nothing was left to start stopped nothing: the run ends as it would have.
+  const halt = run.halt?.kind === 'limit' && status.pending === 0 ? undefined : run.halt;
+  const exitCode = interrupted ? 130 : halt ? halt.exitCode : run.accountStop ? 3 : status.done === status.total ? 0 : 1;
+  log.info(
+    { exitCode, guard: halt?.kind === 'limit' ? guards?.trip?.guard : undefined, done: status.done, failed: status.failed, held: status.held, pending: status.pending, paidNotDownloaded: status.paidNotDownloaded },
+    'run ended',
+  );
+  const result: RunResult = {
+    status,
+    discovered: { ...added, skipped: found.filter((f) => f.skipReason).length, hidden, gone },
+    recovered,
+    tempFilesSwept,
+    accountStop: run.accountStop,
+    halt,
+    ...(credits ? { credits } : {}),
+    ...(steps.change ? { stepsChange: steps.change } : {}),
+    interrupted,
+    ...(halt?.kind === 'limit' && guards?.trip ? { guard: guards.trip } : {}),
+    ...(guards?.limits.maxCredits !== undefined ? { creditsSpent: guards.creditsSpent() } : {}),
+    exitCode,
+  };
+  opts.onEvent?.(summaryEvent(status, exitCode, stoppedBy(result), result.creditsSpent ?? null, clock.now()));
+  return result;
+}
+
+/** Why the run stopped early, for the summary event; null when it ran to its end. */
+function stoppedBy(r: RunResult): { kind: string; message: string } | null {
+  if (r.interrupted) return { kind: 'interrupted', message: 'interrupted: run again to continue where this one stopped' };
+  if (r.halt) return { kind: r.halt.kind, message: r.halt.message };
+  if (r.accountStop) return { kind: 'account', message: r.accountStop.error.message };
+  return null;
+}
+
+/** The run refused before any call: the job's steps changed under started photos (exit 2). */
+function refused(ledger: Ledger, steps: StepsCheck, recovered: RecoveryReport, tempFilesSwept: number): RunResult {
+  return {
+    status: ledger.status(),
+    discovered: { added: 0, known: 0, skipped: 0, hidden: 0, gone: 0 },
+    recovered,
+    tempFilesSwept,
+    accountStop: undefined,
+    halt: { kind: 'config', message: steps.message ?? 'the job\'s steps changed', exitCode: 2, immediate: true },
+    ...(steps.change ? { stepsChange: steps.change } : {}),
+    interrupted: false,
+    exitCode: 2,
+  };
+}
+
+function logCall(ledger: Ledger, log: Logger, keyFp: string, rec: CallRecord): void {
+  ledger.calls.record(keyFp, rec);
+  log.debug(
+    { method: rec.method, path: rec.path, httpStatus: rec.httpStatus, code: rec.businessCode, requestId: rec.requestId, sentRequestId: rec.sentRequestId, ms: rec.durationMs, key: keyFp },
+    'call',
+  );
+}

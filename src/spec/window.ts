@@ -1,0 +1,80 @@
+/**
+ * A rolling window of call times: never more than `limit` calls in any span of
+ * `spanMs`. Rolling is the strictest reading of "100 a minute", so it is safe whatever
+ * window (fixed or sliding) the server keeps. A call at t counts while it lies in
+ * (now − spanMs, now]. Both sides count with it: the client's call budget
+ * (src/scheduler/budget.ts) and the simulator's limits (src/sim/model.ts).
+ */
+export class RollingWindow {
+  private times: number[] = [];
+  private head = 0;
+
+  constructor(
+    readonly limit: number,
+    readonly spanMs: number,
+  ) {}
+
+  record(at: number): void {
+    // Calls are recorded in dispatch order; keep the array sorted even if a caller is late.
+    let i = this.times.length;
+    while (i > this.head && this.times[i - 1]! > at) i--;
+    this.times.splice(i, 0, at);
+  }
+
+  /** Forget one call at `at` (a reservation never sent, or one moved): false if there is none. */
+  remove(at: number): boolean {
+    const i = this.indexOf(at);
+    if (i < 0) return false;
+    this.times.splice(i, 1);
+    return true;
+  }
+
+  /** Replace every call with `times` (sorted), as another process's writes are read in. */
+  reset(times: readonly number[]): void {
+    this.times = [...times];
+    this.head = 0;
+  }
+
+  count(now: number): number {
+    this.evict(now);
+    return this.times.length - this.head;
+  }
+
+  /** Calls that still fit now. */
+  remaining(now: number): number {
+    return Math.max(0, this.limit - this.count(now));
+  }
+
+  admits(now: number): boolean {
+    return this.count(now) < this.limit;
+  }
+
+  /** The earliest time at which one more call fits, keeping `reserve` places free for others. */
+  nextFreeAt(now: number, reserve = 0): number {
+    const n = this.count(now);
+    const limit = Math.max(1, this.limit - reserve);
+    if (n < limit) return now;
+    // the call that must leave the window before one more fits
+    return this.times[this.head + (n - limit)]! + this.spanMs;
+  }
+
+  private indexOf(at: number): number {
+    let lo = this.head;
+    let hi = this.times.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.times[mid]! < at) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.times.length && this.times[lo] === at ? lo : -1;
+  }
+
+  private evict(now: number): void {
+    const edge = now - this.spanMs;
+    while (this.head < this.times.length && this.times[this.head]! <= edge) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.times.length) {
+      this.times = this.times.slice(this.head);
+      this.head = 0;
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { installClock, VirtualClock } from '../../src/clock.js';
+import type { Config } from '../../src/config/index.js';
+import { Ledger, type ItemRow } from '../../src/ledger/index.js';
+import { silentLogger } from '../../src/log.js';
+import type { RunState } from '../../src/stages/context.js';
+import { Guards } from '../../src/run/guards.js';
+
+// The credit guard's arithmetic on a ledger in memory and a virtual clock: what the balance
+// says (usedCredit belongs to the whole account) against what this run's creates cost.
+
+const config = { steps: [{ capability: 'restore' }], credits: {} } as unknown as Config;
+
+describe('Guards: --max-credits', () => {
+  let clk: VirtualClock;
+  let restore: () => void;
+  let ledger: Ledger;
+  let run: RunState;
+  beforeEach(() => {
+    clk = new VirtualClock();
+    restore = installClock(clk);
+    ledger = Ledger.open(':memory:');
+    ledger.items.addDiscovered(Array.from({ length: 10 }, (_, i) => ({ relPath: `p${i}.jpg`, srcPath: `/x/p${i}.jpg`, sizeBytes: 1 })));
+    run = { stopped: false, noCreates: false, accountStop: undefined, halt: undefined };
+  });
+  afterEach(() => {
+    ledger.close();
+    restore();
+  });
+
+  const item = (id: number) => ledger.items.get(id)!;
+  /** A create sent for a photo (state 'sending': it may be charged). */
+  const create = (id: number) => {
+    ledger.items.move(id, 'queued', 'uploading', { key_fp: 'k_test' });
+    const up = ledger.items.move(id, 'uploading', 'uploaded', { image_url: `https://x/${id}` });
+    ledger.submissions.begin(up as ItemRow, 'restore', 'k_test', `dr-${id}`);
+  };
+  /** Let virtual time pass in 10 s steps, the reader's promises settling after each. */
+  const pass = async (ms: number) => {
+    for (let t = 0; t < ms; t += 10_000) {
+      clk.advanceBy(10_000);
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    }
+  };
+
+  it('counts credits spent elsewhere on the account, read from the balance, and stops before passing the limit', async () => {
+    // Baseline 100; then the account has used 103: at most 1 of it ours, so 2 another client's.
+    const readings = [100, 103];
+    const reads: number[] = [];
+    const guards = new Guards(
+      { maxCredits: 4 },
+      { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => (reads.push(clk.now()), readings.shift() ?? 103) },
+    );
+    await guards.begin(true);
+    expect(reads).toHaveLength(1);
+    expect(guards.mayCreate(item(1))).toBe(true);
+    create(1);
+    expect(guards.creditsSpent()).toBe(1);
+    // Near the limit (4 − 1 ≤ 3): the balance is read again within 10 s, not a minute.
+    await pass(10_000);
+    expect(reads).toHaveLength(2);
+    expect(guards.creditsSpent()).toBe(3);
+    expect(guards.mayCreate(item(2))).toBe(true);
+    create(2);
+    // 2 of ours + 2 of the other client's: a fifth credit would pass the limit.
+    expect(guards.creditsSpent()).toBe(4);
+    expect(guards.mayCreate(item(3))).toBe(false);
+    expect(run.noCreates).toBe(true);
+    expect(run.halt).toMatchObject({ kind: 'limit', exitCode: 4, immediate: false });
+    expect(guards.trip?.guard).toBe('max-credits');
+    await guards.end();
+  });
+
+  it('without a reading (the call failed) counts this run\'s creates at the price known, 1 when the spec gives none', async () => {
+    const guards = new Guards({ maxCredits: 2 }, { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => null });
+    await guards.begin(true);
+    expect(guards.mayCreate(item(1))).toBe(true);
+    create(1);
+    expect(guards.mayCreate(item(2))).toBe(true);
+    create(2);
+    expect(guards.mayCreate(item(3))).toBe(false);
+    await guards.end();
+  });
+
+  it('reads nothing while nothing is created, and nothing at all with no work', async () => {
+    let reads = 0;
+    const guards = new Guards({ maxCredits: 50 }, { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => (reads++, 0) });
+    await guards.begin(true);
+    await pass(10 * 60_000);
+    expect(reads).toBe(1);
+    await guards.end();
+    const idle = new Guards({ maxCredits: 50 }, { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => (reads++, 0) });
+    await idle.begin(false);
+    expect(reads).toBe(1);
+    await idle.end();
+  });
+});
