@@ -113,6 +113,7 @@ export function parseRateLimitReset(value: string | null, nowMs: number = clock.
 export function parseRateLimit(headers: HeaderBag, nowMs: number = clock.now()): RateLimitInfo {
   const scopeRaw = getHeader(headers, 'ratelimit-scope')?.trim() ?? '';
   // Control characters would only corrupt logs; a scope is an identifier.
+  // eslint-disable-next-line no-control-regex -- a header value with control characters is refused
   const scope = scopeRaw === '' || /[\x00-\x1f\x7f]/.test(scopeRaw) ? null : scopeRaw.slice(0, 64);
   return {
     limit: nonNegativeInt(getHeader(headers, 'ratelimit-limit')),

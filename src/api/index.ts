@@ -25,6 +25,6 @@ export { undiciTransport } from './transport.js';
 export type { UndiciTransportOptions } from './transport.js';
 export { TransportError } from '../spec/wire.js';
 export type { Transport, WireRequest, WireResponse } from '../spec/wire.js';
-export { CAPABILITIES, CAPABILITY_NAMES, MODES, RESOLUTIONS, BUSINESS_TYPES, isCapability } from '../spec/capabilities.js';
+export { CAPABILITIES, CAPABILITY_NAMES, MODES, RESOLUTIONS, isCapability } from '../spec/capabilities.js';
 export type { Capability, CapabilityInfo, Mode, Resolution } from '../spec/capabilities.js';
 export { fingerprintKey, maskKey, redact } from '../spec/key.js';

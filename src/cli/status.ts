@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { fingerprintKey } from '../spec/key.js';
 import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';

@@ -8,6 +8,7 @@ export const PLACEHOLDERS = ['name', 'step', 'ext'] as const;
 export type Placeholder = (typeof PLACEHOLDERS)[number];
 
 /** Characters refused in a pattern: unusable in file names on some system darkroom's outputs may be copied to. */
+// eslint-disable-next-line no-control-regex -- control characters are what file names must not hold
 const ILLEGAL = /[<>:"|?*\\\u0000-\u001f]/;
 
 /** What is wrong with a pattern, or null when it is usable. */

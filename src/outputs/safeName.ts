@@ -20,6 +20,7 @@ export const MAX_UNITS = 120;
 export const MAX_BYTES = 200;
 
 const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(\..*)?$/i;
+// eslint-disable-next-line no-control-regex -- control characters are what file names must not hold
 const REFUSED = /[<>:"|?*\u0000-\u001f]/g;
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });

@@ -117,6 +117,7 @@ export function fit(s: string, width: number): string {
   let visible = 0;
   let out = '';
   for (let i = 0; i < s.length && visible < max - 1; i++) {
+    // eslint-disable-next-line no-control-regex -- an ANSI escape sequence is what is matched
     const m = s[i] === '\x1b' ? /^\x1b\[[0-9;?]*[A-Za-z]/.exec(s.slice(i)) : null;
     if (m) {
       out += m[0];
@@ -130,6 +131,7 @@ export function fit(s: string, width: number): string {
 }
 
 export function stripAnsi(s: string): string {
+  // eslint-disable-next-line no-control-regex -- an ANSI escape sequence is what is matched
   return s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
 }
 

@@ -1,7 +1,7 @@
 import type { ReportData, ReportPhoto, ReportProblem } from '../ledger/index.js';
 import { throughputSvg } from './chart.js';
 import type { CreditsSpent } from './credits.js';
-import { escapeHtml, formatBucket, formatBytes, formatDuration, formatNumber, formatTime } from './format.js';
+import { escapeHtml, formatBucket, formatDuration, formatNumber, formatTime } from './format.js';
 import { PHOTOS_CSS, PHOTOS_SCRIPT } from './photosTable.js';
 import type { FileFacts } from './thumbs.js';
 

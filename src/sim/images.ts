@@ -26,6 +26,3 @@ export const CONTENT_TYPES: Record<ImageExt, string> = {
   webp: 'image/webp',
 };
 
-export function isImageExt(s: string): s is ImageExt {
-  return s === 'jpg' || s === 'png' || s === 'webp';
-}

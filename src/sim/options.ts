@@ -121,25 +121,3 @@ function isLatencySpec(v: object): v is LatencySpec {
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
-
-/**
- * Keys for `darkroom sim`: DARKROOM_SIM_KEYS (comma-separated) if set, else the value of
- * DARKROOM_API_KEY, so `darkroom run` against the sim works with the same environment.
- */
-export function simKeysFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  const list = env.DARKROOM_SIM_KEYS?.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-  if (list && list.length > 0) return list;
-  const single = env.DARKROOM_API_KEY?.trim();
-  return single ? [single] : [];
-}
-
-/** One line for the operator; never prints keys, only how many there are. */
-export function describeSim(info: {
-  apiUrl: string;
-  resultUrl: string;
-  seed?: number;
-  keys: number;
-  faults?: FaultProfileName;
-}): string {
-  return `darkroom sim: API ${info.apiUrl} · results ${info.resultUrl} · seed ${info.seed ?? SIM_DEFAULTS.seed} · faults ${info.faults ?? 'none'} · ${info.keys} key(s)`;
-}

@@ -18,9 +18,6 @@ export type Capability = (typeof CAPABILITY_NAMES)[number];
 export const MODES = ['general', 'graphics', 'portrait', 'text'] as const;
 export type Mode = (typeof MODES)[number];
 
-/** The spec's businessType enumeration for GET /api/v1/tasks/{businessType}/{taskId}. */
-export const BUSINESS_TYPES = ['ENHANCE', 'IMAGE_TO_IMAGE', 'UNBLUR', 'RESTORE', 'UPSCALE'] as const;
-
 /**
  * Spec gap: upscale's resolution field name and values are "not shown". darkroom sends
  * `resolution` with "4K" or "8K" (the two targets the capability is described with).

@@ -62,7 +62,7 @@ export function encodeBmp(raw: Buffer, width: number, height: number, channels: 
     const i = (y * width + x) * channels;
     return [raw[i]!, raw[i + 1]!, raw[i + 2]!, channels === 4 ? raw[i + 3]! : 255] as const;
   };
-  let palette: number[] = [];
+  const palette: number[] = [];
   const indexOf = new Map<number, number>();
   if (bpp <= 8) {
     for (let y = 0; y < height; y++) {

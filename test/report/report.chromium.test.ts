@@ -6,13 +6,12 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
-import { FAILED_REASON, HELD_REASON, makeReportFixture, SECRET_KEY, SKIPPED_REASON, type Fixture } from './fixture.js';
+import { FAILED_REASON, HELD_REASON, makeReportFixture, SECRET_KEY, SKIPPED_REASON } from './fixture.js';
 
 const SCREENSHOT = path.resolve('test-results', 'report.png');
 
 describe('darkroom report, through the CLI, opened in headless Chromium', () => {
   let dir: string;
-  let fx: Fixture;
   let file: string;
   let stdout: string;
   let html: string;
@@ -23,7 +22,6 @@ describe('darkroom report, through the CLI, opened in headless Chromium', () => 
     dir = mkdtempSync(path.join(tmpdir(), 'darkroom-report-'));
     const made = await makeReportFixture(dir);
     made.ledger.close();
-    fx = made;
     const r = await runCli(['report', 'jobs.yaml', '--out', 'morning/report.html'], { DARKROOM_REPORT_TEST_KEY: SECRET_KEY }, { cwd: dir });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);

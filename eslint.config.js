@@ -1,0 +1,81 @@
+// @ts-check
+/**
+ * Lint, and the import rules of docs/ARCHITECTURE.md § Import rules as machine checks:
+ * a folder imports only the folders listed for it; only ledger/ runs SQL; only clock.ts
+ * reads the time or defers; below cli/ nothing prints, exits or hooks process events.
+ */
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+
+/** Each folder of src/ and the folders it may import (besides itself). */
+const MAY_IMPORT = {
+  spec: [],
+  log: ['clock', 'spec'],
+  config: ['clock', 'spec'],
+  ledger: ['clock', 'spec'],
+  api: ['clock', 'spec'],
+  sim: ['clock', 'spec'],
+  scheduler: ['clock', 'spec', 'log', 'config', 'api', 'ledger'],
+  outputs: ['clock', 'spec', 'log', 'config', 'ledger'],
+  inputs: ['clock', 'spec', 'log', 'config', 'ledger', 'outputs'],
+  stages: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs'],
+  progress: ['clock', 'spec', 'ledger'],
+  report: ['clock', 'spec', 'log', 'config', 'ledger'],
+  run: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress'],
+};
+const PARTS = ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'sim', 'scheduler', 'outputs', 'inputs', 'stages', 'progress', 'report', 'run', 'cli'];
+const pathOf = (part) => (part === 'clock' || part === 'log' ? `./src/${part}.ts` : `./src/${part}`);
+
+const zones = Object.entries(MAY_IMPORT).flatMap(([part, allowed]) =>
+  PARTS.filter((p) => p !== part && !allowed.includes(p)).map((p) => ({
+    target: pathOf(part),
+    from: pathOf(p),
+    message: `${part}/ may not import ${p} (docs/ARCHITECTURE.md § Import rules)`,
+  })),
+);
+// clock.ts imports nothing of src/.
+zones.push({ target: './src/clock.ts', from: './src', except: ['./clock.ts'], message: 'clock.ts imports nothing of src/ (docs/ARCHITECTURE.md § Import rules)' });
+
+const TIME = [
+  { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: 'time only through src/clock.ts (docs/ARCHITECTURE.md § Time and simulation)' },
+  { selector: "CallExpression[callee.name=/^(setTimeout|setInterval|setImmediate)$/]", message: 'deferral only through src/clock.ts (docs/ARCHITECTURE.md § Time and simulation)' },
+  { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'time only through src/clock.ts (docs/ARCHITECTURE.md § Time and simulation)' },
+];
+const EDGE = [
+  { selector: "MemberExpression[object.name='process'][property.name=/^(stdout|stderr|stdin|exit|on|once|off|exitCode)$/]", message: 'below cli/ nothing prints, exits or hooks process events (docs/ARCHITECTURE.md § Import rules)' },
+  { selector: "MemberExpression[object.name='console']", message: 'below cli/ nothing prints (docs/ARCHITECTURE.md § Import rules)' },
+];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-results/**', 'out/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    // `../api/x.js` names `../api/x.ts`: without TypeScript's resolution the path rules see nothing.
+    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'tsconfig.json' })] },
+    rules: {
+      // TypeScript checks names itself (typescript-eslint's advice: no-undef misreads globals' types).
+      'no-undef': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', destructuredArrayIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    rules: {
+      'import-x/no-restricted-paths': ['error', { zones }],
+      'no-restricted-imports': ['error', { paths: [{ name: 'better-sqlite3', message: 'only src/ledger/ runs SQL (docs/ARCHITECTURE.md § Import rules)' }] }],
+      'no-restricted-syntax': ['error', ...TIME, ...EDGE],
+    },
+  },
+  { files: ['src/ledger/**/*.ts'], rules: { 'no-restricted-imports': 'off' } },
+  // Tests match terminal output: escape codes and runs of spaces are what they look for.
+  // Tests parse the simulator's JSON freely (`any`), and the .mjs children run in plain Node.
+  { files: ['test/**/*.ts'], rules: { 'no-control-regex': 'off', 'no-regex-spaces': 'off', '@typescript-eslint/no-explicit-any': 'off' } },
+  { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } } },
+  { files: ['src/clock.ts'], rules: { 'no-restricted-syntax': ['error', ...EDGE] } },
+  { files: ['src/cli/**/*.ts'], rules: { 'no-restricted-syntax': ['error', ...TIME] } },
+);
