@@ -4,7 +4,7 @@ import { checkServiceUrl } from '../run/serviceContact.js';
 import { CAPABILITIES, fingerprintKey, isApiError, isCapability, type Credits, type Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import { ConfigError, loadConfig, requireInputDir, type Config, type ResolvedKey } from '../config/index.js';
-import { ProgressReader, type ItemState, type ProgressFacts } from '../ledger/index.js';
+import { createsLeft, phaseOf, ProgressReader, type ItemState, type ProgressFacts } from '../ledger/index.js';
 import { parseStepsJson, stepsSignature } from '../config/steps.js';
 import { discoverFiles } from '../inputs/discover.js';
 import { hiddenLine } from '../inputs/hidden.js';
@@ -110,9 +110,6 @@ export interface PlanResult {
   readonly stepsChange: StepsChange | null;
 }
 
-const BEFORE_UPLOAD: ReadonlySet<ItemState> = new Set(['queued', 'uploading']);
-const AFTER_TASK: ReadonlySet<ItemState> = new Set(['succeeded', 'downloading']);
-
 /**
  * `darkroom plan <jobs.yaml>`: a dry run. Finds the inputs as `run` would, reads the ledger
  * if there is one (never creating it), and says what the job needs: calls, credits and the
@@ -191,8 +188,9 @@ export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCod
     toDo++;
     // URL inputs (http/https) are given to the service as they are: no upload.
     const isUrl = /^https?:\/\//.test(f.srcPath);
-    if (!isUrl && (!known || BEFORE_UPLOAD.has(known.state))) uploads++;
-    const from = known ? known.step + (AFTER_TASK.has(known.state) ? 1 : 0) : 0;
+    if (!isUrl && (!known || phaseOf(known.state) === 'upload')) uploads++;
+    // The steps still to create, as the ledger counts them (createsLeft: a running task's step is made).
+    const from = known ? S - createsLeft(known.state, known.step, S) : 0;
     for (let i = from; i < S; i++) stepPhotos[i]!++;
   }
 
@@ -202,7 +200,7 @@ export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCod
   const calls = { uploads, creates, polls: creates, total: uploads + 2 * creates };
   let callsAtObservedRate: number | null = null;
   if (facts) {
-    const stepsDone = facts.byStep.reduce((n, r) => n + (r.state === 'skipped' ? 0 : r.n * (r.step + (r.state === 'done' || AFTER_TASK.has(r.state) ? 1 : 0))), 0);
+    const stepsDone = facts.byStep.reduce((n, r) => n + (r.state === 'skipped' ? 0 : r.n * (r.step + (phaseOf(r.state) === 'done' || phaseOf(r.state) === 'paid' ? 1 : 0))), 0);
     if (stepsDone >= 3) callsAtObservedRate = Math.round(uploads + stepAttempts * Math.max(2, facts.callsByKind.task / stepsDone));
   }
 

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import type { ItemRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
+import { inPhase, sqlList } from './transitions.js';
 
 /**
  * What the full decode of each input's content found (migrations/006_input_checks.sql):
@@ -11,7 +12,7 @@ import { inTransaction, stmt } from './statements.js';
  */
 
 /** States in which the service already has an item's bytes: a decode could not save a call any more. */
-const PAST_UPLOAD = "('uploaded', 'submitting', 'active', 'succeeded', 'downloading', 'done', 'held')";
+const PAST_UPLOAD = sqlList(inPhase('create', 'running', 'paid', 'done', 'held'));
 
 /**
  * The verdict for one content: null (whole), the reason it is refused, or undefined when it

@@ -5,7 +5,7 @@ import type { InputRow, Inputs } from './inputs.js';
 import type { Items } from './items.js';
 import type { ItemRow } from './rows.js';
 import { stmt } from './statements.js';
-import type { ItemState } from './transitions.js';
+import { assertEntry, assertTransition, type ItemState } from './transitions.js';
 
 /**
  * What a discovery found, reconciled with what the ledger knows (inputs identified by their
@@ -368,6 +368,8 @@ export class Discovery {
   }
 
   private transition(id: number, from: ItemState | null, to: ItemState, note: string | null): void {
+    if (from === null) assertEntry(to);
+    else assertTransition(from, to);
     stmt(this.db, 'INSERT INTO transitions (item_id, at_ms, from_state, to_state, note) VALUES (?, ?, ?, ?, ?)').run(
       id,
       clock.now(),

@@ -5,7 +5,7 @@ export { StaleStateError, type Discovered } from './items.js';
 export type { ItemRow, SubmissionRow, CallRow } from './rows.js';
 export type { LedgerStatus, ProblemItem, StepStatus } from './status.js';
 export type { RecoveryReport } from './recover.js';
-export { STATES, TERMINAL, canTransition, InvalidTransitionError, type ItemState } from './transitions.js';
+export { STATES, TERMINAL, canTransition, createsLeft, inPhase, InvalidTransitionError, phaseOf, type ItemState, type Phase } from './transitions.js';
 export { LedgerBusyError, holderId, type HeldLock, type LockHolder, type LockRequest } from './lock.js';
 export { LedgerMovedError, type LedgerChange } from './fileCheck.js';
 export { LedgerLinkedError } from './links.js';

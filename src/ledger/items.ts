@@ -3,7 +3,7 @@ import { clock } from '../clock.js';
 import { crashPoint } from './crashpoint.js';
 import type { ItemPatch, ItemRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
-import { assertTransition, type ItemState } from './transitions.js';
+import { assertEntry, assertTransition, type ItemState } from './transitions.js';
 
 const PATCHABLE = new Set([
   'src_path', 'size_bytes', 'content_hash', 'step_index', 'attempt', 'key_fp', 'image_url', 'input_url', 'task_id',
@@ -69,6 +69,7 @@ export class Items {
         if (r.changes === 1) {
           added++;
           const id = Number(r.lastInsertRowid);
+          assertEntry('queued');
           this.insertTransition.run(id, now, null, 'queued', null);
           if (d.skipReason) this.move(id, 'queued', 'skipped', { reason: d.skipReason }, d.skipReason);
         }

@@ -4,7 +4,7 @@ import { openDatabase } from './open.js';
 import { stmt } from './statements.js';
 import { readRedoPaths, readStepsCensus, type StepsCensus } from './stepLists.js';
 import { readStatus, type LedgerStatus, type StepGroup } from './status.js';
-import type { ItemState } from './transitions.js';
+import { inPhase, sqlList, type ItemState } from './transitions.js';
 
 /**
  * Read-only figures for the live progress display, `darkroom status` and `darkroom plan`:
@@ -65,8 +65,12 @@ export interface ProgressCache {
 
 const SLOW_EVERY_MS = 30_000;
 
-/** States whose items can be on any step; the others have a fixed one (queued, uploading, skipped: the first; done: the last). */
-const ANY_STEP = ['uploaded', 'submitting', 'active', 'succeeded', 'downloading', 'held', 'failed'] as const;
+/**
+ * States whose items can be on any step; the others have a fixed one (before the upload and
+ * skipped: the first; done: the last), counted from the state counts; gone ones are no input.
+ */
+const FIRST_STEP = inPhase('upload', 'skipped');
+const ANY_STEP = inPhase('create', 'running', 'paid', 'held', 'failed');
 
 /** Every figure of ProgressFacts, read in one transaction (a consistent picture beside a running `run`). */
 export function readProgress(db: Database.Database, now: number, opts: ProgressOptions = {}, cache?: ProgressCache): ProgressFacts {
@@ -104,11 +108,11 @@ export function readProgress(db: Database.Database, now: number, opts: ProgressO
     const byStep: StepGroup[] = stmt<[], StepGroup>(
       db,
       `SELECT step_index AS step, state, COUNT(*) AS n FROM items
-       WHERE state IN (${ANY_STEP.map((x) => `'${x}'`).join(', ')}) GROUP BY step_index, state ORDER BY step_index, state`,
+       WHERE state IN ${sqlList(ANY_STEP)} GROUP BY step_index, state ORDER BY step_index, state`,
     ).all();
     const seen = Math.max(0, ...byStep.map((r) => r.step + 1), ...slow.stepCapabilities.map((r) => r.step + 1));
     const last = Math.max(0, (opts.stepCount ?? Math.max(1, seen)) - 1);
-    for (const state of ['queued', 'uploading', 'skipped'] as const) {
+    for (const state of FIRST_STEP) {
       if (status.states[state] > 0) byStep.push({ step: 0, state, n: status.states[state] });
     }
     if (status.states.done > 0) byStep.push({ step: last, state: 'done', n: status.states.done });

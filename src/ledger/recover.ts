@@ -3,6 +3,7 @@ import { clock } from '../clock.js';
 import type { Items } from './items.js';
 import type { ItemRow } from './rows.js';
 import { stmt } from './statements.js';
+import { assertSubmissionTransition } from './transitions.js';
 
 export interface RecoveryReport {
   /** Creates found still `sending`: their outcome is unknown (L2), their items held. */
@@ -24,6 +25,7 @@ export function recoverStale(db: Database.Database, items: Items): RecoveryRepor
       "SELECT id, item_id, request_id FROM submissions WHERE state = 'sending'",
     ).all();
     for (const s of sending) {
+      assertSubmissionTransition('sending', 'ambiguous');
       stmt(db, "UPDATE submissions SET state = 'ambiguous', error = ?, resolved_ms = ? WHERE id = ?").run(
         'the run stopped while this create was in flight',
         now,

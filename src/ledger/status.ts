@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { stmt } from './statements.js';
-import { STATES, TERMINAL, type ItemState } from './transitions.js';
+import { inPhase, phaseOf, sqlList, STATES, TERMINAL, type ItemState } from './transitions.js';
 import { countNotDownloaded, listNotDownloaded, type NotDownloaded } from './undownloaded.js';
 
 export interface ProblemItem {
@@ -17,7 +17,7 @@ export interface ProblemItem {
 }
 
 /** The states of the items that need a person, as an SQL list. */
-export const PROBLEM_STATES = "('failed', 'held', 'skipped')";
+export const PROBLEM_STATES = sqlList(inPhase('failed', 'held', 'skipped'));
 
 /** The columns of a ProblemItem, from `items i`; `report` adds its own after them. */
 export const PROBLEM_COLUMNS = `i.id, i.rel_path AS path, i.state, i.step_index AS step, i.reason, i.request_id AS requestId, i.task_id AS taskId,
@@ -146,16 +146,17 @@ export function foldSteps(groups: readonly StepGroup[], capabilities: readonly (
   return Array.from({ length: count }, (_, s) => {
     const out = { step: s, capability: capabilities[s] ?? null, done: 0, working: 0, waiting: 0, failed: 0, held: 0, running: 0 };
     for (const g of groups) {
-      if (g.state === 'gone') continue; // no longer an input
+      const phase = phaseOf(g.state);
+      if (phase === 'gone') continue; // no longer an input
       if (g.step > s) out.done += g.n;
       else if (g.step < s) {
         if (!TERMINAL.has(g.state)) out.waiting += g.n;
-      } else if (g.state === 'succeeded' || g.state === 'downloading' || g.state === 'done') out.done += g.n;
-      else if (g.state === 'failed' || g.state === 'skipped') out.failed += g.n;
-      else if (g.state === 'held') out.held += g.n;
+      } else if (phase === 'paid' || phase === 'done') out.done += g.n;
+      else if (phase === 'failed' || phase === 'skipped') out.failed += g.n;
+      else if (phase === 'held') out.held += g.n;
       else {
         out.working += g.n;
-        if (g.state === 'active' || g.state === 'submitting') out.running += g.n;
+        if (phase === 'running') out.running += g.n;
       }
     }
     return out;

@@ -3,7 +3,7 @@ import { clock } from '../clock.js';
 import type { Items } from './items.js';
 import type { ItemRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
-import type { ItemState } from './transitions.js';
+import { inPhase, type ItemState } from './transitions.js';
 
 /**
  * Which step list each photo follows (migrations/008_steps_identity.sql). The job's steps
@@ -62,8 +62,8 @@ export function blocking(o: OtherList): number {
   return o.done + o.inProgress + o.held;
 }
 
-const NOT_STARTED: ReadonlySet<ItemState> = new Set(['queued', 'uploading', 'skipped']);
-const IN_PROGRESS: ReadonlySet<ItemState> = new Set(['uploaded', 'submitting', 'active', 'succeeded', 'downloading']);
+const NOT_STARTED: ReadonlySet<ItemState> = new Set(inPhase('upload', 'skipped'));
+const IN_PROGRESS: ReadonlySet<ItemState> = new Set(inPhase('create', 'running', 'paid'));
 
 interface Group {
   sig: string | null;

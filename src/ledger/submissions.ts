@@ -3,6 +3,7 @@ import { clock } from '../clock.js';
 import type { Items } from './items.js';
 import type { ItemPatch, ItemRow, SubmissionRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
+import { assertSubmissionTransition, type SubmissionState } from './transitions.js';
 
 export interface SubmissionOutcome {
   readonly httpStatus: number | null;
@@ -34,6 +35,7 @@ export class Submissions {
   begin(item: ItemRow, capability: string, keyFp: string, requestId: string): number {
     return inTransaction(this.db, () => {
       this.items.move(item.id, 'uploaded', 'submitting', { key_fp: keyFp, request_id: requestId });
+      assertSubmissionTransition(null, 'sending');
       const r = stmt(
         this.db,
         `INSERT INTO submissions (item_id, step_index, capability, key_fp, request_id, state, sent_ms)
@@ -145,11 +147,12 @@ export class Submissions {
 
   private resolve(
     id: number,
-    state: 'accepted' | 'rejected' | 'ambiguous',
+    state: SubmissionState,
     o: SubmissionOutcome,
     taskId: string | null,
     businessType: string | null,
   ): void {
+    assertSubmissionTransition('sending', state);
     const r = stmt(
       this.db,
       `UPDATE submissions SET state = ?, task_id = ?, business_type = ?, response_request_id = ?, http_status = ?, code = ?,

@@ -1,4 +1,4 @@
-import type { LedgerStatus, ProgressFacts } from '../ledger/index.js';
+import { phaseOf, TERMINAL, type LedgerStatus, type ProgressFacts } from '../ledger/index.js';
 import { ASSUMED_LATENCY_MS, estimate, type Bound, type ModelLimits } from './model.js';
 
 /**
@@ -83,9 +83,6 @@ const MIN_CALLS_PER_STEP = 2;
 /** Steps finished before the measured calls per step replace the minimum. */
 const OBSERVED_AFTER = 3;
 
-const AFTER_TASK = new Set(['succeeded', 'downloading', 'done']);
-const BEFORE_UPLOAD = new Set(['queued', 'uploading']);
-const TERMINAL = new Set(['done', 'held', 'failed', 'skipped']);
 
 export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress {
   const s = f.status;
@@ -130,9 +127,11 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
   let stepsLeft = 0;
   const stepsLeftAt = new Array<number>(stepCount).fill(0);
   for (const r of f.byStep) {
-    if (r.state === 'succeeded' || r.state === 'downloading') downloadsLeft += r.n;
-    if (TERMINAL.has(r.state) || AFTER_TASK.has(r.state)) continue;
-    if (BEFORE_UPLOAD.has(r.state)) uploadsLeft += r.n;
+    // The words of src/ledger/transitions.ts: paid = its task succeeded, the result not yet written.
+    const phase = phaseOf(r.state);
+    if (phase === 'paid') downloadsLeft += r.n;
+    if (TERMINAL.has(r.state) || phase === 'paid') continue;
+    if (phase === 'upload') uploadsLeft += r.n;
     for (let i = r.step; i < stepCount; i++) {
       const share = i === r.step && r.state === 'active' ? 0.5 : 1;
       stepsLeftAt[i]! += share * r.n;

@@ -1,4 +1,4 @@
-import type { ReportData, ReportPhoto, ReportProblem } from '../ledger/index.js';
+import { TERMINAL, type ItemState, type ReportData, type ReportPhoto, type ReportProblem } from '../ledger/index.js';
 import { throughputSvg } from './chart.js';
 import type { CreditsSpent } from './credits.js';
 import { escapeHtml, formatBucket, formatDuration, formatNumber, formatTime } from './format.js';
@@ -36,7 +36,8 @@ export const STATE_GROUPS = ['done', 'failed', 'held', 'skipped', 'gone', 'pendi
 export type StateGroup = (typeof STATE_GROUPS)[number];
 
 export function stateGroup(state: string): StateGroup {
-  return (STATE_GROUPS as readonly string[]).includes(state) ? (state as StateGroup) : 'pending';
+  // The ends group by themselves, everything not terminal is pending (src/ledger/transitions.ts).
+  return TERMINAL.has(state as ItemState) ? (state as StateGroup) : 'pending';
 }
 
 /** sharp's format names, with the one spelling difference that is no change. */
@@ -241,7 +242,7 @@ export function renderReport(p: ReportPage): string {
     for (const k of d.calls.byKey) out.push(`<tr><td><code>${t(k.keyFp)}</code></td><td class="num">${formatNumber(k.n)}</td></tr>`);
     out.push('</tbody></table>');
   }
-  const busy = Object.entries(s.states).filter(([k, n]) => n > 0 && !['done', 'failed', 'held', 'skipped', 'gone'].includes(k));
+  const busy = Object.entries(s.states).filter(([k, n]) => n > 0 && !TERMINAL.has(k as ItemState));
   if (busy.length > 0) {
     out.push('<table class="small"><caption>Photos still in work</caption><thead><tr><th>State</th><th class="num">Photos</th></tr></thead><tbody>');
     for (const [k, n] of busy) out.push(`<tr><td>${t(k)}</td><td class="num">${formatNumber(n)}</td></tr>`);
