@@ -1,0 +1,85 @@
+/**
+ * The clairvoyant lower bound of a run (issue 16): what a client that knew every task's
+ * true latency in advance could do with the same tasks, in the same order as the run it
+ * is set beside. Unlike ceiling.ts it assumes no model of the latency at all, so it holds
+ * on any service shape.
+ *
+ *   slots  the run's tasks, in its own order of submission, each into the first free of
+ *          the key's slots (not before the photo's previous step ended), each held for its
+ *          true latency alone: zero poll lag, calls taking no time;
+ *   calls  the calls the run's work needs at least — an upload per photo, a create and one
+ *          poll per task it created — at the windows' rate: C ÷ callsPerMinute minutes, and
+ *          (⌈C ÷ callsPerHour⌉ − 1) hours (a full hour's calls at the start of each hour);
+ *   bound  the larger of the two, per key; the largest over keys.
+ *
+ * Beside it, the same schedule for a client that loses exactly 1 s per task between a
+ * task's end and the poll that sees it: a darkroom run at or under that time has a mean
+ * lag of at most about 1 s, whatever else it does.
+ */
+import type { SimModel } from '../src/sim/model.js';
+import { limitsOf, type Workload } from './workloads.js';
+
+const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
+const SLOTS = 3;
+
+export interface BoundFigures {
+  /** The clairvoyant bound, s of virtual time. */
+  readonly boundS: number;
+  /** Which part set it: the slots or the calls. */
+  readonly boundBinds: 'slots' | 'calls';
+  /** The same schedule with 1 s of lag a task. */
+  readonly lag1sS: number;
+  /** Mean time between a task's end and the first poll that saw it, s (from the service's side). */
+  readonly meanLagS: number | null;
+  readonly tasks: number;
+}
+
+type LoggedTask = ReturnType<SimModel['taskLog']>[number];
+
+function listSchedule(tasks: readonly LoggedTask[], startMs: number, extraMs: number): number {
+  const slots = new Float64Array(SLOTS).fill(startMs);
+  const photoFree = new Map<string, number>();
+  let end = startMs;
+  for (const t of tasks) {
+    let k = 0;
+    for (let i = 1; i < SLOTS; i++) if (slots[i]! < slots[k]!) k = i;
+    const begin = Math.max(slots[k]!, photoFree.get(t.sourceId) ?? startMs);
+    const done = begin + t.latencyMs + extraMs;
+    slots[k] = done;
+    photoFree.set(t.sourceId, done);
+    end = Math.max(end, done);
+  }
+  return end - startMs;
+}
+
+export function boundOf(w: Workload, model: SimModel, startMs: number): BoundFigures {
+  const { callsPerMinute, callsPerHour } = limitsOf(w);
+  const log = model.taskLog();
+  const byKey = new Map<string, LoggedTask[]>();
+  for (const t of log) {
+    let list = byKey.get(t.keyFingerprint);
+    if (!list) byKey.set(t.keyFingerprint, (list = []));
+    list.push(t);
+  }
+  const audit = model.audit();
+  let bound = 0;
+  let binds: BoundFigures['boundBinds'] = 'slots';
+  let lag1 = 0;
+  for (const [fp, tasks] of byKey) {
+    tasks.sort((a, b) => a.creation - b.creation);
+    const uploads = audit.keys[fp]?.uploads ?? 0;
+    const calls = uploads + 2 * tasks.length;
+    const callsMs = Math.max((calls / callsPerMinute) * MINUTE_MS, Math.max(0, Math.ceil(calls / callsPerHour) - 1) * HOUR_MS);
+    const slotsMs = listSchedule(tasks, startMs, 0);
+    const b = Math.max(callsMs, slotsMs);
+    if (b > bound) {
+      bound = b;
+      binds = callsMs > slotsMs ? 'calls' : 'slots';
+    }
+    lag1 = Math.max(lag1, Math.max(callsMs, listSchedule(tasks, startMs, 1000)));
+  }
+  const seen = log.filter((t) => t.seenEndedAt !== null);
+  const meanLag = seen.length > 0 ? seen.reduce((s, t) => s + (t.seenEndedAt! - t.creation - t.latencyMs), 0) / seen.length : null;
+  return { boundS: bound / 1000, boundBinds: binds, lag1sS: lag1 / 1000, meanLagS: meanLag === null ? null : meanLag / 1000, tasks: log.length };
+}
