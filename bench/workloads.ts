@@ -105,6 +105,7 @@ function SERVICES_UNLIKE_THE_MODEL(): Workload[] {
   const one = ['enhance'] as const;
   const two = ['restore', 'upscale'] as const;
   const perCap = { restore: uniform, upscale: bimodal };
+  const perCapLong = { restore: uniform, upscale: heavy };
   const calls20 = { callsPerMinute: 20, callsPerHour: 1000 } as const;
   // A night: the long jobs run ~9–10 h, the drift spans it.
   const night: LatencyShape = { kind: 'drift', fromMedianMs: 4_000, toMedianMs: 20_000, overMs: 9 * 3_600_000, sigma: 0.5 };
@@ -122,12 +123,14 @@ function SERVICES_UNLIKE_THE_MODEL(): Workload[] {
     short('short-nohint', { latency: bimodal, waitTimeHint: none }),
     short('short-percap', { steps: two, latency: perCap, waitTimeHint: none }),
     callBound('calls-uniform', {}),
-    callBound('calls-bimodal', { latency: bimodal, waitTimeHint: none }),
+    // Bimodal without a hint cannot fit ≤ 3.15 calls a photo in the slots (see README): hinted here.
+    callBound('calls-bimodal', { latency: bimodal }),
+    callBound('calls-nohint', { waitTimeHint: none }),
     callBound('calls-heavy', { latency: heavy, waitTimeHint: biased }),
     long('long-drift', { latency: night }),
-    long('long-bimodal', { latency: bimodal, waitTimeHint: none }),
+    long('long-bimodal', { latency: bimodal }),
     long('long-heavy', { latency: heavy, waitTimeHint: biased }),
-    long('long-percap', { photos: 1_500, steps: two, latency: perCap, waitTimeHint: none, quickPhotos: 500 }),
+    long('long-percap', { photos: 1_500, steps: two, latency: perCapLong, waitTimeHint: none, quickPhotos: 500 }),
   ];
 }
 

@@ -30,7 +30,7 @@ export class CallBudget {
     limits: BudgetLimits,
     past: readonly number[] = [],
     readonly marginMs = ARRIVAL_MARGIN_MS,
-    private readonly createReserve = 3,
+    readonly createReserve = 3,
   ) {
     this.minute = new RollingWindow(limits.callsPerMinute, 60_000 + marginMs);
     this.hour = new RollingWindow(limits.callsPerHour, 3_600_000 + marginMs);
