@@ -8,8 +8,10 @@
  *          the key's slots (not before the photo's previous step ended), each held for its
  *          true latency alone: zero poll lag, calls taking no time;
  *   calls  the calls the run's work needs at least — an upload per photo, a create and one
- *          poll per task it created — at the windows' rate: C ÷ callsPerMinute minutes, and
- *          (⌈C ÷ callsPerHour⌉ − 1) hours (a full hour's calls at the start of each hour);
+ *          poll per task it created — at the windows' rates (the issue's "calls needed ÷
+ *          rate"): C ÷ callsPerMinute minutes; for the hour, its most generous reading, as
+ *          T*'s: (⌈C ÷ callsPerHour⌉ − 1) hours, a full hour's calls at the start of each hour
+ *          (C ÷ callsPerHour would not be a bound: a run under 1,000 calls needs no hour).
  *   bound  the larger of the two, per key; the largest over keys.
  *
  * Beside it, the same schedule for a client that loses exactly 1 s per task between a

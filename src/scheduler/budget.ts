@@ -43,6 +43,15 @@ export class CallBudget {
   }
 
   /**
+   * The minute window's places kept for creates: createReserve of 100 (3%), but never more
+   * than one in 30 of a smaller window — on a key allowed 20 calls a minute, 3 kept places
+   * were 15% of the calls, which uploads and polls could never spend (issue 16).
+   */
+  get minuteReserve(): number {
+    return Math.min(this.createReserve, Math.max(1, Math.floor(this.minute.limit / 30)));
+  }
+
+  /**
    * Hour pacing. When the work left needs more calls than the hour window has room for,
    * the hour binds, and spending faster than callsPerHour/3600 s only moves the stall
    * later while it hides from the poller which resource binds. So calls are then paced
@@ -69,8 +78,7 @@ export class CallBudget {
    * it in debt for the polls after it to repay.
    */
   availableAt(now: number, create = false): number {
-    const reserve = create ? 0 : this.createReserve;
-    let at = Math.max(this.pausedUntil, this.minute.nextFreeAt(now, reserve), this.hour.nextFreeAt(now, reserve));
+    let at = Math.max(this.pausedUntil, this.minute.nextFreeAt(now, create ? 0 : this.minuteReserve), this.hour.nextFreeAt(now, create ? 0 : this.createReserve));
     if (this.pace.on && !create) {
       this.refill(now);
       if (this.pace.tokens < 1) at = Math.max(at, now + Math.ceil((1 - this.pace.tokens) / this.pace.perMs));

@@ -121,7 +121,7 @@ function normalise(p: Float64Array): void {
 
 /**
  * Fit `into` from residual intervals (lo, hi] with weights, by the EM above, starting from
- * its current estimate. `prior`: the shape before data, worth `priorWeight` tasks.
+ * `prior`: the shape before data, worth `priorWeight` tasks.
  */
 export function fitResiduals(into: GridDist, lo: ArrayLike<number>, hi: ArrayLike<number>, w: ArrayLike<number>, m: number, prior: GridDist, priorWeight: number): void {
   const a = new Int32Array(m);
@@ -143,7 +143,9 @@ export function fitResiduals(into: GridDist, lo: ArrayLike<number>, hi: ArrayLik
     b[i] = bi;
     total += w[i]!;
   }
-  const p = new Float64Array(into.p);
+  // From the prior each time, not from the last estimate: where no interval reaches, the
+  // smoothing would otherwise widen the tails a little at every refit, without end.
+  const p = new Float64Array(prior.p);
   const cum = new Float64Array(BINS + 1);
   const diff = new Float64Array(BINS + 1);
   const next = new Float64Array(BINS);

@@ -254,7 +254,7 @@ export class Lane {
     const limits = this.budget.limits;
     const used = this.budget.usage(now);
     const { minute, hour } = this.budget.calls;
-    const reserve = this.budget.calls.createReserve;
+    const { minuteReserve, createReserve } = this.budget.calls;
     polling.setBudget({
       uploads,
       tasks: Math.max(0, tasks - active),
@@ -263,8 +263,8 @@ export class Lane {
       capabilities: this.opts.capabilities ?? [],
       // Polls may not take the places kept for creates (CallBudget's createReserve).
       windows: [
-        { headroom: limits.callsPerMinute - used.minute - reserve, waitFor: (k) => minute.waitFor(now, k) },
-        { headroom: headroom - reserve, waitFor: (k) => hour.waitFor(now, k) },
+        { headroom: limits.callsPerMinute - used.minute - minuteReserve, waitFor: (k) => minute.waitFor(now, k) },
+        { headroom: headroom - createReserve, waitFor: (k) => hour.waitFor(now, k) },
       ],
     });
   }

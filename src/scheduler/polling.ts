@@ -97,16 +97,17 @@ export class PollPlanner {
    * The price from the work left and the calls left (price.ts); null while the hour window
    * paces the run, when feedback (adjust) sets it. Returns the price set.
    */
-  setBudget(work: WorkLeft | null): number | null {
+  setBudget(work: WorkLeft | null): { priceMs: number; binding: number } | null {
     if (work === null) {
       this.budgetPrice = null;
       return null;
     }
     const caps = work.capabilities.length > 0 ? work.capabilities : [...this.seen.keys()];
-    this.budgetPrice = Math.min(this.opts.priceMaxMs, priceFromBudget(work, caps.map((c) => this.latency.typical(c))));
+    const r = priceFromBudget(work, caps.map((c) => this.latency.typical(c)));
+    this.budgetPrice = Math.min(this.opts.priceMaxMs, r.priceMs);
     // Feedback resumes from here if the hour starts to bind.
     this.logPrice = Math.max(this.logFloor, Math.log(this.budgetPrice));
-    return this.budgetPrice;
+    return r;
   }
 
   /** λ: slot-milliseconds one poll is worth spending. */

@@ -44,7 +44,7 @@ export interface Typical {
   readonly dist: GridDist;
 }
 
-export function timesAt(work: WorkLeft, typicals: readonly Typical[], priceMs: number): { callsMs: number; slotsMs: number; polls: number; lagMs: number } {
+export function timesAt(work: WorkLeft, typicals: readonly Typical[], priceMs: number): { callsMs: number; slotsMs: number; polls: number; lagMs: number; window: number } {
   let polls = 0;
   let lag = 0;
   let mean = 0;
@@ -61,13 +61,20 @@ export function timesAt(work: WorkLeft, typicals: readonly Typical[], priceMs: n
   // Polls per task vary (a task the model did not expect takes several): a margin of about
   // two standard deviations of their sum, so that the last photo of a run that fits the hour
   // window does not wait an hour for its last poll.
-  const margin = 2 + Math.sqrt(work.tasks + work.active);
+  const margin = 2 + 0.25 * Math.sqrt(work.tasks + work.active);
   // A running task needs one poll more at least, about half its schedule on average.
   const calls = work.uploads + work.tasks * (1 + polls) + work.active * Math.max(1, polls / 2) + margin;
   let callsMs = 0;
-  for (const w of work.windows) callsMs = Math.max(callsMs, w.waitFor(Math.ceil(calls - w.headroom)));
+  let window = -1;
+  work.windows.forEach((w, i) => {
+    const ms = w.waitFor(Math.ceil(calls - w.headroom));
+    if (ms > callsMs) {
+      callsMs = ms;
+      window = i;
+    }
+  });
   const slotsMs = (work.tasks * (mean + lag) + work.active * (mean / 2 + lag)) / Math.max(1, work.slots);
-  return { callsMs, slotsMs, polls, lagMs: lag };
+  return { callsMs, slotsMs, polls, lagMs: lag, window };
 }
 
 /**
@@ -78,12 +85,13 @@ export function timesAt(work: WorkLeft, typicals: readonly Typical[], priceMs: n
  */
 const SLOT_SHARE = 0.8;
 
-export function priceFromBudget(work: WorkLeft, typicals: readonly Typical[]): number {
-  if (typicals.length === 0 || work.tasks + work.active <= 0) return PRICE_FLOOR_MS;
+/** The price, and which window (its index in `work.windows`) binds at it: -1 when none does. */
+export function priceFromBudget(work: WorkLeft, typicals: readonly Typical[]): { priceMs: number; binding: number } {
+  if (typicals.length === 0 || work.tasks + work.active <= 0) return { priceMs: PRICE_FLOOR_MS, binding: -1 };
   // The run's length at price λ: whichever of the calls and the slots takes longer.
   const length = (price: number) => {
     const t = timesAt(work, typicals, price);
-    return { ms: Math.max(t.callsMs, t.slotsMs / SLOT_SHARE), polls: t.polls };
+    return { ms: Math.max(t.callsMs, t.slotsMs / SLOT_SHARE), polls: t.polls, binding: t.callsMs > t.slotsMs * SLOT_SHARE ? t.window : -1 };
   };
   // λ from the floor up by ×1.25: the shortest run (the floor whenever the windows do not
   // bind, since then only the slots' time moves); among runs as long, the fewest polls (calls
@@ -97,5 +105,5 @@ export function priceFromBudget(work: WorkLeft, typicals: readonly Typical[]): n
       bestAt = at;
     }
   }
-  return best;
+  return { priceMs: best, binding: bestAt.binding };
 }
