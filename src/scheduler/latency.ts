@@ -92,9 +92,9 @@ class Intervals {
 }
 
 /** Tasks over which an interval's weight in the residual histogram halves. */
-const HALF_LIFE = 150;
+const HALF_LIFE = 400;
 /** Pseudo-tasks of the fitted lognormal's shape in the residual histogram. */
-const RESIDUAL_PRIOR_WEIGHT = 10;
+const RESIDUAL_PRIOR_WEIGHT = 30;
 
 /** The histogram of the residuals (lo − c_i, hi − c_i] of `d`, refitted in `into`. */
 function refitResiduals(into: GridDist, d: Intervals, loc: (i: number) => number, sigma: number): void {

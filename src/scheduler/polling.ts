@@ -57,6 +57,8 @@ const WARMUP_TASKS = 10;
  * little from it ("done by 40 s"). Ten tasks at ~5 polls: tens of calls, once a run.
  */
 const WARMUP_PRICE = 0.05;
+/** Share of the way to the budget's price the price moves at each reading (every 5 s or so). */
+const PRICE_FOLLOW = 0.3;
 
 /** One lane's poll timing: the shared latency model, and this lane's price of a poll. */
 export class PollPlanner {
@@ -104,7 +106,12 @@ export class PollPlanner {
     }
     const caps = work.capabilities.length > 0 ? work.capabilities : [...this.seen.keys()];
     const r = priceFromBudget(work, caps.map((c) => this.latency.typical(c)));
-    this.budgetPrice = Math.min(this.opts.priceMaxMs, r.priceMs);
+    // Followed in log steps of at most 30%: the calls to spare are a small difference of
+    // large counts (W3: 100 of 1,000), and a price that jumps threefold every few seconds
+    // spends the same calls less well than a steady one.
+    const target = Math.log(Math.min(this.opts.priceMaxMs, r.priceMs));
+    const last = this.budgetPrice === null ? target : Math.log(this.budgetPrice);
+    this.budgetPrice = Math.exp(last + PRICE_FOLLOW * (target - last));
     // Feedback resumes from here if the hour starts to bind.
     this.logPrice = Math.max(this.logFloor, Math.log(this.budgetPrice));
     return r;

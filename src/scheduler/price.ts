@@ -18,11 +18,13 @@ import type { GridDist } from './empirical.js';
  * one) that is the floor and polls cut the lag; where they bind it is about where calls and
  * slots run out together, and calls are saved.
  *
- * The floor: a poll must save at least a quarter of a second of slot time — about its own
- * round trip on a real service. Below it, polls would buy lags shorter than the network
- * can tell apart and spend more calls a photo than a 2 s poller.
+ * The floor: a poll must save at least 0.15 s of slot time — about its own round trip on
+ * a real service. Below it, polls buy lags shorter than the network can tell apart, and on
+ * the short workloads (bench, issue 16) the minute window began to bind: 0.1 s put due polls
+ * behind one another and the lags went up, 0.25 s left calls unspent that 0.15 s turned
+ * into shorter lags at fewer calls a photo than a 2 s poller spends.
  */
-export const PRICE_FLOOR_MS = 250;
+export const PRICE_FLOOR_MS = 150;
 const PRICE_CEILING_MS = 600_000;
 
 export interface WorkLeft {
@@ -93,12 +95,12 @@ export function priceFromBudget(work: WorkLeft, typicals: readonly Typical[]): {
     const t = timesAt(work, typicals, price);
     return { ms: Math.max(t.callsMs, t.slotsMs / SLOT_SHARE), polls: t.polls, binding: t.callsMs > t.slotsMs * SLOT_SHARE ? t.window : -1 };
   };
-  // λ from the floor up by ×1.25: the shortest run (the floor whenever the windows do not
+  // λ from the floor up by ×1.1: the shortest run (the floor whenever the windows do not
   // bind, since then only the slots' time moves); among runs as long, the fewest polls (calls
   // made at one virtual instant leave the window together, so waits can tie).
   let best = PRICE_FLOOR_MS;
   let bestAt = length(best);
-  for (let price = PRICE_FLOOR_MS * 1.25; price <= PRICE_CEILING_MS; price *= 1.25) {
+  for (let price = PRICE_FLOOR_MS * 1.1; price <= PRICE_CEILING_MS; price *= 1.1) {
     const at = length(price);
     if (at.ms < bestAt.ms || (at.ms === bestAt.ms && at.polls < bestAt.polls)) {
       best = price;
