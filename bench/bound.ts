@@ -5,8 +5,11 @@
  * on any service shape.
  *
  *   slots  the run's tasks, in its own order of submission, each into the first free of
- *          the key's slots (not before the photo's previous step ended), each held for its
- *          true latency alone: zero poll lag, calls taking no time;
+ *          the key's slots, each held for its true latency alone (zero poll lag, calls taking
+ *          no time) — not before the photo's previous step ended, nor before the calls that
+ *          must precede its create (an upload a photo begun, a create a task before it) fit
+ *          the windows as read below: a task drawn long late in a call-bound run ends late
+ *          for any client;
  *   calls  the calls the run's work needs at least — an upload per photo, a create and one
  *          poll per task it created — at the windows' rates (the issue's "calls needed ÷
  *          rate"): C ÷ callsPerMinute minutes; for the hour, its most generous reading, as
@@ -39,19 +42,26 @@ export interface BoundFigures {
 
 type LoggedTask = ReturnType<SimModel['taskLog']>[number];
 
-function listSchedule(tasks: readonly LoggedTask[], startMs: number, extraMs: number): number {
+/**
+ * The tasks in order into the first free slot, not before the photo's previous step ended
+ * nor before the calls that must precede the task's create could have been made: an upload
+ * for each photo begun so far and a create for each task before it, at `callMs(calls)`.
+ */
+function listSchedule(tasks: readonly LoggedTask[], startMs: number, extraMs: number, callMs: (calls: number) => number): number {
   const slots = new Float64Array(SLOTS).fill(startMs);
   const photoFree = new Map<string, number>();
   let end = startMs;
-  for (const t of tasks) {
+  let photos = 0;
+  tasks.forEach((t, i) => {
+    if (!photoFree.has(t.sourceId)) photos++;
     let k = 0;
-    for (let i = 1; i < SLOTS; i++) if (slots[i]! < slots[k]!) k = i;
-    const begin = Math.max(slots[k]!, photoFree.get(t.sourceId) ?? startMs);
+    for (let j = 1; j < SLOTS; j++) if (slots[j]! < slots[k]!) k = j;
+    const begin = Math.max(slots[k]!, photoFree.get(t.sourceId) ?? startMs, startMs + callMs(photos + i + 1));
     const done = begin + t.latencyMs + extraMs;
     slots[k] = done;
     photoFree.set(t.sourceId, done);
     end = Math.max(end, done);
-  }
+  });
   return end - startMs;
 }
 
@@ -72,14 +82,15 @@ export function boundOf(w: Workload, model: SimModel, startMs: number): BoundFig
     tasks.sort((a, b) => a.creation - b.creation);
     const uploads = audit.keys[fp]?.uploads ?? 0;
     const calls = uploads + 2 * tasks.length;
-    const callsMs = Math.max((calls / callsPerMinute) * MINUTE_MS, Math.max(0, Math.ceil(calls / callsPerHour) - 1) * HOUR_MS);
-    const slotsMs = listSchedule(tasks, startMs, 0);
+    const callMs = (c: number) => Math.max((c / callsPerMinute) * MINUTE_MS, Math.max(0, Math.ceil(c / callsPerHour) - 1) * HOUR_MS);
+    const callsMs = callMs(calls);
+    const slotsMs = listSchedule(tasks, startMs, 0, callMs);
     const b = Math.max(callsMs, slotsMs);
     if (b > bound) {
       bound = b;
       binds = callsMs > slotsMs ? 'calls' : 'slots';
     }
-    lag1 = Math.max(lag1, Math.max(callsMs, listSchedule(tasks, startMs, 1000)));
+    lag1 = Math.max(lag1, Math.max(callsMs, listSchedule(tasks, startMs, 1000, callMs)));
   }
   const seen = log.filter((t) => t.seenEndedAt !== null);
   const meanLag = seen.length > 0 ? seen.reduce((s, t) => s + (t.seenEndedAt! - t.creation - t.latencyMs), 0) / seen.length : null;

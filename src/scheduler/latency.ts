@@ -200,9 +200,11 @@ class HintRegression {
     return this.alpha + this.beta * h;
   }
 
-  /** The hints' usual ln value. */
-  get typicalHint(): number {
-    return this.hMean;
+  /** `k` quantiles (ln ms) of the hints kept, at (i + ½)/k. */
+  hintQuantiles(k: number): number[] {
+    const m = this.data.size;
+    const sorted = Array.from(this.data.h.subarray(0, m)).sort((a, b) => a - b);
+    return Array.from({ length: k }, (_, i) => sorted[Math.min(m - 1, Math.floor(((i + 0.5) / k) * m))]!);
   }
 
   private refit(): void {
@@ -333,12 +335,16 @@ export class LatencyModel {
     return { scaleMs: Math.exp(p.mu), dist: normalOnGrid(p.sigma) };
   }
 
-  /** A typical task of the capability, hinted as its tasks usually are: for the price of a poll. */
-  typical(capability: string): { scaleMs: number; dist: GridDist } {
+  /**
+   * The capability's tasks as the price of a poll sees them: hinted as its tasks usually
+   * are, at eight quantiles of the recent hints — a bimodal service's hints are bimodal
+   * too, and its typical (median) task says nothing of the slow ones' lags.
+   */
+  typical(capability: string): { scaleMs: number; dist: GridDist }[] {
     const r = this.withHint.get(capability);
     const b = this.without.get(capability);
-    if (r && r.samples > (b?.samples ?? 0)) return this.predictive(capability, Math.exp(r.typicalHint));
-    return this.predictive(capability, null);
+    if (r && r.samples > (b?.samples ?? 0)) return r.hintQuantiles(8).map((h) => this.predictive(capability, Math.exp(h)));
+    return [this.predictive(capability, null)];
   }
 
   /** Expected latency (ms) of a task of this capability, for ETAs and the plan. */

@@ -50,6 +50,8 @@ export const DEFAULT_PLANNER: PollPlannerOptions = {
 const TOLERANCE = 0.03;
 /** Tasks of a capability seen finished before its latency model is trusted. */
 const WARMUP_TASKS = 10;
+/** Unhinted tasks probed at doubling intervals while calls are scarce. */
+const PROBED_TASKS = 1;
 /**
  * Before that, λ is at most this share of the predicted latency: the first tasks are polled
  * densely, so the model learns the shape from narrow intervals at once ("learn fast"),
@@ -158,12 +160,13 @@ export class PollPlanner {
     const clamp = (d: number) => Math.round(Math.min(this.opts.maxIntervalMs, Math.max(this.opts.minIntervalMs, d)));
     const { scaleMs, dist } = this.latency.predictive(capability, hintMs);
     let price = this.priceMs;
-    if (this.latency.samples(capability) < WARMUP_TASKS) {
-      // Calls plentiful (the price at its floor): learn from dense polls. Scarce: a hint
-      // aims well enough; without one, probe at 1, 2, 4, 8… s as before issue 16.
-      if (this.budgetPrice !== null && this.budgetPrice <= PRICE_FLOOR_MS) price = Math.min(price, WARMUP_PRICE * scaleMs);
-      else if (!hinted) return clamp(elapsedMs > 0 ? elapsedMs : 1000);
-    }
+    const seen = this.latency.samples(capability);
+    // Calls plentiful (the price at its floor): learn from dense polls. Scarce: a hint aims
+    // well enough; without one, the first few tasks probe at 1, 2, 4, 8… s as before issue
+    // 16 — a few only, as each costs calls a call-bound key has not got (4 probes × 10 tasks
+    // were half a call a photo at 20 calls a minute).
+    if (seen < WARMUP_TASKS && this.budgetPrice !== null && this.budgetPrice <= PRICE_FLOOR_MS) price = Math.min(price, WARMUP_PRICE * scaleMs);
+    else if (seen < PROBED_TASKS && !hinted) return clamp(elapsedMs > 0 ? elapsedMs : 1000);
     const at = nextPollAt(dist.table(price / scaleMs), elapsedMs / scaleMs) * scaleMs;
     return clamp(Number.isNaN(at) ? elapsedMs * (BEYOND_GRID_BACKOFF - 1) : at - elapsedMs);
   }

@@ -46,20 +46,20 @@ export interface Typical {
   readonly dist: GridDist;
 }
 
-export function timesAt(work: WorkLeft, typicals: readonly Typical[], priceMs: number): { callsMs: number; slotsMs: number; polls: number; lagMs: number; window: number } {
+/** `typicals`: per capability of the job, its tasks as a few (scale, shape) points, equally likely. */
+export function timesAt(work: WorkLeft, typicals: readonly (readonly Typical[])[], priceMs: number): { callsMs: number; slotsMs: number; polls: number; lagMs: number; window: number } {
   let polls = 0;
   let lag = 0;
   let mean = 0;
-  for (const t of typicals) {
-    const table = t.dist.table(priceMs / t.scaleMs);
-    polls += table.polls;
-    lag += table.lag * t.scaleMs;
-    mean += t.dist.mean * t.scaleMs;
+  for (const points of typicals) {
+    for (const t of points) {
+      const table = t.dist.table(priceMs / t.scaleMs);
+      const w = 1 / (points.length * typicals.length);
+      polls += w * table.polls;
+      lag += w * table.lag * t.scaleMs;
+      mean += w * t.dist.mean * t.scaleMs;
+    }
   }
-  const k = Math.max(1, typicals.length);
-  polls /= k;
-  lag /= k;
-  mean /= k;
   // Polls per task vary (a task the model did not expect takes several): a margin of about
   // two standard deviations of their sum, so that the last photo of a run that fits the hour
   // window does not wait an hour for its last poll.
@@ -88,7 +88,7 @@ export function timesAt(work: WorkLeft, typicals: readonly Typical[], priceMs: n
 const SLOT_SHARE = 0.8;
 
 /** The price, and which window (its index in `work.windows`) binds at it: -1 when none does. */
-export function priceFromBudget(work: WorkLeft, typicals: readonly Typical[]): { priceMs: number; binding: number } {
+export function priceFromBudget(work: WorkLeft, typicals: readonly (readonly Typical[])[]): { priceMs: number; binding: number } {
   if (typicals.length === 0 || work.tasks + work.active <= 0) return { priceMs: PRICE_FLOOR_MS, binding: -1 };
   // The run's length at price λ: whichever of the calls and the slots takes longer.
   const length = (price: number) => {
