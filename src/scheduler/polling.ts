@@ -1,6 +1,6 @@
 import type { LatencyModel, LogNormal } from './latency.js';
 import { BEYOND_GRID_BACKOFF, nextPollAt, PollTables } from './schedule.js';
-import { PRICE_FLOOR_MS, priceFromBudget, type WorkLeft } from './price.js';
+import { PRICE_FLOOR_MS, priceFromBudget, taskPrice, type WorkLeft } from './price.js';
 
 /**
  * When to poll a task.
@@ -48,17 +48,8 @@ export const DEFAULT_PLANNER: PollPlannerOptions = {
 };
 
 const TOLERANCE = 0.03;
-/** Tasks of a capability seen finished before its latency model is trusted. */
-const WARMUP_TASKS = 10;
 /** Unhinted tasks probed at doubling intervals while calls are scarce. */
 const PROBED_TASKS = 1;
-/**
- * Before that, λ is at most this share of the predicted latency: the first tasks are polled
- * densely, so the model learns the shape from narrow intervals at once ("learn fast"),
- * where a poll aimed by the prior alone would find a fast task long finished and learn
- * little from it ("done by 40 s"). Ten tasks at ~5 polls: tens of calls, once a run.
- */
-const WARMUP_PRICE = 0.05;
 /** Share of the way to the budget's price the price moves at each reading (every 5 s or so). */
 const PRICE_FOLLOW = 0.3;
 
@@ -159,15 +150,14 @@ export class PollPlanner {
     if (elapsedMs === 0) this.seen.set(capability, hinted);
     const clamp = (d: number) => Math.round(Math.min(this.opts.maxIntervalMs, Math.max(this.opts.minIntervalMs, d)));
     const { scaleMs, dist } = this.latency.predictive(capability, hintMs);
-    let price = this.priceMs;
-    const seen = this.latency.samples(capability);
-    // Calls plentiful (the price at its floor): learn from dense polls. Scarce: a hint aims
-    // well enough; without one, the first few tasks probe at 1, 2, 4, 8… s as before issue
-    // 16 — a few only, as each costs calls a call-bound key has not got (4 probes × 10 tasks
-    // were half a call a photo at 20 calls a minute).
-    if (seen < WARMUP_TASKS && this.budgetPrice !== null && this.budgetPrice <= PRICE_FLOOR_MS) price = Math.min(price, WARMUP_PRICE * scaleMs);
-    else if (seen < PROBED_TASKS && !hinted) return clamp(elapsedMs > 0 ? elapsedMs : 1000);
-    const at = nextPollAt(dist.table(price / scaleMs), elapsedMs / scaleMs) * scaleMs;
+    // Calls plentiful (the price at its floor), the first tasks are polled densely by the
+    // prior's wide schedule and the model learns from narrow intervals at once. Scarce: a
+    // hint aims well enough; without one, the first tasks probe at 1, 2, 4, 8… s as before
+    // issue 16 — the first only, as probes cost calls a call-bound key has not got (four
+    // probes on ten tasks were half a call a photo at 20 calls a minute).
+    const plentiful = this.budgetPrice !== null && this.budgetPrice <= PRICE_FLOOR_MS;
+    if (!plentiful && !hinted && this.latency.samples(capability) < PROBED_TASKS) return clamp(elapsedMs > 0 ? elapsedMs : 1000);
+    const at = nextPollAt(dist.table(taskPrice(this.priceMs, scaleMs) / scaleMs), elapsedMs / scaleMs) * scaleMs;
     return clamp(Number.isNaN(at) ? elapsedMs * (BEYOND_GRID_BACKOFF - 1) : at - elapsedMs);
   }
 }

@@ -25,6 +25,18 @@ import type { GridDist } from './empirical.js';
  * into shorter lags at fewer calls a photo than a 2 s poller spends.
  */
 export const PRICE_FLOOR_MS = 150;
+
+/**
+ * And a poll must save at least this share of its task's usual latency: a task of five
+ * minutes is not worth a poll every 10 s even when calls are plentiful (the last, long
+ * task of a call-bound run spent 60 polls so), while tasks of 5–20 s keep the 0.15 s floor.
+ */
+export const RELATIVE_FLOOR = 0.01;
+
+/** The price of a poll of a task of this scale: the run's price, or the floors'. */
+export function taskPrice(priceMs: number, scaleMs: number): number {
+  return Math.max(priceMs, RELATIVE_FLOOR * scaleMs);
+}
 const PRICE_CEILING_MS = 600_000;
 
 export interface WorkLeft {
@@ -53,7 +65,7 @@ export function timesAt(work: WorkLeft, typicals: readonly (readonly Typical[])[
   let mean = 0;
   for (const points of typicals) {
     for (const t of points) {
-      const table = t.dist.table(priceMs / t.scaleMs);
+      const table = t.dist.table(taskPrice(priceMs, t.scaleMs) / t.scaleMs);
       const w = 1 / (points.length * typicals.length);
       polls += w * table.polls;
       lag += w * table.lag * t.scaleMs;
@@ -86,6 +98,7 @@ export function timesAt(work: WorkLeft, typicals: readonly (readonly Typical[])[
  * minute), a plan that filled the call time with slot time left the slots binding.
  */
 const SLOT_SHARE = 0.8;
+
 
 /** The price, and which window (its index in `work.windows`) binds at it: -1 when none does. */
 export function priceFromBudget(work: WorkLeft, typicals: readonly (readonly Typical[])[]): { priceMs: number; binding: number } {
