@@ -15,6 +15,8 @@
  *          rate"): C ÷ callsPerMinute minutes; for the hour, its most generous reading, as
  *          T*'s: (⌈C ÷ callsPerHour⌉ − 1) hours, a full hour's calls at the start of each hour
  *          (C ÷ callsPerHour would not be a bound: a run under 1,000 calls needs no hour).
+ *          The minute's C ÷ rate is the issue's reading, as T*'s is; a client that bursts a
+ *          whole window at its start could beat it by up to one minute, never by more.
  *   bound  the larger of the two, per key; the largest over keys.
  *
  * Beside it, the same schedule for a client that loses exactly 1 s per task between a
