@@ -3,12 +3,14 @@
  * never from the client's own counters.
  */
 import type { Audit } from '../src/sim/audit.js';
+import type { BoundFigures } from './bound.js';
 import type { Workload } from './workloads.js';
 import { tStarOf } from './workloads.js';
 
 export interface RunFigures {
   readonly workload: string;
-  readonly client: 'darkroom' | 'naive';
+  /** darkroom, or a naive peer (naive.ts): `naive` (3 s polls), `poll2s`, `wait3s`. */
+  readonly client: string;
   readonly photos: number;
   readonly keys: number;
   readonly tStarH: number;
@@ -34,6 +36,10 @@ export interface RunFigures {
   readonly wallS: number;
   /** The process's peak resident set so far, MB. */
   readonly peakRssMb: number;
+  /** Virtual seconds from start to end. */
+  readonly actualS: number;
+  /** The clairvoyant bound on this run's own tasks, and its mean lag (bound.ts). */
+  readonly bound: BoundFigures;
 }
 
 export function figuresFrom(
@@ -41,6 +47,7 @@ export function figuresFrom(
   client: RunFigures['client'],
   audit: Audit,
   run: { startMs: number; endMs: number; done: number; notDone: number; wallMs: number },
+  bound: BoundFigures,
 ): RunFigures {
   const t = tStarOf(w);
   const keys = Object.values(audit.keys);
@@ -67,5 +74,7 @@ export function figuresFrom(
     rejected429: keys.reduce((n, k) => n + k.rejected429, 0),
     wallS: run.wallMs / 1000,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
+    actualS: actualMs / 1000,
+    bound,
   };
 }

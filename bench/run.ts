@@ -1,10 +1,12 @@
 /**
- * `npm run bench`: the workloads of issue 3 through darkroom and through the naive client,
- * then the two ledger measurements. Prints a table, then one JSON line per workload.
+ * `npm run bench`: the workloads through darkroom and through the naive peers, then the two
+ * ledger measurements. Prints issue 3's table (W1–W4), issue 16's (services unlike the
+ * model), then one JSON line per workload.
  *
- *   tsx bench/run.ts [--only W1,W3] [--quick | --scale F] [--seed N] [--no-naive] [--no-ledger | --only-ledger] [--inline]
+ *   tsx bench/run.ts [--only W1,short-uniform | --only short] [--quick | --scale F] [--seed N] [--no-naive] [--no-ledger | --only-ledger] [--inline]
  *
- * `--only-ledger` skips the workloads and runs the two ledger measurements alone.
+ * `--only` takes workload names or kinds (W, short, calls, long); `--only-ledger` skips the
+ * workloads and runs the two ledger measurements alone.
  *
  * Each workload runs in a child process of its own, so that its wall-clock time and peak
  * RSS are its own; `--inline` runs them all in this process (for `node --cpu-prof`).
@@ -17,22 +19,29 @@ import type { RunFigures } from './figures.js';
 import { measureDiscover, measureStatus } from './ledger.js';
 import { simulateNaive } from './naive.js';
 import { simulateDarkroom } from './simulate.js';
-import { variant, workloadByName, WORKLOADS } from './workloads.js';
+import { LEGEND16, table16 } from './table16.js';
+import { variant, workloadByName, WORKLOADS, type Workload } from './workloads.js';
 
 const RESULT_TAG = 'DARKROOM_BENCH_RESULT ';
 
-interface WorkloadResult {
+export interface WorkloadResult {
+  readonly kind: Workload['kind'];
   readonly ours: RunFigures;
+  /** Issue 3's naive client (3 s polls): W1–W4 only. */
   readonly naive: RunFigures | null;
-  readonly ceiling: Ceiling;
+  /** Issue 16's naive peers: every other workload. */
+  readonly poll2s: RunFigures | null;
+  readonly wait3s: RunFigures | null;
+  /** Only where the true distribution is the lognormal ceiling.ts assumes known. */
+  readonly ceiling: Ceiling | null;
 }
 
-interface WorkloadFailure {
+export interface WorkloadFailure {
   readonly workload: string;
   readonly error: string;
 }
 
-type Outcome = WorkloadResult | WorkloadFailure;
+export type Outcome = WorkloadResult | WorkloadFailure;
 
 const { values } = parseArgs({
   options: {
@@ -57,8 +66,16 @@ if (scale !== undefined && !(scale > 0)) throw new Error(`--scale: expected a nu
 async function runWorkload(name: string): Promise<WorkloadResult> {
   const w = variant(workloadByName(name), { quick: values.quick, scale });
   const ours = await simulateDarkroom(w, { seed });
-  const naive = values['no-naive'] ? null : await simulateNaive(w, { seed });
-  return { ours, naive, ceiling: ceilingOf(w, seed) };
+  const peers = !values['no-naive'];
+  const legacy = w.kind === 'W';
+  return {
+    kind: w.kind,
+    ours,
+    naive: peers && legacy ? await simulateNaive(w, { seed }) : null,
+    poll2s: peers && !legacy ? await simulateNaive(w, { seed, peer: 'poll2s' }) : null,
+    wait3s: peers && !legacy ? await simulateNaive(w, { seed, peer: 'wait3s' }) : null,
+    ceiling: ceilingOf(w, seed),
+  };
 }
 
 /** The same script, same loader flags, one workload: its figures come back as one tagged line. */
@@ -85,10 +102,9 @@ async function runHere(name: string): Promise<Outcome> {
 
 const fmt = (x: number, digits = 2) => x.toFixed(digits);
 
-function table(outcomes: readonly Outcome[]): string {
+function table(outcomes: readonly WorkloadResult[]): string {
   const head = ['workload', 'photos', 'keys', 'T* h', 'binds', 'actual h', 'eff', 'best eff', 'naive eff', 'calls/photo', 'max/60s', 'max/3600s', 'max active', '429s', 'wall s', 'RSS MB'];
   const rows = outcomes.map((r) => {
-    if ('error' in r) return [r.workload, ...head.slice(1).map(() => '-')];
     const { ours: o, naive: n, ceiling: c } = r;
     return [
       o.workload,
@@ -98,7 +114,7 @@ function table(outcomes: readonly Outcome[]): string {
       o.binds,
       fmt(o.actualH),
       fmt(o.efficiency),
-      fmt(c.efficiency),
+      c ? fmt(c.efficiency) : '-',
       n ? fmt(n.efficiency) : '-',
       fmt(o.callsPerPhoto),
       String(o.maxCallsPerMinute),
@@ -120,20 +136,30 @@ async function main(): Promise<void> {
     return;
   }
   if (values['only-ledger'] && values['no-ledger']) throw new Error('--only-ledger and --no-ledger: expected at most one');
-  const names = values['only-ledger'] ? [] : values.only ? values.only.split(',').map((s) => workloadByName(s.trim()).name) : WORKLOADS.map((w) => w.name);
+  const kinds = new Set(WORKLOADS.map((w) => w.kind as string));
+  const pick = (s: string) => (kinds.has(s) ? WORKLOADS.filter((w) => w.kind === s).map((w) => w.name) : [workloadByName(s).name]);
+  const names = values['only-ledger'] ? [] : values.only ? values.only.split(',').flatMap((s) => pick(s.trim())) : WORKLOADS.map((w) => w.name);
   const results: Outcome[] = [];
   for (const name of names) {
     process.stderr.write(`bench: ${name}${values.quick ? ' (quick)' : scale ? ` (scale ${scale})` : ''}…\n`);
     results.push(values.inline ? await runHere(name) : runInChild(name));
   }
 
-  if (names.length > 0) {
-    console.log(table(results));
-    for (const r of results) if ('error' in r) console.log(`${r.workload} FAILED: ${r.error}`);
+  const ok = results.filter((r): r is WorkloadResult => !('error' in r));
+  const issue3 = ok.filter((r) => r.kind === 'W');
+  const issue16 = ok.filter((r) => r.kind !== 'W');
+  if (issue3.length > 0) {
+    console.log(table(issue3));
     console.log('eff = T* / actual (virtual time); naive = fixed 3 s polls, 600 ms between calls, no hour awareness.');
     console.log('best eff = the best any client could do on the same tasks: exact latency model, optimal polls, no overheads (bench/ceiling.ts).');
     console.log('max/60s, max/3600s, max active: the most over keys, from the simulator\'s audit (limits 100, 1000, 3).');
   }
+  if (issue16.length > 0) {
+    if (issue3.length > 0) console.log('');
+    console.log(table16(issue16, seed));
+    console.log(LEGEND16);
+  }
+  for (const r of results) if ('error' in r) console.log(`${r.workload} FAILED: ${r.error}`);
 
   let ledger: Record<string, unknown> | undefined;
   if (!values['no-ledger']) {
@@ -161,10 +187,12 @@ async function main(): Promise<void> {
           ? r
           : {
               ...r.ours,
-              bestEfficiency: r.ceiling.efficiency,
-              bestCallsPerPhoto: r.ceiling.callsPerPhoto,
+              bestEfficiency: r.ceiling?.efficiency ?? null,
+              bestCallsPerPhoto: r.ceiling?.callsPerPhoto ?? null,
               naiveEfficiency: r.naive?.efficiency ?? null,
               naiveCallsPerPhoto: r.naive?.callsPerPhoto ?? null,
+              poll2s: r.poll2s ? { actualS: r.poll2s.actualS, callsPerPhoto: r.poll2s.callsPerPhoto, meanLagS: r.poll2s.bound.meanLagS, rejected429: r.poll2s.rejected429 } : null,
+              wait3s: r.wait3s ? { actualS: r.wait3s.actualS, callsPerPhoto: r.wait3s.callsPerPhoto, meanLagS: r.wait3s.bound.meanLagS, rejected429: r.wait3s.rejected429 } : null,
             },
       ),
     );

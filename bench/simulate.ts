@@ -16,6 +16,7 @@ import { silentLogger } from '../src/log.js';
 import { runJob } from '../src/run/runner.js';
 import { inProcessResultFetch, inProcessTransport } from '../src/sim/inprocess.js';
 import { SimModel } from '../src/sim/model.js';
+import { boundOf } from './bound.js';
 import { figuresFrom, type RunFigures } from './figures.js';
 import { writePhotos } from './photos.js';
 import { benchKeys, simOptionsFor, tStarOf, type Workload } from './workloads.js';
@@ -58,6 +59,7 @@ export function prepareJob(w: Workload): { dir: string; jobsFile: string } {
     service: { baseUrl: 'http://sim.invalid', keys: benchKeys(w).map((k) => ({ apiKeyEnv: k.env })) },
     input: { dir: './photos' },
     output: { dir: './out' },
+    ...(w.limits ? { limits: { callsPerMinute: w.limits.callsPerMinute, callsPerHour: w.limits.callsPerHour } } : {}),
     steps: w.steps.map((capability) => ({ capability })),
     ledger: './state/darkroom.db',
     log: { level: 'silent' },
@@ -100,7 +102,7 @@ export async function simulateDarkroom(w: Workload, opts: SimulateOptions = {}):
     const endMs = vc.now();
     const wallMs = performance.now() - wallStart;
     const s = result.status;
-    return figuresFrom(w, 'darkroom', model.audit(), { startMs, endMs, done: s.done, notDone: s.total - s.done, wallMs });
+    return figuresFrom(w, 'darkroom', model.audit(), { startMs, endMs, done: s.done, notDone: s.total - s.done, wallMs }, boundOf(w, model, startMs));
   } finally {
     restore();
     ledger.close();

@@ -1,27 +1,61 @@
 /**
- * The benchmark's workloads (issue 3): what the photos are, how the simulated service
- * behaves, and the T* each one allows.
+ * The benchmark's workloads: what the photos are, how the simulated service behaves, and
+ * the T* each one allows. W1–W4 are issue 3's, on the lognormal latency the scheduler was
+ * built around; the others (issue 16) are services that do not behave like that model —
+ * latency uniform, bimodal, heavy-tailed, drifting or different per capability, waitTime
+ * noisy, biased or absent — at three sizes: short jobs (calls plentiful), call-bound jobs
+ * (20 calls a minute) and long hour-bound ones.
  */
 import type { Capability } from '../src/spec/capabilities.js';
+import { isLatencyShape, meanLatencyMs, type LatencyShape } from '../src/sim/latencyShapes.js';
 import type { SimOptions } from '../src/sim/options.js';
 import { tStar, type TStar } from './tstar.js';
 
+/** Which of issue 16's targets a workload answers to (`W`: issue 3's, no worse than before). */
+export type WorkloadKind = 'W' | 'short' | 'calls' | 'long';
+
 export interface Workload {
   readonly name: string;
+  readonly kind: WorkloadKind;
   readonly photos: number;
   readonly keys: number;
   readonly steps: readonly Capability[];
-  /** Lognormal latency of every step. */
-  readonly latency: { readonly medianMs: number; readonly sigma: number };
+  /** Task latency: one shape for every step, or one per capability. */
+  readonly latency: LatencyShape | Partial<Record<Capability, LatencyShape>>;
   readonly outcomes: { readonly fail: number; readonly error: number };
-  /** The create response's waitTime: true latency × lognormal noise, or 0. */
+  /** The create response's waitTime: true latency × bias × lognormal noise, or 0. */
   readonly waitTimeHint: NonNullable<SimOptions['waitTimeHint']>;
+  /** The key's windows, when not the spec's 100 a minute and 1,000 an hour. */
+  readonly limits?: { readonly callsPerMinute: number; readonly callsPerHour: number };
   /** Photos in the `--quick` variant: small enough for a short run, same resource binding. */
   readonly quickPhotos: number;
 }
 
+export const SPEC_LIMITS = { callsPerMinute: 100, callsPerHour: 1000 } as const;
+
+export function limitsOf(w: Workload): { callsPerMinute: number; callsPerHour: number } {
+  return w.limits ?? SPEC_LIMITS;
+}
+
+/** The latency shape of one step. */
+export function shapeOf(w: Workload, capability: Capability): LatencyShape {
+  if (isLatencyShape(w.latency)) return w.latency;
+  const s = (w.latency as Partial<Record<Capability, LatencyShape>>)[capability];
+  if (!s) throw new Error(`workload ${w.name}: no latency for ${capability}`);
+  return s;
+}
+
+/** The lognormal all steps share with the hint's plain noise: where bench/ceiling.ts' model is the truth. */
+export function lognormalOf(w: Workload): { medianMs: number; sigma: number } | null {
+  const s = w.latency;
+  if (!isLatencyShape(s) || !(s.kind === undefined || s.kind === 'lognormal')) return null;
+  if (w.waitTimeHint !== 'none' && (w.waitTimeHint.bias ?? 1) !== 1) return null;
+  return { medianMs: s.medianMs, sigma: s.sigma };
+}
+
 const HINT = { noiseSigma: 0.3 } as const;
 const W1_SHAPE = {
+  kind: 'W',
   steps: ['enhance'],
   latency: { medianMs: 20_000, sigma: 0.5 },
   outcomes: { fail: 0.02, error: 0.01 },
@@ -34,6 +68,7 @@ export const WORKLOADS: readonly Workload[] = [
   { name: 'W1', photos: 10_000, keys: 1, ...W1_SHAPE, quickPhotos: 1_000 },
   {
     name: 'W2',
+    kind: 'W',
     photos: 2_000,
     keys: 1,
     steps: ['restore', 'colorize', 'upscale'],
@@ -44,6 +79,7 @@ export const WORKLOADS: readonly Workload[] = [
   },
   {
     name: 'W3',
+    kind: 'W',
     photos: 300,
     keys: 1,
     steps: ['enhance'],
@@ -53,7 +89,50 @@ export const WORKLOADS: readonly Workload[] = [
     quickPhotos: 300,
   },
   { name: 'W4', photos: 10_000, keys: 5, ...W1_SHAPE, quickPhotos: 5_000 },
+  ...SERVICES_UNLIKE_THE_MODEL(),
 ];
+
+/** Issue 16's workloads: the shapes the issue names, at its three sizes. */
+function SERVICES_UNLIKE_THE_MODEL(): Workload[] {
+  const uniform: LatencyShape = { kind: 'uniform', minMs: 6_000, maxMs: 18_000 };
+  const bimodal: LatencyShape = { kind: 'bimodal', fast: { minMs: 4_000, maxMs: 6_000 }, slow: { minMs: 40_000, maxMs: 60_000 }, slowShare: 0.3 };
+  const heavy: LatencyShape = { medianMs: 8_000, sigma: 1.0 };
+  const noisy = { noiseSigma: 0.3 } as const;
+  const biased = { noiseSigma: 0.3, bias: 0.5 } as const;
+  const none = 'none' as const;
+  const clean = { fail: 0, error: 0 } as const;
+  const some = { fail: 0.02, error: 0.01 } as const;
+  const one = ['enhance'] as const;
+  const two = ['restore', 'upscale'] as const;
+  const perCap = { restore: uniform, upscale: bimodal };
+  const perCapLong = { restore: uniform, upscale: heavy };
+  const calls20 = { callsPerMinute: 20, callsPerHour: 1000 } as const;
+  // A night: the long jobs run ~9–10 h, the drift spans it.
+  const night: LatencyShape = { kind: 'drift', fromMedianMs: 4_000, toMedianMs: 20_000, overMs: 9 * 3_600_000, sigma: 0.5 };
+  const short = (name: string, x: Partial<Workload>): Workload =>
+    ({ name, kind: 'short', photos: 30, keys: 1, steps: one, latency: uniform, outcomes: clean, waitTimeHint: noisy, quickPhotos: 30, ...x }) as Workload;
+  const callBound = (name: string, x: Partial<Workload>): Workload =>
+    ({ name, kind: 'calls', photos: 100, keys: 1, steps: one, latency: uniform, outcomes: clean, waitTimeHint: noisy, limits: calls20, quickPhotos: 100, ...x }) as Workload;
+  const long = (name: string, x: Partial<Workload>): Workload =>
+    ({ name, kind: 'long', photos: 3_000, keys: 1, steps: one, latency: uniform, outcomes: some, waitTimeHint: noisy, quickPhotos: 1_000, ...x }) as Workload;
+  return [
+    short('short-uniform', {}),
+    short('short-bimodal', { latency: bimodal }),
+    short('short-heavy', { latency: heavy, waitTimeHint: none }),
+    short('short-biased', { waitTimeHint: biased }),
+    short('short-nohint', { latency: bimodal, waitTimeHint: none }),
+    short('short-percap', { steps: two, latency: perCap, waitTimeHint: none }),
+    callBound('calls-uniform', {}),
+    // Bimodal without a hint cannot fit ≤ 3.15 calls a photo in the slots (see README): hinted here.
+    callBound('calls-bimodal', { latency: bimodal }),
+    callBound('calls-nohint', { waitTimeHint: none }),
+    callBound('calls-heavy', { latency: heavy, waitTimeHint: biased }),
+    long('long-drift', { latency: night }),
+    long('long-bimodal', { latency: bimodal }),
+    long('long-heavy', { latency: heavy, waitTimeHint: biased }),
+    long('long-percap', { photos: 1_500, steps: two, latency: perCapLong, waitTimeHint: none, quickPhotos: 500 }),
+  ];
+}
 
 export function workloadByName(name: string): Workload {
   const w = WORKLOADS.find((x) => x.name.toLowerCase() === name.toLowerCase());
@@ -85,13 +164,21 @@ export function simOptionsFor(w: Workload, seed: number): SimOptions {
     keys: benchKeys(w).map((k) => k.key),
     resultOrigin: 'http://results.invalid',
     processing: 'passthrough',
-    latency: { ...w.latency },
+    latency: w.latency,
+    ...(w.limits ? { limits: { ...w.limits } } : {}),
     outcomes: { fail: w.outcomes.fail, error: w.outcomes.error },
     waitTimeHint: w.waitTimeHint,
   };
 }
 
 export function tStarOf(w: Workload): TStar {
-  const step = { medianMs: w.latency.medianMs, sigma: w.latency.sigma, failRate: w.outcomes.fail };
-  return tStar({ photos: w.photos, keys: w.keys, uploads: true, steps: w.steps.map(() => step) });
+  // T* needs only each step's mean latency: a lognormal of that mean with σ 0.
+  const steps = w.steps.map((c) => {
+    const s = shapeOf(w, c);
+    return s.kind === undefined || s.kind === 'lognormal'
+      ? { medianMs: s.medianMs, sigma: s.sigma, failRate: w.outcomes.fail }
+      : { medianMs: meanLatencyMs(s), sigma: 0, failRate: w.outcomes.fail };
+  });
+  const limits = w.limits ? { ...w.limits, activeTasks: 3 } : undefined;
+  return tStar({ photos: w.photos, keys: w.keys, uploads: true, steps, ...(limits ? { limits } : {}) });
 }

@@ -209,6 +209,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
       keyFp: k.fingerprint,
       polling,
       stepCount: config.steps.length,
+      capabilities: config.steps.map((s) => s.capability),
       laneCount: opts.keys.length,
       latencyScaleMs: () => Math.min(...config.steps.map((s) => latency.meanMs(s.capability))),
       activeTasks: config.limits.activeTasks,

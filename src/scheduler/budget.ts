@@ -30,7 +30,7 @@ export class CallBudget {
     limits: BudgetLimits,
     past: readonly number[] = [],
     readonly marginMs = ARRIVAL_MARGIN_MS,
-    private readonly createReserve = 3,
+    readonly createReserve = 3,
   ) {
     this.minute = new RollingWindow(limits.callsPerMinute, 60_000 + marginMs);
     this.hour = new RollingWindow(limits.callsPerHour, 3_600_000 + marginMs);
@@ -40,6 +40,15 @@ export class CallBudget {
     }
     const capacity = Math.max(2, Math.round(limits.callsPerHour / 100));
     this.pace = { perMs: limits.callsPerHour / this.hour.spanMs, capacity, tokens: capacity, at: Number.NaN, on: false, fullMs: 0 };
+  }
+
+  /**
+   * The minute window's places kept for creates: createReserve of 100 (3%), but never more
+   * than one in 30 of a smaller window — on a key allowed 20 calls a minute, 3 kept places
+   * were 15% of the calls, which uploads and polls could never spend (issue 16).
+   */
+  get minuteReserve(): number {
+    return Math.min(this.createReserve, Math.max(1, Math.floor(this.minute.limit / 30)));
   }
 
   /**
@@ -69,8 +78,7 @@ export class CallBudget {
    * it in debt for the polls after it to repay.
    */
   availableAt(now: number, create = false): number {
-    const reserve = create ? 0 : this.createReserve;
-    let at = Math.max(this.pausedUntil, this.minute.nextFreeAt(now, reserve), this.hour.nextFreeAt(now, reserve));
+    let at = Math.max(this.pausedUntil, this.minute.nextFreeAt(now, create ? 0 : this.minuteReserve), this.hour.nextFreeAt(now, create ? 0 : this.createReserve));
     if (this.pace.on && !create) {
       this.refill(now);
       if (this.pace.tokens < 1) at = Math.max(at, now + Math.ceil((1 - this.pace.tokens) / this.pace.perMs));

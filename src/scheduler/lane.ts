@@ -59,6 +59,8 @@ export interface LaneOptions {
   /** Steps of the job, and how many lanes share the unclaimed photos: for the pacing estimate. */
   readonly stepCount?: number;
   readonly laneCount?: number;
+  /** The job's steps' capabilities, for the price of a poll (price.ts). */
+  readonly capabilities?: readonly string[];
   /** The spending guards (--max-photos, --max-credits…), asked before a photo is taken and before each create. */
   readonly gate?: StartGate;
 }
@@ -86,6 +88,10 @@ export class Lane {
   private epoch = 0;
   private waiting: { action: Action; epoch: number } | undefined;
   private pacingCheckedAt = Number.NEGATIVE_INFINITY;
+  private callsSinceCheck = 0;
+  private recheckAfterCalls = Infinity;
+  /** Nothing left to create: only the tasks running now remain (checkPacing). */
+  private lastTasks = false;
   private polls = 0;
   private tasksEnded = 0;
 
@@ -132,7 +138,8 @@ export class Lane {
       this.waiting = undefined;
       this.slotBlocked = false;
       const action = kept ?? this.pick(now);
-      const at = action ? this.budget.availableAt(now, action.kind === 'create') : now;
+      // With nothing left to create, the places kept for creates are the last polls'.
+      const at = action ? this.budget.availableAt(now, action.kind === 'create' || (action.kind === 'poll' && this.lastTasks)) : now;
       this.bound = {
         calls: action !== undefined && at > now,
         slots: this.slotBlocked && (this.budget.pacing || at <= now),
@@ -217,8 +224,13 @@ export class Lane {
    * cheap but not free at 10,000 photos.
    */
   private checkPacing(now: number): void {
-    if (now - this.pacingCheckedAt < 30_000) return;
+    // Unpaced, the price follows the work left closely (a short job lasts minutes); paced,
+    // feedback moves it and the counts are worth re-reading only every 30 s.
+    // Near the end of the hour's room a few polls decide whether the last photo waits an
+    // hour: then the price is worked out again after every quarter of the calls to spare.
+    if (now - this.pacingCheckedAt < (this.budget.pacing ? 30_000 : 5_000) && this.callsSinceCheck < this.recheckAfterCalls) return;
     this.pacingCheckedAt = now;
+    this.callsSinceCheck = 0;
     const w = this.ledger.items.remainingWork(this.opts.keyFp, this.opts.stepCount ?? 1);
     const steps = this.opts.stepCount ?? 1;
     const uploads = w.ownQueued + w.unclaimed / (this.opts.laneCount ?? 1);
@@ -228,8 +240,33 @@ export class Lane {
     const need = uploads + 2 * tasks;
     const headroom = this.budget.hourHeadroom(now);
     const paced = need > headroom;
+    this.recheckAfterCalls = paced ? Infinity : Math.max(1, Math.floor((headroom - need) / 4));
+    const active = this.ledger.items.countInStates(this.opts.keyFp, ['active', 'submitting']);
+    this.lastTasks = uploads === 0 && tasks <= active;
     this.budget.setPacing(paced, now);
-    this.opts.polling?.setSpare(paced || tasks === 0 ? null : (headroom - need) / tasks);
+    const polling = this.opts.polling;
+    if (!polling) return;
+    polling.setSpare(paced || tasks === 0 ? null : (headroom - need) / tasks);
+    if (paced) {
+      polling.setBudget(null);
+      return;
+    }
+    const limits = this.budget.limits;
+    const used = this.budget.usage(now);
+    const { minute, hour } = this.budget.calls;
+    const { minuteReserve, createReserve } = this.budget.calls;
+    polling.setBudget({
+      uploads,
+      tasks: Math.max(0, tasks - active),
+      active,
+      slots: this.slotLimit,
+      capabilities: this.opts.capabilities ?? [],
+      // Polls may not take the places kept for creates (CallBudget's createReserve).
+      windows: [
+        { headroom: limits.callsPerMinute - used.minute - minuteReserve, waitFor: (k) => minute.waitFor(now, k) },
+        { headroom: headroom - createReserve, waitFor: (k) => hour.waitFor(now, k) },
+      ],
+    });
   }
 
   /** Feed θ the state that held since the last decision (see PollPlanner.adjust). */
@@ -278,6 +315,7 @@ export class Lane {
     this.inflightItems.add(action.item.id);
     if (action.kind === 'upload') this.uploadsInflight++;
     if (action.kind === 'poll') this.polls++;
+    this.callsSinceCheck++;
     const run =
       action.kind === 'poll'
         ? this.stages.poll(action.item, ticket)

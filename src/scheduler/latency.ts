@@ -1,3 +1,4 @@
+import { fitResiduals, GridDist } from './empirical.js';
 import { normalCdf } from './normal.js';
 
 /**
@@ -9,6 +10,12 @@ import { normalCdf } from './normal.js';
  * σ 0.5), a one-step online EM settled at a 3 s median and σ 0.75, which put first polls
  * early and spent the run's calls. So both estimates below keep the last WINDOW
  * intervals and refit by EM (maximum likelihood with a weak prior) every few tasks.
+ *
+ * The lognormal fits give a location (and the hint's worth); the shape is not assumed
+ * (issue 16): beside each fit, the residuals ln(latency) − location of the same intervals
+ * are kept as a histogram (empirical.ts), recent tasks weighing more, and the poller plans
+ * on that. Where the data say nothing (below the first poll of tasks all found done there)
+ * the histogram keeps the fitted lognormal's shape.
  */
 
 export interface LogNormal {
@@ -73,6 +80,33 @@ class Intervals {
   get size(): number {
     return Math.min(this.total, WINDOW);
   }
+
+  /** Each kept interval's weight: halved every HALF_LIFE tasks since, so a drift is followed. */
+  weights(): Float64Array {
+    const m = this.size;
+    const w = new Float64Array(m);
+    const newest = (this.total - 1) % WINDOW;
+    for (let k = 0; k < m; k++) w[k] = Math.pow(0.5, ((newest - k + WINDOW) % WINDOW) / HALF_LIFE);
+    return w;
+  }
+}
+
+/** Tasks over which an interval's weight in the residual histogram halves. */
+const HALF_LIFE = 400;
+/** Pseudo-tasks of the fitted lognormal's shape in the residual histogram. */
+const RESIDUAL_PRIOR_WEIGHT = 30;
+
+/** The histogram of the residuals (lo − c_i, hi − c_i] of `d`, refitted in `into`. */
+function refitResiduals(into: GridDist, d: Intervals, loc: (i: number) => number, sigma: number): void {
+  const m = d.size;
+  const lo = new Float64Array(m);
+  const hi = new Float64Array(m);
+  for (let i = 0; i < m; i++) {
+    const c = loc(i);
+    lo[i] = d.lo[i]! - c;
+    hi[i] = d.hi[i]! - c;
+  }
+  fitResiduals(into, lo, hi, d.weights(), m, GridDist.normal(sigma), RESIDUAL_PRIOR_WEIGHT);
 }
 
 /** ln(latency) ~ N(mu, σ²), for tasks without a hint. */
@@ -80,14 +114,24 @@ class LogEstimate {
   private readonly data = new Intervals();
   private mean: number;
   private variance: number;
+  /** ln(latency) − mean, shape-free. */
+  readonly resid: GridDist;
 
   constructor(private readonly prior: LogNormal) {
     this.mean = prior.mu;
     this.variance = prior.sigma ** 2;
+    this.resid = GridDist.normal(prior.sigma);
   }
 
   add(lo: number, hi: number): void {
-    if (this.data.add(lo, hi, 0)) this.refit();
+    if (this.data.add(lo, hi, 0)) {
+      this.refit();
+      refitResiduals(this.resid, this.data, () => this.mean, this.value.sigma);
+    }
+  }
+
+  get location(): number {
+    return this.mean;
   }
 
   private refit(): void {
@@ -135,13 +179,32 @@ class HintRegression {
   private hMean = 0;
   private hVar = 0;
 
+  /** ln(latency) − (α + β·ln hint), shape-free. */
+  readonly resid: GridDist;
+
   constructor(private readonly prior: LogNormal) {
     this.alpha = prior.mu;
     this.variance = prior.sigma ** 2;
+    this.resid = GridDist.normal(prior.sigma);
   }
 
   add(lo: number, hi: number, h: number): void {
-    if (this.data.add(lo, hi, h)) this.refit();
+    if (this.data.add(lo, hi, h)) {
+      this.refit();
+      refitResiduals(this.resid, this.data, (i) => this.alpha + this.beta * this.data.h[i]!, Math.sqrt(this.variance));
+    }
+  }
+
+  /** ln of the latency a hint h (ln ms) predicts, before the residual. */
+  location(h: number): number {
+    return this.alpha + this.beta * h;
+  }
+
+  /** `k` quantiles (ln ms) of the hints kept, at (i + ½)/k. */
+  hintQuantiles(k: number): number[] {
+    const m = this.data.size;
+    const sorted = Array.from(this.data.h.subarray(0, m)).sort((a, b) => a - b);
+    return Array.from({ length: k }, (_, i) => sorted[Math.min(m - 1, Math.floor(((i + 0.5) / k) * m))]!);
   }
 
   private refit(): void {
@@ -255,6 +318,35 @@ export class LatencyModel {
     };
   }
 
+  /**
+   * What the poller plans on: latency = scaleMs × X, X from `dist` (shape-free once tasks of
+   * the kind have been seen; before, the lognormal `predict` gives, on the same grid).
+   */
+  predictive(capability: string, hintMs: number | null): { scaleMs: number; dist: GridDist } {
+    const hinted = hintMs !== null && hintMs > 0;
+    if (hinted) {
+      const r = this.withHint.get(capability);
+      if (r && r.samples > 0) return { scaleMs: Math.exp(r.location(Math.log(hintMs))), dist: r.resid };
+    } else {
+      const b = this.without.get(capability);
+      if (b && b.samples > 0) return { scaleMs: Math.exp(b.location), dist: b.resid };
+    }
+    const p = this.predict(capability, hintMs);
+    return { scaleMs: Math.exp(p.mu), dist: normalOnGrid(p.sigma) };
+  }
+
+  /**
+   * The capability's tasks as the price of a poll sees them: hinted as its tasks usually
+   * are, at eight quantiles of the recent hints — a bimodal service's hints are bimodal
+   * too, and its typical (median) task says nothing of the slow ones' lags.
+   */
+  typical(capability: string): { scaleMs: number; dist: GridDist }[] {
+    const r = this.withHint.get(capability);
+    const b = this.without.get(capability);
+    if (r && r.samples > (b?.samples ?? 0)) return r.hintQuantiles(8).map((h) => this.predictive(capability, Math.exp(h)));
+    return [this.predictive(capability, null)];
+  }
+
   /** Expected latency (ms) of a task of this capability, for ETAs and the plan. */
   meanMs(capability: string): number {
     const p = this.usual(capability);
@@ -285,4 +377,13 @@ export class LatencyModel {
     if (!e) this.withHint.set(capability, (e = new HintRegression({ mu: this.priors.ratio.mu, sigma: this.priors.ratio.sigma })));
     return e;
   }
+}
+
+/** Lognormals on the residual grid, by σ to 0.01: the shape before data. */
+const normals = new Map<number, GridDist>();
+function normalOnGrid(sigma: number): GridDist {
+  const key = Math.round(Math.min(3, Math.max(0.02, sigma)) * 100);
+  let d = normals.get(key);
+  if (!d) normals.set(key, (d = GridDist.normal(key / 100)));
+  return d;
 }

@@ -1,5 +1,6 @@
 import type { LatencyModel, LogNormal } from './latency.js';
 import { BEYOND_GRID_BACKOFF, nextPollAt, PollTables } from './schedule.js';
+import { PRICE_FLOOR_MS, priceFromBudget, taskPrice, type WorkLeft } from './price.js';
 
 /**
  * When to poll a task.
@@ -10,12 +11,19 @@ import { BEYOND_GRID_BACKOFF, nextPollAt, PollTables } from './schedule.js';
  * binds the run: on long runs the hour window does (each extra poll per photo costs
  * about 1/3 of a photo), on short runs or slow tasks the slots do.
  *
- * So each task's latency is predicted as a lognormal — from the create's `waitTime`
- * hint scaled by the learned ratio of true latency to hint, else from the learned
- * latency of its capability — and polls go where they cost least for a price λ per poll
- * in slot time (schedule.ts: the optimal schedule for that lognormal). λ is tuned by the
- * lane: it rises while calls bind and falls while slots bind, settling where both are
- * just used, and never falls below what the calls left in the hour can pay for.
+ * So each task's latency is predicted — located by the create's `waitTime` hint as far
+ * as hints have proved worth trusting, else by the learned latency of its capability, and
+ * shaped by the learned distribution around that (latency.ts, empirical.ts: no shape
+ * assumed) — and polls go where they cost least for a price λ per poll in slot time
+ * (schedule.ts: the optimal schedule for that distribution).
+ *
+ * λ is one price, from the work left against the calls left (price.ts): the lowest price
+ * whose polls still fit in the windows before the slots finish the work. When the windows
+ * will not bind before the job ends (short jobs, the last photos of a long one) that is the
+ * floor, and polls cut the lag; when they bind, it is where calls and slots run out
+ * together. While the hour window binds the run (calls paced at the hour rate) the lane
+ * tunes λ by feedback instead — up while calls held work back, down while slots did —
+ * as it did before issue 16, which holds W1 at 0.95.
  *
  * Measured on W1 (10,000 enhance photos, hour-bound): fixed 3 s polling spends ~9 calls
  * a photo; darkroom ~3.2.
@@ -40,8 +48,10 @@ export const DEFAULT_PLANNER: PollPlannerOptions = {
 };
 
 const TOLERANCE = 0.03;
-/** Tasks of a capability seen finished before its latency model is trusted without a hint. */
-const WARMUP_TASKS = 10;
+/** Unhinted tasks probed at doubling intervals while calls are scarce. */
+const PROBED_TASKS = 1;
+/** Share of the way to the budget's price the price moves at each reading (every 5 s or so). */
+const PRICE_FOLLOW = 0.3;
 
 /** One lane's poll timing: the shared latency model, and this lane's price of a poll. */
 export class PollPlanner {
@@ -50,6 +60,8 @@ export class PollPlanner {
   private readonly tables = new PollTables();
   /** Capabilities seen, and whether their tasks came with a hint: for the floor. */
   private readonly seen = new Map<string, boolean>();
+  /** λ from the budget (price.ts) while the hour does not pace the run; null: feedback. */
+  private budgetPrice: number | null = null;
 
   constructor(
     readonly latency: LatencyModel,
@@ -76,9 +88,31 @@ export class PollPlanner {
     if (this.logPrice < this.logFloor) this.logPrice = this.logFloor;
   }
 
+  /**
+   * The price from the work left and the calls left (price.ts); null while the hour window
+   * paces the run, when feedback (adjust) sets it. Returns the price set.
+   */
+  setBudget(work: WorkLeft | null): { priceMs: number; binding: number } | null {
+    if (work === null) {
+      this.budgetPrice = null;
+      return null;
+    }
+    const caps = work.capabilities.length > 0 ? work.capabilities : [...this.seen.keys()];
+    const r = priceFromBudget(work, caps.map((c) => this.latency.typical(c)));
+    // Followed in log steps of at most 30%: the calls to spare are a small difference of
+    // large counts (W3: 100 of 1,000), and a price that jumps threefold every few seconds
+    // spends the same calls less well than a steady one.
+    const target = Math.log(Math.min(this.opts.priceMaxMs, r.priceMs));
+    const last = this.budgetPrice === null ? target : Math.log(this.budgetPrice);
+    this.budgetPrice = Math.exp(last + PRICE_FOLLOW * (target - last));
+    // Feedback resumes from here if the hour starts to bind.
+    this.logPrice = Math.max(this.logFloor, Math.log(this.budgetPrice));
+    return r;
+  }
+
   /** λ: slot-milliseconds one poll is worth spending. */
   get priceMs(): number {
-    return Math.exp(this.logPrice);
+    return this.budgetPrice ?? Math.exp(this.logPrice);
   }
 
   /** Delay from acceptance to the first poll. */
@@ -115,14 +149,15 @@ export class PollPlanner {
     const hinted = hintMs !== null && hintMs > 0;
     if (elapsedMs === 0) this.seen.set(capability, hinted);
     const clamp = (d: number) => Math.round(Math.min(this.opts.maxIntervalMs, Math.max(this.opts.minIntervalMs, d)));
-    if (!hinted && this.latency.samples(capability) < WARMUP_TASKS) {
-      // Nothing known yet: probe at 1, 2, 4, 8… s. A poll aimed by the prior alone would
-      // find a fast task long finished and learn little from it ("done by 40 s").
-      return clamp(elapsedMs > 0 ? elapsedMs : 1000);
-    }
-    const { mu, sigma } = this.latency.predict(capability, hintMs);
-    const median = Math.exp(mu);
-    const at = nextPollAt(this.tables.get(sigma, this.priceMs / median), elapsedMs / median) * median;
+    const { scaleMs, dist } = this.latency.predictive(capability, hintMs);
+    // Calls plentiful (the price at its floor), the first tasks are polled densely by the
+    // prior's wide schedule and the model learns from narrow intervals at once. Scarce: a
+    // hint aims well enough; without one, the first tasks probe at 1, 2, 4, 8… s as before
+    // issue 16 — the first only, as probes cost calls a call-bound key has not got (four
+    // probes on ten tasks were half a call a photo at 20 calls a minute).
+    const plentiful = this.budgetPrice !== null && this.budgetPrice <= PRICE_FLOOR_MS;
+    if (!plentiful && !hinted && this.latency.samples(capability) < PROBED_TASKS) return clamp(elapsedMs > 0 ? elapsedMs : 1000);
+    const at = nextPollAt(dist.table(taskPrice(this.priceMs, scaleMs) / scaleMs), elapsedMs / scaleMs) * scaleMs;
     return clamp(Number.isNaN(at) ? elapsedMs * (BEYOND_GRID_BACKOFF - 1) : at - elapsedMs);
   }
 }

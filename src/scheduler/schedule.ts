@@ -56,6 +56,17 @@ export function solvePollTable(sigma: number, priceRel: number): PollTable {
     F[i] = normalCdf(lx / sigma);
     PE[i] = meanX * normalCdf(lx / sigma - sigma);
   }
+  return solveOnGrid(x, F, PE, priceRel, sigma);
+}
+
+/**
+ * The same recursion for any latency distribution, given on a grid: x[0] = 0 (acceptance),
+ * x increasing, F[i] = P(X ≤ x[i]) and PE[i] = E[X·1{X ≤ x[i]}], X in the grid's units and
+ * λ (`priceRel`) in the same units. The lognormal above is one such grid; the learned,
+ * shape-free distribution (empirical.ts) is another.
+ */
+export function solveOnGrid(x: Float64Array, F: Float64Array, PE: Float64Array, priceRel: number, sigma = Number.NaN): PollTable {
+  const n = x.length;
   // D = S·C, P = S·E[polls], G = S·E[lag] (each "given L > x_i", times P(L > x_i)): the
   // products stay finite where S underflows.
   const D = new Float64Array(n);

@@ -50,6 +50,7 @@ import { CONTENT_TYPES, sniffImage, type ImageExt } from './images.js';
 import { boundaryOf, parseMultipart } from './multipart.js';
 import { resolveSimOptions, type ResolvedSimOptions, type SimOptions } from './options.js';
 import { parseCreateBody, type Parsed } from './params.js';
+import { drawLatency } from './latencyShapes.js';
 import { processImage, resultExtFor } from './processing.js';
 import { Rng } from './random.js';
 import {
@@ -149,6 +150,8 @@ export class SimModel {
   private readonly globalMinute: RollingWindow;
   private readonly globalHour: RollingWindow;
   private readonly tasks = new Map<string, Task>();
+  /** When the first task was accepted: a drifting latency's clock (latencyShapes.ts). */
+  private firstTaskAt: number | undefined;
   private readonly uploads = new Map<string, Upload>();
   private readonly results = new Map<string, Promise<Buffer>>();
   private readonly recorder: AuditRecorder;
@@ -277,6 +280,21 @@ export class SimModel {
 
   private liveTask(taskId: string): Task | undefined {
     return this.vanished.has(taskId) ? undefined : this.tasks.get(taskId);
+  }
+
+  /**
+   * Every task accepted, in order of acceptance: what the bench's clairvoyant bound is
+   * computed from (the true latencies, in the client's own submission order).
+   */
+  taskLog(): { keyFingerprint: string; sourceId: string; capability: Capability; creation: number; latencyMs: number; seenEndedAt: number | null }[] {
+    return [...this.tasks.values()].map((t) => ({
+      keyFingerprint: t.keyFingerprint,
+      sourceId: t.sourceId,
+      capability: t.capability,
+      creation: t.creation,
+      latencyMs: t.latencyMs,
+      seenEndedAt: t.seenEndedAt ?? null,
+    }));
   }
 
   audit(): Audit {
@@ -546,12 +564,12 @@ export class SimModel {
   ): { task: Task; queue: QueueInfo } {
     const n = ++this.taskSeq;
     // Always the same three draws per task, so outcomes depend only on how many tasks came before.
-    const lat = this.cfg.latency[capability];
-    const latencyMs = Math.max(1, Math.round(this.taskRng.lognormal(lat.medianMs, lat.sigma)));
+    this.firstTaskAt ??= now;
+    const latencyMs = drawLatency(this.taskRng, this.cfg.latency[capability], now - this.firstTaskAt);
     const outcome = pickOutcome(this.taskRng.uniform(), this.cfg.outcomes);
     const noise = this.taskRng.normal();
     const sigma = this.cfg.waitTimeNoiseSigma;
-    const waitTime = sigma === 'none' ? 0 : Math.max(0, Math.round(latencyMs * Math.exp(sigma * noise)));
+    const waitTime = sigma === 'none' ? 0 : Math.max(0, Math.round(latencyMs * this.cfg.waitTimeBias * Math.exp(sigma * noise)));
 
     let rank = 1;
     for (const l of this.lanesByKey.values()) for (const t of l.active) if (t.startsAt > now) rank++;
@@ -594,6 +612,7 @@ export class SimModel {
       return notFound();
     }
     const status = statusAt(task, now);
+    if (task.seenEndedAt === undefined && now >= task.completesAt) task.seenEndedAt = now;
     return ok(requestId, {
       taskId: task.taskId,
       status,

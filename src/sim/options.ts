@@ -3,12 +3,11 @@
  */
 import { CAPABILITY_NAMES, type Capability } from '../spec/capabilities.js';
 import { resolveFaults, type FaultConfig, type FaultProfileName, type ResolvedFaults } from './faults.js';
+import { checkShape, isLatencyShape, type LatencyShape } from './latencyShapes.js';
 import { DEFAULT_STYLES } from './processing.js';
 
-export interface LatencySpec {
-  medianMs: number;
-  sigma: number;
-}
+/** A task latency shape (latencyShapes.ts); `{ medianMs, sigma }` is the lognormal of before. */
+export type LatencySpec = LatencyShape;
 
 export interface SimOptions {
   /** Default 1. Same seed and same call sequence give the same answers. */
@@ -19,12 +18,15 @@ export interface SimOptions {
   limits?: { callsPerMinute?: number; callsPerHour?: number; activeTasks?: number };
   /** Service-wide; default 10000 / 50000. */
   global?: { callsPerMinute?: number; callsPerHour?: number };
-  /** Lognormal task latency, for all capabilities or per capability; default median 20000 ms, sigma 0.5. */
+  /** Task latency, for all capabilities or per capability; default lognormal, median 20000 ms, sigma 0.5 (other shapes: latencyShapes.ts). */
   latency?: LatencySpec | Partial<Record<Capability, LatencySpec>>;
   /** Probabilities of FAIL, ERROR, OTHER; the rest is SUCCESS. */
   outcomes?: { fail?: number; error?: number; other?: number };
-  /** waitTime = true latency × lognormal(0, noiseSigma); 'none' answers 0. Default noiseSigma 0.3. */
-  waitTimeHint?: { noiseSigma: number } | 'none';
+  /**
+   * waitTime = true latency × bias × lognormal(0, noiseSigma); 'none' answers 0. Default
+   * noiseSigma 0.3, bias 1 (0.5: a service whose estimate is half the truth).
+   */
+  waitTimeHint?: { noiseSigma: number; bias?: number } | 'none';
   /** Account credits; default 1e9. */
   credits?: number;
   /** Default true; false answers creates with 24403. */
@@ -51,6 +53,7 @@ export interface ResolvedSimOptions {
   latency: Record<Capability, LatencySpec>;
   outcomes: { fail: number; error: number; other: number };
   waitTimeNoiseSigma: number | 'none';
+  waitTimeBias: number;
   credits: number;
   subscribed: boolean;
   resultOrigin: string;
@@ -88,13 +91,11 @@ export function resolveSimOptions(opts: SimOptions): ResolvedSimOptions {
     const spec: LatencySpec | undefined =
       given === undefined
         ? undefined
-        : isLatencySpec(given)
+        : isLatencyShape(given)
           ? given
           : (given as Partial<Record<Capability, LatencySpec>>)[cap];
     latency[cap] = spec ?? SIM_DEFAULTS.latency;
-    if (!(latency[cap].medianMs > 0) || !(latency[cap].sigma >= 0)) {
-      throw new Error(`sim: latency of ${cap} needs medianMs > 0 and sigma >= 0`);
-    }
+    checkShape(latency[cap], cap);
   }
   const hint = opts.waitTimeHint;
   return {
@@ -105,6 +106,7 @@ export function resolveSimOptions(opts: SimOptions): ResolvedSimOptions {
     latency,
     outcomes,
     waitTimeNoiseSigma: hint === 'none' ? 'none' : (hint?.noiseSigma ?? SIM_DEFAULTS.waitTimeNoiseSigma),
+    waitTimeBias: hint === 'none' ? 1 : (hint?.bias ?? 1),
     credits: opts.credits ?? SIM_DEFAULTS.credits,
     subscribed: opts.subscribed ?? true,
     resultOrigin: origin.origin,
@@ -112,10 +114,6 @@ export function resolveSimOptions(opts: SimOptions): ResolvedSimOptions {
     processing: opts.processing ?? 'sharp',
     faults: resolveFaults(opts.faults),
   };
-}
-
-function isLatencySpec(v: object): v is LatencySpec {
-  return 'medianMs' in v;
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

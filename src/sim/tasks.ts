@@ -27,6 +27,8 @@ export interface Task {
   /** End of the REQUESTED phase (the first ~10% of the latency). */
   startsAt: number;
   completesAt: number;
+  /** The first poll that answered the task's end (the bench's lag: seenEndedAt − completesAt). */
+  seenEndedAt?: number;
   outcome: TerminalStatus;
   cost: number;
   input: TaskInput;

@@ -58,6 +58,20 @@ export class RollingWindow {
     return this.times[this.head + (n - limit)]! + this.spanMs;
   }
 
+  /**
+   * How long from `now` until `k` calls beyond the room left now could have been made: the
+   * k-th oldest call must leave the window first, and past the calls it holds, room comes
+   * back at `limit` a span. (For the price of a poll: an hour window full at a run's start
+   * gives its next call only an hour after, not 3.6 s later.)
+   */
+  waitFor(now: number, k: number): number {
+    if (k <= 0) return 0;
+    const n = this.count(now);
+    if (n === 0) return (k / this.limit) * this.spanMs;
+    if (k <= n) return Math.max(0, this.times[this.head + k - 1]! + this.spanMs - now);
+    return Math.max(0, this.times[this.times.length - 1]! + this.spanMs - now) + ((k - n) / this.limit) * this.spanMs;
+  }
+
   private indexOf(at: number): number {
     let lo = this.head;
     let hi = this.times.length;

@@ -147,7 +147,9 @@ describe('a changed step list', () => {
 
   it('the old steps put back after a refusal: the run finishes the photos under them, nothing redone', async () => {
     const n = await start(TWO, 4);
-    await stopPartWay(n, 6);
+    // 7 of the 8 creates: some photos done, one still in progress (after 6, how many are
+    // done depends on when polls see the first tasks end, which issue 16's polling moved).
+    await stopPartWay(n, 7);
     setSteps(n.job, ONE);
     expect((await runNight(n)).exitCode).toBe(2);
     setSteps(n.job, TWO);

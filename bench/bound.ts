@@ -1,0 +1,100 @@
+/**
+ * The clairvoyant lower bound of a run (issue 16): what a client that knew every task's
+ * true latency in advance could do with the same tasks, in the same order as the run it
+ * is set beside. Unlike ceiling.ts it assumes no model of the latency at all, so it holds
+ * on any service shape.
+ *
+ *   slots  the run's tasks, in its own order of submission, each into the first free of
+ *          the key's slots, each held for its true latency alone (zero poll lag, calls taking
+ *          no time) — not before the photo's previous step ended, nor before the calls that
+ *          must precede its create (an upload a photo begun, a create a task before it) fit
+ *          the windows as read below: a task drawn long late in a call-bound run ends late
+ *          for any client;
+ *   calls  the calls the run's work needs at least — an upload per photo, a create and one
+ *          poll per task it created — at the windows' rates (the issue's "calls needed ÷
+ *          rate"): C ÷ callsPerMinute minutes; for the hour, its most generous reading, as
+ *          T*'s: (⌈C ÷ callsPerHour⌉ − 1) hours, a full hour's calls at the start of each hour
+ *          (C ÷ callsPerHour would not be a bound: a run under 1,000 calls needs no hour).
+ *          The minute's C ÷ rate is the issue's reading, as T*'s is; a client that bursts a
+ *          whole window at its start could beat it by up to one minute, never by more.
+ *   bound  the larger of the two, per key; the largest over keys.
+ *
+ * Beside it, the same schedule for a client that loses exactly 1 s per task between a
+ * task's end and the poll that sees it: a darkroom run at or under that time has a mean
+ * lag of at most about 1 s, whatever else it does.
+ */
+import type { SimModel } from '../src/sim/model.js';
+import { limitsOf, type Workload } from './workloads.js';
+
+const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
+const SLOTS = 3;
+
+export interface BoundFigures {
+  /** The clairvoyant bound, s of virtual time. */
+  readonly boundS: number;
+  /** Which part set it: the slots or the calls. */
+  readonly boundBinds: 'slots' | 'calls';
+  /** The same schedule with 1 s of lag a task. */
+  readonly lag1sS: number;
+  /** Mean time between a task's end and the first poll that saw it, s (from the service's side). */
+  readonly meanLagS: number | null;
+  readonly tasks: number;
+}
+
+type LoggedTask = ReturnType<SimModel['taskLog']>[number];
+
+/**
+ * The tasks in order into the first free slot, not before the photo's previous step ended
+ * nor before the calls that must precede the task's create could have been made: an upload
+ * for each photo begun so far and a create for each task before it, at `callMs(calls)`.
+ */
+function listSchedule(tasks: readonly LoggedTask[], startMs: number, extraMs: number, callMs: (calls: number) => number): number {
+  const slots = new Float64Array(SLOTS).fill(startMs);
+  const photoFree = new Map<string, number>();
+  let end = startMs;
+  let photos = 0;
+  tasks.forEach((t, i) => {
+    if (!photoFree.has(t.sourceId)) photos++;
+    let k = 0;
+    for (let j = 1; j < SLOTS; j++) if (slots[j]! < slots[k]!) k = j;
+    const begin = Math.max(slots[k]!, photoFree.get(t.sourceId) ?? startMs, startMs + callMs(photos + i + 1));
+    const done = begin + t.latencyMs + extraMs;
+    slots[k] = done;
+    photoFree.set(t.sourceId, done);
+    end = Math.max(end, done);
+  });
+  return end - startMs;
+}
+
+export function boundOf(w: Workload, model: SimModel, startMs: number): BoundFigures {
+  const { callsPerMinute, callsPerHour } = limitsOf(w);
+  const log = model.taskLog();
+  const byKey = new Map<string, LoggedTask[]>();
+  for (const t of log) {
+    let list = byKey.get(t.keyFingerprint);
+    if (!list) byKey.set(t.keyFingerprint, (list = []));
+    list.push(t);
+  }
+  const audit = model.audit();
+  let bound = 0;
+  let binds: BoundFigures['boundBinds'] = 'slots';
+  let lag1 = 0;
+  for (const [fp, tasks] of byKey) {
+    tasks.sort((a, b) => a.creation - b.creation);
+    const uploads = audit.keys[fp]?.uploads ?? 0;
+    const calls = uploads + 2 * tasks.length;
+    const callMs = (c: number) => Math.max((c / callsPerMinute) * MINUTE_MS, Math.max(0, Math.ceil(c / callsPerHour) - 1) * HOUR_MS);
+    const callsMs = callMs(calls);
+    const slotsMs = listSchedule(tasks, startMs, 0, callMs);
+    const b = Math.max(callsMs, slotsMs);
+    if (b > bound) {
+      bound = b;
+      binds = callsMs > slotsMs ? 'calls' : 'slots';
+    }
+    lag1 = Math.max(lag1, Math.max(callsMs, listSchedule(tasks, startMs, 1000, callMs)));
+  }
+  const seen = log.filter((t) => t.seenEndedAt !== null);
+  const meanLag = seen.length > 0 ? seen.reduce((s, t) => s + (t.seenEndedAt! - t.creation - t.latencyMs), 0) / seen.length : null;
+  return { boundS: bound / 1000, boundBinds: binds, lag1sS: lag1 / 1000, meanLagS: meanLag === null ? null : meanLag / 1000, tasks: log.length };
+}
