@@ -36,6 +36,7 @@ import type { FaultConfig, FaultProfileName } from '../../src/sim/faults.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { makeTempDir, writePhoto } from '../helpers/job.js';
+import { Rng } from '../../src/sim/random.js';
 
 export interface CrashTestOptions {
   readonly photos: number;
@@ -169,16 +170,10 @@ function statusJson(r: CliResult): { total: number; done: number; failed: number
 }
 
 /** A small seeded generator, so a seed replays the same kill plan. */
+/** The kill plan's draws: the simulator's seeded generator, on a stream of its own. */
 function rng(seed: number): () => number {
-  let s = (seed * 2654435761) >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 4294967296;
-  };
+  const r = new Rng(seed, 99);
+  return () => r.uniform();
 }
 
 /** Typical count of each phase per photo still pending, to spread n over the work left. */

@@ -3,16 +3,14 @@ import { fitResiduals, GridDist } from '../../src/scheduler/empirical.js';
 import { LatencyModel } from '../../src/scheduler/latency.js';
 import { PRICE_FLOOR_MS, priceFromBudget, type WorkLeft } from '../../src/scheduler/price.js';
 import { nextPollAt, solvePollTable } from '../../src/scheduler/schedule.js';
+import { Rng } from '../../src/sim/random.js';
 import { RollingWindow } from '../../src/spec/window.js';
 
-function uniforms(seed: number): () => number {
-  let s = seed;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) + 0.5) / 4294967296;
-}
 
 describe('shape-free latency (issue 16)', () => {
   it('the histogram learns a bimodal shape from the intervals tasks ended in', () => {
-    const u = uniforms(7);
+    const rng = new Rng(7);
+    const u = () => rng.uniform();
     const n = 400;
     const lo = new Float64Array(n);
     const hi = new Float64Array(n);

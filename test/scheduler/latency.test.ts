@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { LatencyModel } from '../../src/scheduler/latency.js';
+import { Rng } from '../../src/sim/random.js';
 
+/** Seeded standard normals: the simulator's generator, one for the whole code base. */
 function gaussian(seed: number): () => number {
-  let s = seed;
-  const u = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) + 0.5) / 4294967296;
-  return () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
+  const rng = new Rng(seed);
+  return () => rng.normal();
 }
 
 describe('LatencyModel', () => {

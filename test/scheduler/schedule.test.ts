@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { nextPollAt, pollsUntil, PollTables, solvePollTable, type PollTable } from '../../src/scheduler/schedule.js';
+import { Rng } from '../../src/sim/random.js';
 
 /** Deterministic standard normals. */
 function normals(n: number, seed = 7): number[] {
-  let s = seed;
-  const u = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) + 0.5) / 4294967296;
-  return Array.from({ length: n }, () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u()));
+  const rng = new Rng(seed);
+  return Array.from({ length: n }, () => rng.normal());
 }
 
 /** Polls and lag (units of the median) of following the table, for latencies drawn at σ. */
