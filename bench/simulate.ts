@@ -16,6 +16,7 @@ import { silentLogger } from '../src/log.js';
 import { runJob } from '../src/run/runner.js';
 import { inProcessResultFetch, inProcessTransport } from '../src/sim/inprocess.js';
 import { SimModel } from '../src/sim/model.js';
+import { Rng } from '../src/sim/random.js';
 import { boundOf } from './bound.js';
 import { figuresFrom, type RunFigures } from './figures.js';
 import { writePhotos } from './photos.js';
@@ -78,8 +79,9 @@ export async function simulateDarkroom(w: Workload, opts: SimulateOptions = {}):
     const model = new SimModel(simOptionsFor(w, seed));
     const config = loadConfig(jobsFile, { env: {} });
     const keys = resolveKeys(config, Object.fromEntries(benchKeys(w).map((k) => [k.env, k.key])));
-    let state = seed * 7919;
-    const random = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
+    // The runner's jitter, seeded: the simulator's generator on a stream of its own.
+    const rng = new Rng(seed, 7919);
+    const random = () => rng.uniform();
 
     const wallStart = performance.now();
     const startMs = vc.now();

@@ -7,6 +7,7 @@ import type { FetchedResult } from '../../src/stages/result.js';
 import { runJob, type RunOptions, type RunResult } from '../../src/run/runner.js';
 import { inProcessResultFetch, inProcessTransport } from '../../src/sim/inprocess.js';
 import { SimModel } from '../../src/sim/model.js';
+import { Rng } from '../../src/sim/random.js';
 import type { SimOptions } from '../../src/sim/options.js';
 import { makeJob, type JobOptions, type TestJob } from './job.js';
 
@@ -47,8 +48,9 @@ export async function simulate(opts: SimulateOptions = {}) {
     const config = loadConfig(job.jobsFile, { env: {} });
     const keys = resolveKeys(config, { DARKROOM_TEST_KEY: SIM_KEY });
     const ledger = opts.ledger ?? Ledger.open(':memory:');
-    let seed = (opts.seed ?? 1) * 7919;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    // The runner's jitter, seeded: the simulator's generator on a stream of its own.
+    const rng = new Rng(opts.seed ?? 1, 7919);
+    const random = () => rng.uniform();
     const startMs = vc.now();
     let finished = false;
     const p = runJob({

@@ -160,6 +160,7 @@ describe('held creates and the key\'s task slots', () => {
       },
     });
     expect(second.result.status).toMatchObject({ done: 3, held: 0 });
-    expect(sent[0]! - started).toBeLessThan(1_000);
+    // Seconds (the first contact, the usage seeding, the runner's jitter), not the 10 minutes.
+    expect(sent[0]! - started).toBeLessThan(5_000);
   });
 });

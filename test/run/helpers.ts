@@ -9,6 +9,7 @@ import { inProcessResultFetch, inProcessTransport } from '../../src/sim/inproces
 import { SimModel } from '../../src/sim/model.js';
 import type { SimOptions } from '../../src/sim/options.js';
 import { makeJob, type TestJob } from '../helpers/job.js';
+import { Rng } from '../../src/sim/random.js';
 
 export const KEY = 'pipeline-test-key-0123456789';
 
@@ -46,8 +47,8 @@ export async function run(s: Session): Promise<RunResult> {
   try {
     const config = loadConfig(s.job.jobsFile, { env: {} });
     const keys = resolveKeys(config, { DARKROOM_TEST_KEY: KEY });
-    let seed = 7919;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rng = new Rng(1, 7919);
+    const random = () => rng.uniform();
     const fetch = inProcessResultFetch(s.model);
     let finished = false;
     const p = runJob({

@@ -10,6 +10,7 @@ import { inProcessResultFetch, inProcessTransport } from '../../src/sim/inproces
 import { SimModel } from '../../src/sim/model.js';
 import type { SimOptions } from '../../src/sim/options.js';
 import type { TestJob } from '../helpers/job.js';
+import { Rng } from '../../src/sim/random.js';
 
 export const KEY = 'steps-test-key-0123456789';
 
@@ -43,8 +44,8 @@ export async function runNight(n: Night, o: RunOpts = {}): Promise<RunResult> {
   try {
     const config = loadConfig(n.job.jobsFile, { env: {} });
     const keys = resolveKeys(config, { DARKROOM_TEST_KEY: KEY });
-    let seed = 4242;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rng = new Rng(4242, 7919);
+    const random = () => rng.uniform();
     const ac = new AbortController();
     let creates = 0;
     const intercept = async (req: WireRequest, forward: () => Promise<WireResponse>): Promise<WireResponse> => {
