@@ -240,11 +240,15 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
       let timer: NodeJS.Timeout | undefined;
       const killing = kills < opts.kills && pending > 0;
       // A kill planned at a phase no photo still has to pass (an upload when all are
-      // uploaded) lets that run finish everything: once the photos left are fewer than the
-      // kills left, kill at a random moment instead, which any run still working reaches.
+      // uploaded), or a timer a quick run outlives, lets that run finish everything: once the
+      // photos left are fewer than the kills left, kill inside the run's first state change,
+      // which any run with work left reaches (CI ran out of work at 9 of 10 kills).
       const scarce = pending <= opts.kills - kills;
-      const inside = killing && !scarce && random() < 0.7;
-      if (inside) {
+      const inside = killing && (scarce || random() < 0.7);
+      if (inside && scarce) {
+        env.DARKROOM_CRASH_AT = 'ledger:1';
+        plan = env.DARKROOM_CRASH_AT;
+      } else if (inside) {
         const phase = CRASH_PHASES[nextPhase++ % CRASH_PHASES.length]!;
         const left = Math.max(1, opts.kills - kills);
         const span = Math.max(1, Math.round((2 * pending * PER_PHOTO[phase]) / left));
