@@ -164,12 +164,11 @@ function outputs(out: string): { byStem: Map<string, string[]>; temps: string[] 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const sourceId = (file: string) => sha(readFileSync(file)).slice(0, 16);
 
-function statusJson(r: CliResult): { total: number; done: number; failed: number; held: number; pending: number; problems: { path: string; state: string; reason: string | null; sentRequestId: string | null }[] } {
+function statusJson(r: CliResult): { total: number; done: number; failed: number; held: number; pending: number; states: Record<string, number>; problems: { path: string; state: string; reason: string | null; sentRequestId: string | null }[] } {
   if (r.code !== 0) throw new Error(`darkroom status failed (exit ${r.code}): ${r.stderr.trim()}`);
   return JSON.parse(r.stdout);
 }
 
-/** A small seeded generator, so a seed replays the same kill plan. */
 /** The kill plan's draws: the simulator's seeded generator, on a stream of its own. */
 function rng(seed: number): () => number {
   const r = new Rng(seed, 99);
@@ -235,6 +234,14 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
       if (Date.now() > deadline) throw new Error(`gave up after ${runs} runs and ${kills} kills`);
       const st = existsSync(ledgerFile) ? statusJson(await runCli(['status', job, '--json'], keyState)) : null;
       const pending = st ? st.pending : opts.photos;
+      // Photos that will still pass each phase (one step: an upload, a create, a poll, a
+      // download and a write each, the ledger on every move): a kill planned past the
+      // photos that pass a phase is never reached, and that run finishes everything.
+      const n0: Record<string, number> = st?.states ?? { queued: opts.photos };
+      const toUpload = (n0.queued ?? 0) + (n0.uploading ?? 0);
+      const toCreate = toUpload + (n0.uploaded ?? 0);
+      const toPoll = toCreate + (n0.submitting ?? 0) + (n0.active ?? 0);
+      const passing: Record<CrashPhase, number> = { upload: toUpload, create: toCreate, poll: toPoll, download: pending, output: pending, ledger: pending };
       const env: Record<string, string> = { DARKROOM_TEST_KEY: KEY, ...keyState };
       let plan = 'none';
       let timer: NodeJS.Timeout | undefined;
@@ -244,15 +251,19 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
       // photos left are fewer than the kills left, kill inside the run's first state change,
       // which any run with work left reaches (CI ran out of work at 9 of 10 kills).
       const scarce = pending <= opts.kills - kills;
-      const inside = killing && (scarce || random() < 0.7);
+      // Short of work, no timer kills either: a quick run can outlive one.
+      const tight = pending <= 2 * (opts.kills - kills);
+      const inside = killing && (tight || random() < 0.7);
       if (inside && scarce) {
         env.DARKROOM_CRASH_AT = 'ledger:1';
         plan = env.DARKROOM_CRASH_AT;
       } else if (inside) {
-        const phase = CRASH_PHASES[nextPhase++ % CRASH_PHASES.length]!;
+        // The next phase in turn that some photo will still pass.
+        let phase = CRASH_PHASES[nextPhase++ % CRASH_PHASES.length]!;
+        for (let i = 0; passing[phase] === 0 && i < CRASH_PHASES.length; i++) phase = CRASH_PHASES[nextPhase++ % CRASH_PHASES.length]!;
         const left = Math.max(1, opts.kills - kills);
         const span = Math.max(1, Math.round((2 * pending * PER_PHOTO[phase]) / left));
-        const n = 1 + Math.floor(random() * Math.min(span, MAX_N[phase]));
+        const n = 1 + Math.floor(random() * Math.max(1, Math.min(span, MAX_N[phase], passing[phase])));
         env.DARKROOM_CRASH_AT = `${phase}:${n}`;
         plan = env.DARKROOM_CRASH_AT;
       }
