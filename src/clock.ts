@@ -5,6 +5,10 @@
  * deterministic simulation can swap in a `VirtualClock` and run a night of work in
  * seconds, reproducibly. Libraries (undici, pino) keep their own timers; those are
  * I/O timeouts that never run inside the simulation.
+ *
+ * Over 300 lines on purpose: the system clock, the virtual one and the facade the code calls
+ * are one file so that the lint rule "only src/clock.ts touches timers" (docs/ARCHITECTURE.md
+ * § Import rules) names exactly one file.
  */
 
 export interface TimerHandle {

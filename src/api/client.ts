@@ -4,7 +4,7 @@
  * or sleeps: the scheduler owns pacing and retries, and must see every call.
  */
 import { clock } from '../clock.js';
-import { CAPABILITIES, type Capability, type Mode, type Resolution } from '../spec/capabilities.js';
+import { CAPABILITIES, type Capability } from '../spec/capabilities.js';
 import { ENDPOINTS } from '../spec/endpoints.js';
 import {
   classify,
@@ -14,8 +14,9 @@ import {
   redirectReason,
   type Classification,
 } from './classify.js';
+import type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './calls.js';
 import { ApiError, sanitize } from './errors.js';
-import { getHeader, parseRetryAfter, rateLimitFrom, type RateLimitInfo } from './headers.js';
+import { getHeader, parseRetryAfter, rateLimitFrom } from './headers.js';
 import { parseJsonKeepingBigInts } from './json.js';
 import { multipartFile } from './multipart.js';
 import { isValidRequestId, newRequestId } from './requestId.js';
@@ -36,71 +37,7 @@ import {
 import { undiciTransport } from './transport.js';
 import { toTransportError, type Transport, type WireRequest, type WireResponse } from '../spec/wire.js';
 
-export interface CallOpts {
-  /** The X-Request-Id to send; a create passes the one it recorded as `sending` (L1). */
-  requestId?: string;
-  signal?: AbortSignal;
-}
-
-export interface CreateBody {
-  image: string;
-  mode?: Mode;
-  resolution?: Resolution;
-  style?: string;
-  prompt?: string;
-  negativePrompt?: string;
-}
-
-/** One authenticated call as it happened, for the call log (L3). */
-export interface CallRecord {
-  atMs: number;
-  method: string;
-  /** Path template, e.g. /api/v1/tasks/{businessType}/{taskId}. */
-  endpoint: string;
-  /** Path actually requested, without the base URL's prefix. */
-  path: string;
-  httpStatus: number | null;
-  businessCode: number | null;
-  /** The service's requestId. */
-  requestId: string | null;
-  sentRequestId: string;
-  durationMs: number;
-  /** ApiError code, or null on success. */
-  errorCode: string | null;
-  /** false only when the request certainly never reached the service. */
-  sent: boolean;
-  /** Retry-After and RateLimit-* of the response, so the scheduler can correct its windows. */
-  retryAfterMs: number | null;
-  rateLimit: RateLimitInfo | null;
-}
-
-/**
- * The reservation one call was given in its key's budget before it was dispatched (issue
- * 12: every call is recorded durably before it is sent). The client tells it, synchronously,
- * when the request is about to leave and what came of it; it belongs to one call only.
- */
-export interface CallTicket {
-  /** Right before the request is handed to the transport. */
-  sending(atMs: number, endpoint: string, sentRequestId: string): void;
-  /** Once per call that reached `sending`, before the call's promise settles (like onCall). */
-  answered(rec: CallRecord): void;
-}
-
-export interface ApiClientOptions {
-  baseUrl: string;
-  apiKey: string;
-  transport?: Transport;
-  /** Per call, default 30000. */
-  timeoutMs?: number;
-  /**
-   * Called exactly once per call that was attempted on the wire, synchronously before
-   * the call's promise settles. If it throws, the call rejects with that error: an
-   * unlogged call must not pass for a normal one (L3).
-   */
-  onCall?: (rec: CallRecord) => void;
-  /** Name of the key's variable, for error messages ("set a valid key in …"). */
-  keyEnv?: string;
-}
+export type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './calls.js';
 
 interface CallSpec<T> {
   method: 'GET' | 'POST';

@@ -1,6 +1,6 @@
 export { ApiClient } from './client.js';
 export { ENDPOINTS } from '../spec/endpoints.js';
-export type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './client.js';
+export type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './calls.js';
 export { ApiError, isApiError } from './errors.js';
 export type { ErrorKind } from './errors.js';
 export { classify, ERROR_TABLE, serviceAnswer } from './classify.js';

@@ -13,7 +13,8 @@ import { hashFile, isContentHash, nameIdentity, urlIdentity } from './identity.j
 import { assignOutputNames, namingOptions } from '../outputs/naming.js';
 import { writeOutputsOfDone } from '../outputs/otherOutputs.js';
 import { skipUnwritableBeforeCreate } from '../outputs/outputPaths.js';
-import { inspectSource, readHead, sha256, type Inspection, type SourceType } from './transcode.js';
+import { readHead, sha256 } from './read.js';
+import { inspectSource, type Inspection, type SourceType } from './transcode.js';
 import { readUrlList, type UrlEntry } from './urls.js';
 import { loopSafeFs } from './walk.js';
 

@@ -1,12 +1,10 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { clock } from '../clock.js';
 import { DEFAULT_MAX_INPUT_PIXELS } from '../config/index.js';
 import { bmpSize, BmpError, decodeBmp, isBmp } from './bmp.js';
 import { headerFacts } from './headers.js';
+import { readHead, readWhole, sha256 } from './read.js';
 import { CONTENT_TYPES, EXTENSIONS, sniffImage, type ImageType } from '../spec/images.js';
 
 /**
@@ -44,25 +42,6 @@ export interface Inspection {
 }
 
 const HEAD_BYTES = 256;
-
-/**
- * Files up to this size are read with one direct call rather than on the thread pool: a
- * read through fs/promises is four round trips (open, stat, read, close), 1-2 ms of
- * wall-clock time on a busy 2-core machine against ~0.02 ms for a small file read
- * directly, and a simulation's virtual clock waits for every one (W1 reads 10,000 photos
- * twice). 8 MiB from the page cache takes ~2 ms, from an SSD ~10 ms: less than any
- * scheduler's timing cares about. Larger files (TIFF scans) still go to the thread pool.
- */
-export const SMALL_FILE_BYTES = 8 * 1024 * 1024;
-
-/**
- * The whole file: directly (as one clock.ioTurn, so it still ends after the events already
- * queued, as a thread-pool read did) when `sizeHint` says it is small, else on the thread pool.
- */
-export function readWhole(file: string, sizeHint: number | null | undefined): Promise<Buffer> {
-  if (sizeHint != null && sizeHint <= SMALL_FILE_BYTES) return clock.ioTurn(() => readFileSync(file));
-  return clock.io(readFile(file));
-}
 
 export function sniffSource(head: Uint8Array): SourceType | null {
   const t = sniffImage(head);
@@ -144,18 +123,6 @@ async function factsOf(type: SourceType, input: string | Buffer): Promise<Facts>
   };
 }
 
-/** The first `n` bytes of a file (fewer if it is shorter). */
-export async function readHead(file: string, n: number): Promise<Buffer> {
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.alloc(n);
-    const { bytesRead } = await fh.read(buf, 0, n, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
-}
-
 /**
  * Discovery's look at one file: its type by content, whether it will be converted, and
  * whether it is refused before any call. Reads the headers only: `start`, the file's first
@@ -209,7 +176,7 @@ export interface PrepareItem {
   readonly rel_path: string;
   readonly src_path: string;
   readonly content_hash: string | null;
-  /** The size discovery recorded: small files are read directly (SMALL_FILE_BYTES). */
+  /** The size discovery recorded: small files are read directly (read.ts, SMALL_FILE_BYTES). */
   readonly size_bytes?: number | null;
 }
 
@@ -302,10 +269,6 @@ export async function convert(
     ? await img.png({ compressionLevel: 6 }).toBuffer()
     : await img.jpeg({ quality: 95, chromaSubsampling: '4:4:4' }).toBuffer();
   return { bytes: out, type: png ? 'png' : 'jpeg', width, height };
-}
-
-export function sha256(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }
 
 function tooBigText(n: number, opts: TranscodeOptions): string {

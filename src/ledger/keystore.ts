@@ -66,6 +66,9 @@ let migrations: Migration[] | undefined;
  * for. A small SQLite file per key in the user's state folder, or `:memory:` for
  * simulations. Only this module runs its SQL; what the rows mean for the windows and the
  * slots is src/scheduler/keyBudget.ts's.
+ *
+ * Over 300 lines on purpose: one method per statement over the store's file, so every write
+ * another process can race with is in one place, next to the transaction it runs in.
  */
 export class KeyStore {
   /** Writes through this object, so several budgets sharing one connection see each other's. */

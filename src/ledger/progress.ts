@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { readVerdict } from './checks.js';
 import { openDatabase } from './open.js';
 import { stmt } from './statements.js';
-import { readRedoPaths, readStepsCensus, type StepsCensus } from './stepLists.js';
+import { readRedoPaths, readStepsCensus, type StepsCensus } from './stepsCensus.js';
 import { readStatus, type LedgerStatus, type StepGroup } from './status.js';
 import { inPhase, sqlList, type ItemState } from './transitions.js';
 

@@ -1,19 +1,11 @@
-import { TERMINAL, type ItemState, type ReportData, type ReportPhoto, type ReportProblem } from '../ledger/index.js';
+import { TERMINAL, type ItemState, type ReportData, type ReportProblem } from '../ledger/index.js';
 import { throughputSvg } from './chart.js';
 import type { CreditsSpent } from './credits.js';
 import { escapeHtml, formatBucket, formatDuration, formatNumber, formatTime } from './format.js';
+import { photosControls, photosJson } from './photosData.js';
 import { PHOTOS_CSS, PHOTOS_SCRIPT } from './photosTable.js';
-import type { FileFacts } from './thumbs.js';
-
-/** One photo's row: its ledger facts, what its files are, and the link to its full-size output. */
-export interface ReportRow {
-  readonly photo: ReportPhoto;
-  readonly input: FileFacts;
-  /** Null for a photo with no output (not done). */
-  readonly output: FileFacts | null;
-  /** The output's link, relative to the report (null: no output). */
-  readonly href: string | null;
-}
+import { formatChanged, type ReportRow } from './rows.js';
+import { REPORT_CSS } from './style.js';
 
 export interface ReportPage {
   readonly data: ReportData;
@@ -29,22 +21,6 @@ export interface ReportPage {
   readonly credits: CreditsSpent;
   /** Applied to every piece of text from the ledger or the files (paths made relative, the key masked) before it is escaped. */
   readonly clean?: (s: string) => string;
-}
-
-/** The states a row is filtered by: each ledger state belongs to one. */
-export const STATE_GROUPS = ['done', 'failed', 'held', 'skipped', 'gone', 'pending'] as const;
-export type StateGroup = (typeof STATE_GROUPS)[number];
-
-export function stateGroup(state: string): StateGroup {
-  // The ends group by themselves, everything not terminal is pending (src/ledger/transitions.ts).
-  return TERMINAL.has(state as ItemState) ? (state as StateGroup) : 'pending';
-}
-
-/** sharp's format names, with the one spelling difference that is no change. */
-export function formatChanged(input: FileFacts, output: FileFacts | null): boolean {
-  if (!input.ok || !output?.ok) return false;
-  const norm = (f: string) => (f === 'jpg' ? 'jpeg' : f);
-  return norm(input.format) !== norm(output.format);
 }
 
 /**
@@ -72,7 +48,7 @@ export function renderReport(p: ReportPage): string {
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     '<meta name="referrer" content="no-referrer">',
     `<title>${t(title)}</title>`,
-    `<style>${CSS}${PHOTOS_CSS}</style>`,
+    `<style>${REPORT_CSS}${PHOTOS_CSS}</style>`,
     '</head>',
     '<body>',
   );
@@ -289,123 +265,3 @@ function problemRow(x: ReportProblem, t: (s: string | null | undefined) => strin
     '</tr>'
   );
 }
-
-function photosControls(rows: readonly ReportRow[]): string {
-  const n = (g: string) => rows.filter((r) => stateGroup(r.photo.state) === g).length;
-  const problems = rows.filter((r) => ['failed', 'held', 'skipped', 'gone'].includes(stateGroup(r.photo.state))).length;
-  const changed = rows.filter((r) => formatChanged(r.input, r.output)).length;
-  const opt = (v: string, label: string, count: number) => `<option value="${v}">${label} (${formatNumber(count)})</option>`;
-  return (
-    '<div class="controls">' +
-    '<label>Show <select id="state-filter">' +
-    opt('all', 'all', rows.length) +
-    opt('problems', 'problems', problems) +
-    STATE_GROUPS.map((g) => opt(g, g, n(g))).join('') +
-    opt('changed', 'format changed', changed) +
-    '</select></label>' +
-    '<label>Path <input id="path-filter" type="search" placeholder="part of a path"></label>' +
-    '<span class="pager"><button type="button" id="prev-page">‹ previous</button> <span id="page-info"></span> <button type="button" id="next-page">next ›</button></span>' +
-    '</div>'
-  );
-}
-
-type JsonFacts = { f: string; w: number; h: number; b: number; t: string | null } | { x: string; d: string };
-
-/** The rows as compact JSON for the script, every text already cleaned; safe inside a script element. */
-function photosJson(rows: readonly ReportRow[], thumbsHref: string | null, clean: (s: string) => string): string {
-  const facts = (f: FileFacts): JsonFacts => (f.ok ? { f: f.format, w: f.width, h: f.height, b: f.bytes, t: f.thumb } : { x: f.why, d: clean(f.detail) });
-  const list = rows.map((r) => ({
-    p: clean(r.photo.path),
-    s: r.photo.state,
-    g: stateGroup(r.photo.state),
-    k: r.photo.step + 1,
-    r: r.photo.reason === null ? null : clean(r.photo.reason),
-    i: facts(r.input),
-    o: r.output === null ? null : facts(r.output),
-    h: r.href,
-    c: formatChanged(r.input, r.output) ? 1 : 0,
-  }));
-  return JSON.stringify({ thumbs: thumbsHref, pageSize: 100, photos: list })
-    .replace(/</g, '\\u003c')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
-}
-
-const CSS = `
-:root{--fg:#1d2329;--muted:#6b7580;--line:#dde2e7;--bg:#f6f7f9;--card:#fff;--done:#1f8a4c;--failed:#c62f2f;--held:#b7791f;--pending:#7a8794;--accent:#2b6cb0}
-*{box-sizing:border-box}
-body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--fg);background:var(--bg)}
-code{font:12.5px/1.3 ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;word-break:break-all}
-header.top{background:var(--card);border-bottom:1px solid var(--line);padding:20px 28px 14px}
-h1{margin:0 0 10px;font-size:22px}
-h2{font-size:18px;margin:0 0 12px}
-h2 .count{display:inline-block;min-width:1.8em;padding:0 .45em;border-radius:1em;background:#e9edf1;color:var(--muted);font-size:13px;text-align:center;vertical-align:2px}
-dl.meta{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:2px 28px;margin:0 0 14px}
-dl.meta div{display:flex;gap:10px;min-width:0}
-dl.meta dt{flex:0 0 96px;color:var(--muted)}
-dl.meta dd{margin:0;min-width:0}
-.totals{display:flex;flex-wrap:wrap;gap:10px;margin-bottom:10px}
-.card{flex:1 1 110px;border:1px solid var(--line);border-radius:8px;padding:8px 14px;background:#fbfcfd;border-top:4px solid var(--pending)}
-.card .n{display:block;font-size:26px;font-weight:650;font-variant-numeric:tabular-nums}
-.card .l{color:var(--muted);font-size:13px}
-.card.done{border-top-color:var(--done)}.card.failed{border-top-color:var(--failed)}.card.held{border-top-color:var(--held)}
-.card.total,.card.calls{border-top-color:var(--accent)}
-.progress{display:flex;height:8px;border-radius:4px;overflow:hidden;background:#e9edf1;margin:4px 0 10px}
-.progress span{display:block;height:100%}
-.progress .done{background:var(--done)}.progress .failed{background:var(--failed)}.progress .held{background:var(--held)}.progress .pending{background:#b8c1ca}
-nav.toc{display:flex;gap:18px;font-size:14px}
-nav.toc a{color:var(--accent);text-decoration:none}
-main{padding:8px 28px 28px}
-section{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:16px 20px;margin:16px 0}
-.figrow{display:flex;flex-wrap:wrap;gap:20px;align-items:flex-start}
-dl.figures{flex:1 1 300px;margin:0;display:grid;grid-template-columns:1fr;gap:8px}
-dl.figures div{display:grid;grid-template-columns:150px 1fr;gap:8px}
-dl.figures dt{color:var(--muted)}
-dl.figures dd{margin:0}
-dl.figures .v{font-weight:600;font-variant-numeric:tabular-nums}
-dl.figures .note{display:block;color:var(--muted);font-size:12.5px}
-figure.chartbox{flex:2 1 480px;margin:0;min-width:0}
-figure.chartbox svg{width:100%;height:auto;max-width:760px;display:block}
-figure.chartbox figcaption{color:var(--muted);font-size:12.5px}
-svg .col{fill:var(--done)}
-svg .grid{stroke:#e6eaee;stroke-width:1}
-svg .axis{stroke:#9aa4ae;stroke-width:1}
-svg .tick{fill:var(--muted);font:11px system-ui,sans-serif}
-svg .empty{fill:var(--muted);font:13px system-ui,sans-serif}
-.tablewrap{overflow-x:auto}
-table{border-collapse:collapse;width:100%}
-th,td{text-align:left;padding:6px 8px;border-bottom:1px solid var(--line);vertical-align:top}
-th{font-size:12.5px;color:var(--muted);font-weight:600;white-space:nowrap}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-td.reason{min-width:240px}
-td.when{white-space:nowrap;color:var(--muted);font-size:13px}
-td.path{overflow-wrap:anywhere;min-width:160px}
-td code{word-break:normal;overflow-wrap:anywhere}
-tr.held td{background:#fffaf0}tr.failed td{background:#fff6f6}
-.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;color:#fff;background:var(--pending)}
-.badge.failed{background:var(--failed)}.badge.held{background:var(--held)}.badge.skipped{background:#8a6d9e}
-p.ok{color:var(--done);margin:0}
-p.warn{color:var(--held)}
-.muted{color:var(--muted)}
-.pairs{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:14px}
-article.pair{border:1px solid var(--line);border-radius:8px;padding:10px 12px;background:#fbfcfd;min-width:0}
-article.pair h3{margin:0 0 8px;font-size:14px;font-weight:600;word-break:break-all}
-.imgs{display:flex;gap:10px}
-.imgs figure{margin:0;flex:1 1 0;min-width:0}
-.frame{height:240px;display:flex;align-items:center;justify-content:center;border-radius:6px;overflow:hidden;
-  background-color:#eef1f4;background-image:linear-gradient(45deg,#e3e7eb 25%,transparent 25%,transparent 75%,#e3e7eb 75%),linear-gradient(45deg,#e3e7eb 25%,transparent 25%,transparent 75%,#e3e7eb 75%);
-  background-size:16px 16px;background-position:0 0,8px 8px}
-.frame img{max-width:100%;max-height:100%;width:auto;height:auto;display:block}
-.frame.placeholder{flex-direction:column;gap:6px;padding:12px;background:#fff;border:2px dashed #d7a3a3;color:var(--failed);text-align:center}
-.frame.placeholder span{color:var(--muted);font-size:12px;word-break:break-all}
-.imgs figcaption{font-size:12px;color:var(--muted);text-align:center;margin-top:3px}
-ol.steps{margin:8px 0 2px;padding-left:20px;font-size:13px}
-ol.steps .cap{font-weight:600}
-p.when{margin:2px 0 0;font-size:12px;color:var(--muted)}
-p.more{font-style:italic;color:var(--muted)}
-.detailrow{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
-.detailrow table{flex:1 1 300px;width:auto}
-caption{text-align:left;font-weight:600;padding-bottom:6px}
-footer{color:var(--muted);font-size:12px;padding:0 28px 24px}
-@media (max-width:640px){.pairs{grid-template-columns:1fr}.frame{height:180px}main,header.top{padding-left:12px;padding-right:12px}}
-`.replace(/\n/g, '');

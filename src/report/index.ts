@@ -2,11 +2,13 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { ReportData } from '../ledger/index.js';
 import type { CreditsSpent } from './credits.js';
-import { formatChanged, renderReport, stateGroup, type ReportRow } from './html.js';
+import { renderReport } from './html.js';
+import { formatChanged, stateGroup, type ReportRow } from './rows.js';
 import type { ReportPaths } from './paths.js';
 import { inspectImage, mapLimited, type FileFacts } from './thumbs.js';
 
-export { renderReport, formatChanged, stateGroup, STATE_GROUPS, type ReportPage, type ReportRow } from './html.js';
+export { renderReport, type ReportPage } from './html.js';
+export { formatChanged, stateGroup, STATE_GROUPS, type ReportRow } from './rows.js';
 export { inspectImage, mapLimited, type FileFacts, type ThumbOptions } from './thumbs.js';
 export { creditsSpent, type CreditsSpent } from './credits.js';
 export { formatBytes } from './format.js';

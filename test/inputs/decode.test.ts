@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { decodeWhole } from '../../src/inputs/decode.js';
 import { discoverFiles } from '../../src/inputs/discover.js';
-import { sha256 } from '../../src/inputs/transcode.js';
+import { sha256 } from '../../src/inputs/read.js';
 import { makeTempDir, writePhoto } from '../helpers/job.js';
 import { corruptZlibPng, truncatedJpeg } from './damaged.js';
 import { encodeBmp, testRaw, write16BitPng, writeRotatedJpeg, writeTiff } from './images.js';

@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { discover } from '../../src/inputs/discover.js';
-import { sha256 } from '../../src/inputs/transcode.js';
+import { sha256 } from '../../src/inputs/read.js';
 import { makeTempDir, writePhoto } from '../helpers/job.js';
 import { writeRotatedJpeg, writeTiff } from './images.js';
 

@@ -2,7 +2,8 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:f
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
-import { inspectSource, prepareUpload, sha256, sniffSource, type TranscodeOptions } from '../../src/inputs/transcode.js';
+import { sha256 } from '../../src/inputs/read.js';
+import { inspectSource, prepareUpload, sniffSource, type TranscodeOptions } from '../../src/inputs/transcode.js';
 import { makeTempDir, writePhoto } from '../helpers/job.js';
 import { write16BitPng, writeBmp, writeRotatedJpeg, writeTiff } from './images.js';
 
