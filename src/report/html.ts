@@ -75,7 +75,8 @@ export function renderReport(p: ReportPage): string {
   out.push(card('done', 'done', s.done));
   out.push(card('failed', s.skipped ? `failed <small>(${s.skipped} skipped)</small>` : 'failed', s.failed));
   out.push(card('held', 'held', s.held));
-  out.push(card('pending', 'pending', s.pending));
+  // Paid for and not yet on disk is pending, not failed (a rerun downloads it first): said apart, as status says it.
+  out.push(card('pending', s.paidNotDownloaded ? `pending <small>(${formatNumber(s.paidNotDownloaded)} paid, not yet downloaded)</small>` : 'pending', s.pending));
   if (s.gone > 0) out.push(card('gone', 'gone <small>(input removed)</small>', s.gone));
   out.push(card('calls', 'calls made', d.calls.total));
   out.push(card('credits', p.credits.unknown.length ? 'credits <small>(known part)</small>' : 'credits spent', p.credits.known));

@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatStatus } from '../../src/cli/format.js';
 import { Ledger } from '../../src/ledger/index.js';
+import { renderReport } from '../../src/report/index.js';
 import type { FetchedResult } from '../../src/stages/result.js';
 import { makeJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
@@ -55,6 +56,19 @@ describe('a result-host outage longer than the run\'s patience', () => {
     expect(text).toContain('12 paid, not yet downloaded: run `darkroom run jobs.yaml` again to fetch them');
     expect(text).toMatch(/result host answered HTTP 503/);
     expect(r1.result.status.problems).toEqual([]);
+    // And in the morning report: pending, said apart as paid for and not yet downloaded.
+    const page = renderReport({
+      data: ledger.report({}),
+      jobsFile: null,
+      ledgerFile: 'darkroom.db',
+      inputDir: null,
+      outputDir: null,
+      generatedMs: r1.endMs,
+      rows: [],
+      thumbsHref: null,
+      credits: { known: 0, unknown: [], tasks: 0, source: 'test' },
+    });
+    expect(page).toContain('pending <small>(12 paid, not yet downloaded)</small>');
 
     // The host is back: the next run downloads every result first, and creates nothing.
     down = false;
