@@ -65,7 +65,7 @@ let migrations: Migration[] | undefined;
  * the key, written before each is sent; the key's task slots; the pause the service asked
  * for. A small SQLite file per key in the user's state folder, or `:memory:` for
  * simulations. Only this module runs its SQL; what the rows mean for the windows and the
- * slots is src/scheduler/keyBudget.ts's.
+ * slots is src/scheduler/'s (keyBudget.ts, keyWindows.ts, keySlots.ts).
  */
 export class KeyStore {
   /** Writes through this object, so several budgets sharing one connection see each other's. */

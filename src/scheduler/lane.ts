@@ -1,6 +1,7 @@
 import { clock } from '../clock.js';
 import type { ItemRow, Ledger } from '../ledger/index.js';
-import type { CreateOutcome, KeyBudget } from './keyBudget.js';
+import type { KeyBudget } from './keyBudget.js';
+import type { CreateOutcome } from './keySlots.js';
 import { LanePacing } from './lanePacing.js';
 import { LaneQueues, type Action } from './laneQueues.js';
 import type { Feedback, LaneOptions, LaneStages, LaneState, RunControl } from './laneTypes.js';
