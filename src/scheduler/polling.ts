@@ -1,4 +1,5 @@
-import type { LatencyModel, LogNormal } from './latency.js';
+import type { LatencyModel } from './latency.js';
+import type { LogNormal } from './normal.js';
 import { BEYOND_GRID_BACKOFF, nextPollAt, PollTables } from './schedule.js';
 import { PRICE_FLOOR_MS, priceFromBudget, taskPrice, type WorkLeft } from './price.js';
 

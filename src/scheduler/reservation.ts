@@ -1,8 +1,13 @@
 import type { CallRecord, CallTicket } from '../api/client.js';
 import type { CallKind } from '../ledger/keystore.js';
-import type { KeyBudget } from './keyBudget.js';
 
 export type ReserveKind = Exclude<CallKind, 'foreign'>;
+
+/** Where a reservation reports its call (KeyBudget: it records them in the key's store). */
+export interface ReservationBook {
+  sending(t: Reservation, atMs: number, sentRequestId: string): void;
+  answered(t: Reservation, rec: CallRecord): void;
+}
 
 /** One call's reservation (CallTicket): the client reports its sending and its answer. */
 export class Reservation implements CallTicket {
@@ -12,7 +17,7 @@ export class Reservation implements CallTicket {
   readonly extra = new Map<string, { id: number; atMs: number }>();
 
   constructor(
-    private readonly budget: KeyBudget,
+    private readonly budget: ReservationBook,
     readonly callId: number,
     public atMs: number,
     readonly kind: ReserveKind,

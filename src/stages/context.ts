@@ -4,7 +4,7 @@ import type { Config } from '../config/index.js';
 import type { Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import { fullJitter } from '../scheduler/backoff.js';
-import type { RunControl } from '../scheduler/lane.js';
+import type { RunControl } from '../scheduler/laneTypes.js';
 import type { PollPlanner } from '../scheduler/polling.js';
 
 /** Why a run stopped early because of the account (exit code 3). */

@@ -2,7 +2,7 @@ import { CAPABILITIES, isApiError, newRequestId, type ApiError, type CreateBody 
 import { clock } from '../clock.js';
 import type { StepConfig } from '../config/index.js';
 import { crashPoint, type ItemRow } from '../ledger/index.js';
-import type { Feedback } from '../scheduler/lane.js';
+import type { Feedback } from '../scheduler/laneTypes.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
 import { stopForConfig } from './configStop.js';
 import { forgottenUpload } from './forgottenUpload.js';

@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/api/index.js';
 import { installClock, VirtualClock } from '../../src/clock.js';
 import { KeyStore } from '../../src/ledger/index.js';
-import { KeyBudget, type KeyBudgetOptions } from '../../src/scheduler/keyBudget.js';
+import { KeyBudget } from '../../src/scheduler/keyBudget.js';
+import type { KeyBudgetOptions } from '../../src/scheduler/keyOptions.js';
 
 /**
  * Issue 12, points 3 and 4: the per-key store every darkroom process on the machine

@@ -1,0 +1,128 @@
+import { clock } from '../clock.js';
+import type { KeyStore, NewSlot, SlotRow } from '../ledger/keystore.js';
+import { ARRIVAL_MARGIN_MS, CallBudget } from './budget.js';
+import { createReserve, type KeyBudgetOptions } from './keyOptions.js';
+import { pidLiveness, type Liveness } from './owners.js';
+
+const REFRESH_MS = 100;
+const PRUNE_EVERY_MS = 10 * 60_000;
+/** Calls are kept a while past the hour window: for support questions, and the windows' margin. */
+const KEEP_CALLS_MS = 2 * 3_600_000;
+
+/**
+ * One process's copy of a key's store (KeyStore, machine-wide): the calls as a CallBudget,
+ * the slot rows as read. It is read again whenever the store changed under it (another
+ * process's reservation, or another budget sharing the connection), at most every 100 ms
+ * outside a transaction; this process's own writes go through `ownWrite` and are put in
+ * the copy by their caller.
+ */
+export class KeyCache {
+  readonly calls: CallBudget;
+  slotRows: SlotRow[] = [];
+  private seen = '';
+  private checkedAt = Number.NEGATIVE_INFINITY;
+  private prunedAt: number;
+  private readonly liveness: Liveness;
+
+  constructor(
+    readonly store: KeyStore,
+    private readonly opts: KeyBudgetOptions,
+    now = clock.now(),
+  ) {
+    this.calls = new CallBudget(opts.limits, [], opts.marginMs ?? ARRIVAL_MARGIN_MS, createReserve(opts));
+    this.liveness = opts.liveness ?? pidLiveness();
+    this.prunedAt = now;
+    this.refresh(now, true);
+  }
+
+  get owner(): string {
+    return this.opts.owner;
+  }
+
+  /**
+   * Read the store again if it changed: another process's commit (data_version), or a
+   * write through the same connection by another budget. `force` inside a transaction.
+   */
+  refresh(now: number, force = false): void {
+    if (!force && now >= this.checkedAt && now - this.checkedAt < REFRESH_MS) return;
+    this.checkedAt = now;
+    const v = this.store.version();
+    if (v === this.seen) return;
+    this.reload(now);
+    this.seen = v;
+  }
+
+  /** Read everything again, whatever changed (after a run's reconciliation rewrote its rows). */
+  resync(now: number): void {
+    this.reload(now);
+    this.seen = this.store.version();
+  }
+
+  /**
+   * A write of this process's own, reflected in the copy by the caller: the store's version
+   * after it is one this copy has seen, unless someone else wrote first (then the next
+   * refresh reads everything again).
+   */
+  ownWrite<T>(fn: () => T): T {
+    const fresh = this.store.version() === this.seen;
+    const r = fn();
+    if (fresh) this.seen = this.store.version();
+    return r;
+  }
+
+  /** Whether a row's owner still runs (this owner always does). */
+  live(r: SlotRow, now: number): boolean {
+    if (r.owner === this.opts.owner) return true;
+    return r.pid !== null && r.host !== null && this.liveness(r.pid, r.host, now);
+  }
+
+  /** `n` calls of other clients of the key at `at`, counted in these windows. */
+  addForeign(n: number, at: number, countsIn: 'both' | 'minute' | 'hour'): void {
+    if (n <= 0) return;
+    this.ownWrite(() => {
+      for (let i = 0; i < n; i++) this.store.insertCall('foreign', at, 'foreign', countsIn);
+    });
+    for (let i = 0; i < n; i++) this.calls.record(at, { minute: countsIn !== 'hour', hour: countsIn !== 'minute' });
+  }
+
+  /** A slot row this owner just inserted, as the store would read it back. */
+  ownRow(id: number, s: NewSlot): SlotRow {
+    return { id, owner: this.opts.owner, item_id: s.itemId, ref: s.ref, kind: s.kind, since_ms: s.sinceMs, expires_ms: s.expiresMs, pid: null, host: null };
+  }
+
+  /** The slot rows `match` picks, changed by `change`. */
+  updateRows(match: (r: SlotRow) => boolean, change: (r: SlotRow) => Partial<SlotRow>): void {
+    this.slotRows = this.slotRows.map((r): SlotRow => (match(r) ? { ...r, ...change(r) } : r));
+  }
+
+  dropRow(id: number): void {
+    this.slotRows = this.slotRows.filter((r) => r.id !== id);
+  }
+
+  maybePrune(now: number): void {
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.store.immediate(() => this.prune(now));
+  }
+
+  /** Old calls, expired rows that count no more, and owners that are gone leave the store. */
+  prune(now: number): void {
+    this.prunedAt = now;
+    const dead = [...new Set(this.slotRows.filter((r) => r.owner !== this.opts.owner && !this.live(r, now)).map((r) => r.owner))];
+    this.ownWrite(() => this.store.prune(now, now - KEEP_CALLS_MS, dead));
+    this.slotRows = this.slotRows.filter((r) => !(r.expires_ms <= now && (r.kind === 'held' || r.kind === 'released' || dead.includes(r.owner))));
+  }
+
+  private reload(now: number): void {
+    const rows = this.store.callsSince(now - this.calls.hour.spanMs);
+    const minuteEdge = now - this.calls.minute.spanMs;
+    const minute: number[] = [];
+    const hour: number[] = [];
+    for (const r of rows) {
+      if (r.counts_in !== 'minute') hour.push(r.at_ms);
+      if (r.counts_in !== 'hour' && r.at_ms > minuteEdge) minute.push(r.at_ms);
+    }
+    this.calls.resetWindows(minute, hour);
+    this.calls.pauseUntil(this.store.pausedUntil());
+    this.slotRows = this.store.slots();
+  }
+}

@@ -1,0 +1,148 @@
+import type { NewSlot, SlotRow } from '../ledger/keystore.js';
+import type { KeyCache } from './keyCache.js';
+import { callTimeoutMs, type KeyBudgetOptions } from './keyOptions.js';
+
+/** While another live process holds slots this key waits for, how often to look again. */
+const SLOT_RECHECK_MS = 2000;
+/** While this process's own held creates bind, how often to work their bound out again. */
+const HELD_RECHECK_MS = 5000;
+
+/** How a create's reservation ended, as the ledger recorded it. */
+export type CreateOutcome =
+  | { readonly kind: 'accepted'; readonly taskId: string }
+  /** Outcome unknown: the task may be running. `ref` is the X-Request-Id sent; `resolvedMs` when the client gave up. */
+  | { readonly kind: 'held'; readonly ref: string; readonly sentMs: number; readonly resolvedMs: number }
+  /** Definitely not created (not sent, 429, 503, refused). */
+  | { readonly kind: 'gone' }
+  /** Nothing recorded (the stage failed): left as a create in flight. */
+  | { readonly kind: 'unknown' };
+
+/**
+ * A key's task slots, machine-wide, as rows of its store: a create in flight takes a row
+ * when its call is reserved (KeyBudget.reserve); the row becomes the running task, or a
+ * held create that counts until its task could have ended, or is freed.
+ */
+export class KeySlots {
+  /** The task bound this owner's rows were last given. */
+  private appliedBound: number | undefined;
+
+  constructor(
+    private readonly cache: KeyCache,
+    private readonly opts: KeyBudgetOptions,
+  ) {}
+
+  /**
+   * Task slots in use on this key, machine-wide: creates in flight and running tasks of
+   * live owners in full; held creates, and everything of owners that are gone, until
+   * they expire (until then such a task could still hold a slot at the service).
+   */
+  inUse(now: number): number {
+    this.cache.refresh(now);
+    this.rebound();
+    let n = 0;
+    for (const r of this.cache.slotRows) if (this.counted(r, now)) n++;
+    return n;
+  }
+
+  /**
+   * When the slot count may next fall without an event of this process: a held or a dead
+   * owner's row expiring; while another live process holds slots, a look in 2 s; while
+   * this one's held creates count, a look in 5 s (the task bound they follow may shrink).
+   */
+  nextChangeAt(now: number): number {
+    this.cache.refresh(now);
+    this.rebound();
+    let at = Infinity;
+    for (const r of this.cache.slotRows) {
+      if (!this.counted(r, now)) continue;
+      if ((r.kind === 'create' || r.kind === 'active') && this.cache.live(r, now)) {
+        if (r.owner !== this.opts.owner) at = Math.min(at, now + SLOT_RECHECK_MS);
+      } else {
+        at = Math.min(at, r.expires_ms, r.owner === this.opts.owner ? now + HELD_RECHECK_MS : Infinity);
+      }
+    }
+    return at;
+  }
+
+  /** The row of a create reserved now, written to the store (inside the reservation's transaction). */
+  insertCreate(now: number, itemId: number | undefined): SlotRow {
+    // Its task may be accepted until the client gives up on the request.
+    const since = now + callTimeoutMs(this.opts);
+    const slot: NewSlot = { itemId: itemId ?? null, ref: null, kind: 'create', sinceMs: since, expiresMs: since + this.opts.taskBoundMs() };
+    return this.cache.ownRow(this.cache.store.insertSlot(this.opts.owner, slot), slot);
+  }
+
+  /**
+   * A create's outcome, for its slot row: running (active), held until the task could have
+   * ended, or freed. A create accepted while the rows count more than the limit shows that
+   * some held rows are not running (the service had a free slot): as many as the excess
+   * are released, oldest first. In-flight creates of others are left out of that count:
+   * they may not have arrived yet, and releasing too little is the safe side.
+   */
+  createResolved(id: number | undefined, outcome: CreateOutcome, now: number): void {
+    const cache = this.cache;
+    if (id === undefined || outcome.kind === 'unknown') return;
+    if (outcome.kind === 'gone') {
+      cache.ownWrite(() => cache.store.deleteSlot(id));
+      cache.dropRow(id);
+      return;
+    }
+    const bound = this.opts.taskBoundMs(outcome.kind === 'held');
+    this.appliedBound ??= bound;
+    const isId = (r: SlotRow) => r.id === id;
+    if (outcome.kind === 'held') {
+      // Accepted, if at all, before the client gave up on it.
+      const since = Math.min(outcome.resolvedMs, outcome.sentMs + callTimeoutMs(this.opts));
+      cache.ownWrite(() => cache.store.setSlot(id, 'held', outcome.ref, since, since + bound));
+      cache.updateRows(isId, () => ({ kind: 'held', ref: outcome.ref, since_ms: since, expires_ms: since + bound }));
+      return;
+    }
+    cache.store.immediate(() => {
+      cache.refresh(now, true);
+      cache.ownWrite(() => {
+        cache.store.setSlot(id, 'active', outcome.taskId, now, now + bound);
+        cache.updateRows(isId, () => ({ kind: 'active', ref: outcome.taskId, since_ms: now, expires_ms: now + bound }));
+        const counted = cache.slotRows.filter((r) => this.counted(r, now));
+        const held = counted.filter((r) => r.kind === 'held').sort((a, b) => a.since_ms - b.since_ms || a.id - b.id);
+        const excess = counted.filter((r) => r.kind === 'active').length + held.length - this.opts.limits.activeTasks;
+        if (excess > 0) {
+          const ids = held.slice(0, excess).map((r) => r.id);
+          cache.store.release(ids);
+          const gone = new Set(ids);
+          cache.updateRows((r) => gone.has(r.id), () => ({ kind: 'released' }));
+        }
+      });
+    });
+  }
+
+  /** One of this owner's tasks reached an end (or its polling gave up): its slot is free. */
+  taskEnded(taskId: string): void {
+    const cache = this.cache;
+    const mine = cache.slotRows.filter((r) => r.owner === this.opts.owner && r.kind === 'active' && r.ref === taskId);
+    if (mine.length === 0) return;
+    cache.ownWrite(() => cache.store.deleteTaskSlot(this.opts.owner, taskId));
+    for (const r of mine) cache.dropRow(r.id);
+  }
+
+  /**
+   * While this owner holds slots it can only guess about (held creates), its rows follow
+   * the task bound as tasks end and it is worked out again: a first guess of 10 min
+   * shrinks to what the tasks really take.
+   */
+  private rebound(): void {
+    const cache = this.cache;
+    const own = (r: SlotRow) => r.owner === this.opts.owner;
+    if (!cache.slotRows.some((r) => own(r) && r.kind === 'held')) return;
+    const bound = this.opts.taskBoundMs(true);
+    if (bound === this.appliedBound) return;
+    this.appliedBound = bound;
+    cache.ownWrite(() => cache.store.reboundOwner(this.opts.owner, bound));
+    cache.updateRows((r) => own(r) && r.kind !== 'released', (r) => ({ expires_ms: r.since_ms + bound }));
+  }
+
+  private counted(r: SlotRow, now: number): boolean {
+    if (r.kind === 'released') return false;
+    if (r.expires_ms > now) return true;
+    return (r.kind === 'create' || r.kind === 'active') && this.cache.live(r, now);
+  }
+}

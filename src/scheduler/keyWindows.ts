@@ -1,0 +1,109 @@
+import type { KeyCache } from './keyCache.js';
+import type { Binding } from './keyBusy.js';
+import { createReserve, type KeyBudgetOptions } from './keyOptions.js';
+
+/**
+ * A key's rolling call windows and pause, machine-wide: the CallBudget of the key's store
+ * (keyCache.ts) read fresh before each answer, and what the service says of the key's
+ * other clients (another machine) added to it as foreign calls.
+ */
+export class KeyWindows {
+  constructor(
+    private readonly cache: KeyCache,
+    private readonly opts: KeyBudgetOptions,
+  ) {}
+
+  /** When the next call may leave (see CallBudget.availableAt), with what the store holds. */
+  availableAt(now: number, create = false): number {
+    this.cache.refresh(now);
+    return this.cache.calls.availableAt(now, create);
+  }
+
+  hourHeadroom(now: number): number {
+    this.cache.refresh(now);
+    return this.cache.calls.hourHeadroom(now);
+  }
+
+  usage(now: number): { minute: number; hour: number } {
+    this.cache.refresh(now);
+    return this.cache.calls.usage(now);
+  }
+
+  /** Server feedback: no call before `untilMs`, for every process using the key. */
+  pauseUntil(untilMs: number, now: number): void {
+    this.cache.calls.pauseUntil(untilMs);
+    this.cache.ownWrite(() => this.cache.store.pause(untilMs, now));
+  }
+
+  /** What holds the next call back, if anything does now. */
+  binding(now: number, create: boolean): Binding | undefined {
+    this.cache.refresh(now);
+    const calls = this.cache.calls;
+    const reserve = create ? 0 : createReserve(this.opts);
+    const times: [Binding, number][] = [
+      ['pause', calls.pausedUntilMs],
+      ['hour', calls.hour.nextFreeAt(now, reserve)],
+      ['minute', calls.minute.nextFreeAt(now, reserve)],
+    ];
+    let best: [Binding, number] | undefined;
+    for (const t of times) if (t[1] > now && (!best || t[1] > best[1])) best = t;
+    if (best) return best[0];
+    return calls.availableAt(now, create) > now ? 'pace' : undefined;
+  }
+
+  /**
+   * GET /usage: the service's own count of the key's calls. Calls it counts beyond ours
+   * were made by other clients of the key (another machine): recorded as foreign calls at
+   * now — the safe side, as they may be older — so every process here counts them. The
+   * hour's surplus beyond the minute's counts in the hour window only. Figures are read
+   * against the configured limits, the only ones known.
+   */
+  adoptUsage(u: { minuteRemaining: number; hourRemaining: number }, now: number): { minute: number; hour: number } {
+    const cache = this.cache;
+    return cache.store.immediate(() => {
+      cache.refresh(now, true);
+      const { callsPerMinute, callsPerHour } = this.opts.limits;
+      const minute = Math.max(0, callsPerMinute - u.minuteRemaining - cache.calls.minute.count(now));
+      const hour = Math.max(0, callsPerHour - u.hourRemaining - cache.calls.hour.count(now) - minute);
+      cache.addForeign(minute, now, 'both');
+      cache.addForeign(hour, now, 'hour');
+      return { minute, hour };
+    });
+  }
+
+  /**
+   * A 429 on the key's minute or hour window while ours shows room: other clients fill it.
+   * Foreign calls fill our window up to its limit, placed so they leave it when the
+   * service said the window resets (RateLimit-Reset, else Retry-After, else a whole span
+   * from now). The pause itself goes through pauseUntil, as for any 429.
+   */
+  adoptRejection(scope: 'api_key_minute' | 'api_key_hour', resetAtMs: number | null, retryAfterMs: number | null, now: number): number {
+    const cache = this.cache;
+    const minute = scope === 'api_key_minute';
+    const span = minute ? 60_000 : 3_600_000;
+    const until = resetAtMs ?? (retryAfterMs !== null ? now + retryAfterMs : now + span);
+    if (until <= now) return 0;
+    return cache.store.immediate(() => {
+      cache.refresh(now, true);
+      const w = minute ? cache.calls.minute : cache.calls.hour;
+      const n = Math.max(0, w.limit - w.count(now));
+      cache.addForeign(n, Math.min(now, until - span), minute ? 'minute' : 'hour');
+      return n;
+    });
+  }
+
+  /**
+   * Whether the service's own count was read lately (by any process here): a run started
+   * again and again (a crash loop, a cron job) need not ask each time. Claims the
+   * reading for `now` when it was not.
+   */
+  claimSeed(now: number, withinMs: number): boolean {
+    const cache = this.cache;
+    return cache.store.immediate(() => {
+      const last = Number(cache.store.getMeta('seeded_ms') ?? Number.NaN);
+      if (last <= now && now - last < withinMs) return false;
+      cache.ownWrite(() => cache.store.setMeta('seeded_ms', String(now)));
+      return true;
+    });
+  }
+}

@@ -1,0 +1,105 @@
+import { clock } from '../clock.js';
+import type { ItemRow, Ledger } from '../ledger/index.js';
+import type { KeyBudget } from './keyBudget.js';
+import type { LaneOptions, LaneState, RunControl } from './laneTypes.js';
+
+/** One thing a lane may do next: one call for one photo. */
+export type Action = { kind: 'poll' | 'create' | 'upload'; item: ItemRow };
+
+/**
+ * A lane's queues, read from the ledger by state (docs/ARCHITECTURE.md § States): active
+ * photos to poll, uploaded ones to create, queued ones to upload. Priorities when calls
+ * are short: due polls, then creates into free slots, then uploads just in time (never
+ * more inputs uploaded-but-not-created than free slots plus one, so an upload is not
+ * spent long before its create).
+ */
+export class LaneQueues {
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly budget: KeyBudget,
+    private readonly control: RunControl,
+    private readonly opts: LaneOptions,
+    private readonly state: LaneState,
+  ) {}
+
+  /** Nothing left for this lane: no call in flight, no photo it could still move. */
+  finished(): boolean {
+    const fp = this.opts.keyFp;
+    if (this.control.stopped) return this.state.inflightCalls === 0;
+    if (this.state.inflightCalls > 0) return false;
+    const items = this.ledger.items;
+    if (items.hasInStates(fp, ['active', 'submitting', 'uploading'])) return false;
+    if (this.control.noCreates) return true;
+    return !items.hasInStates(fp, ['queued', 'uploaded']) && (this.opts.gate?.onlyTaken || !items.hasUnclaimed());
+  }
+
+  /** The action due now, if any; `slotBlocked`: a create was due but every slot is taken. */
+  pick(now: number): { action: Action | undefined; slotBlocked: boolean } {
+    if (this.control.stopped) return { action: undefined, slotBlocked: false };
+    const fp = this.opts.keyFp;
+    const items = this.ledger.items;
+    const inflight = this.state.inflightItems;
+    const poll = items.nextInState('active', fp, now, inflight);
+    if (poll) return { action: { kind: 'poll', item: poll }, slotBlocked: false };
+    if (this.control.noCreates) return { action: undefined, slotBlocked: false };
+    let slotBlocked = false;
+    const free = this.freeSlots();
+    if (free > 0) {
+      const create = this.createCandidate(now, free);
+      if (create) return { action: create, slotBlocked };
+    } else if (items.hasDue('uploaded', fp, now, inflight)) {
+      slotBlocked = true;
+    }
+    if (this.uploadWanted(free)) {
+      const gate = this.opts.gate;
+      // Past the photo cap only the photos this lane already took (claimed) are taken up again.
+      const upload = gate?.onlyTaken ? items.nextInState('queued', fp, now, inflight) : items.nextToUpload(fp, now, inflight);
+      if (upload && (gate?.mayTake(upload) ?? true) && items.claimQueued(upload.id, fp)) return { action: { kind: 'upload', item: { ...upload, key_fp: fp } }, slotBlocked };
+    }
+    return { action: undefined, slotBlocked };
+  }
+
+  /** A create into a free slot, if one is due (`free`: the free slots, when the caller has counted them). */
+  createCandidate(now: number, free = this.freeSlots()): Action | undefined {
+    if (this.control.stopped || this.control.noCreates || free === 0) return undefined;
+    const item = this.ledger.items.nextInState('uploaded', this.opts.keyFp, now, this.state.inflightItems);
+    if (item && this.opts.gate && !this.opts.gate.mayCreate(item)) return undefined;
+    return item ? { kind: 'create', item } : undefined;
+  }
+
+  /**
+   * The earliest time something may become actionable without another event. Work that
+   * waits for a slot or for the just-in-time rule is left out: a finished call wakes the
+   * loop for that, and counting it here would spin.
+   */
+  nextDue(): number {
+    const fp = this.opts.keyFp;
+    const items = this.ledger.items;
+    const inflight = this.state.inflightItems;
+    const dues = [items.earliestDue('active', fp, inflight)];
+    if (!this.control.noCreates && !this.control.stopped) {
+      const free = this.freeSlots();
+      if (free > 0) dues.push(items.earliestDue('uploaded', fp, inflight));
+      // Waiting for a slot that no event of this run will free (a held create expiring,
+      // another process's task): wake when it may have changed.
+      else if (items.hasInStates(fp, ['uploaded'])) dues.push(this.budget.nextSlotChangeAt(clock.now()));
+      if (this.uploadWanted(free)) dues.push(items.earliestDue('queued', fp, inflight, this.opts.gate?.onlyTaken));
+    }
+    const known = dues.filter((d): d is number => d !== undefined);
+    return known.length > 0 ? Math.max(clock.now() + 1, Math.min(...known)) : Infinity;
+  }
+
+  /** Just in time: another upload only while fewer photos wait for a create than free slots plus one. */
+  private uploadWanted(free: number): boolean {
+    const waiting = this.ledger.items.countInStates(this.opts.keyFp, ['uploaded']) + this.state.uploadsInflight;
+    return waiting < free + 1;
+  }
+
+  /**
+   * Slots of the key free for a create: the key's limit less every slot counted in its
+   * machine-wide store (this run's creates and tasks, other processes', held creates).
+   */
+  private freeSlots(now = clock.now()): number {
+    return Math.max(0, this.state.slotLimit - this.budget.slotsInUse(now));
+  }
+}
