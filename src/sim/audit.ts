@@ -5,15 +5,11 @@
  * whatever the server forgave.
  */
 import { FAULT_NAMES, type FaultName } from './faults.js';
+import { HOUR_MS, MINUTE_MS, type RateScope } from './scopes.js';
 import { countInWindow, insertSorted, maxInAnyWindow } from './windows.js';
 
 /** The random faults, and the `redirect` steering (no draw, in no profile). */
 export type AuditedFault = FaultName | 'redirect';
-
-export const MINUTE_MS = 60_000;
-export const HOUR_MS = 3_600_000;
-
-export type RateScope = 'api_key_minute' | 'api_key_hour' | 'global_minute' | 'global_hour' | 'api_key_active_tasks';
 
 export interface KeyAudit {
   /** Authenticated calls that arrived, whatever the answer (401s are in `unauthorized`). */

@@ -5,10 +5,8 @@
  * `--seed N` replays the same faults for the same sequence of calls, and turning one fault
  * on or off does not move the draws of another.
  *
- * The model decides; the transports act. An answer that must be dropped, delayed or cut
- * short carries a signal (`drop`, `delayMs`, `truncated` on SimResponse) that server.ts
- * carries out on the socket and inprocess.ts turns into the TransportError or the short
- * body a real network would have produced.
+ * This file is the faults' configuration: names, profiles, and resolving a config into
+ * every fault's settings. The decisions, drawn per call, are in faultInjector.ts.
  *
  * Survivability rules (so that a client that behaves correctly can finish every photo even
  * under `hostile`; they hold for explicit configs too):
@@ -23,8 +21,7 @@
  * - a redirect (`redirect`, not part of any profile) stops a correct client with a config
  *   error: it is for tests of that stop, and with `times` set it ends, so a rerun finishes.
  */
-import type { RateScope } from './audit.js';
-import { Rng } from './random.js';
+import { RATE_SCOPES, type RateScope } from './scopes.js';
 
 export const FAULT_NAMES = [
   'burst503',
@@ -44,14 +41,6 @@ export const FAULT_PROFILE_NAMES = ['none', 'flaky', 'hostile'] as const;
 export type FaultProfileName = (typeof FAULT_PROFILE_NAMES)[number];
 
 export type ExpiredStatus = 403 | 404 | 410;
-
-const ALL_SCOPES: readonly RateScope[] = [
-  'api_key_minute',
-  'api_key_hour',
-  'global_minute',
-  'global_hour',
-  'api_key_active_tasks',
-];
 
 /**
  * Per fault; a fault left out is off (or, with `base`, as in that profile). Probabilities are
@@ -208,7 +197,7 @@ export function resolveFaults(spec: FaultProfileName | FaultConfig | undefined):
     burst503: { probability: p('burst503', c.burst503?.probability), minMs: burstMin, maxMs: burstMax },
     spurious429: {
       probability: p('spurious429', c.spurious429?.probability),
-      scopes: [...(c.spurious429?.scopes ?? ALL_SCOPES)],
+      scopes: [...(c.spurious429?.scopes ?? RATE_SCOPES)],
       withHeaders: p('spurious429.withHeaders', c.spurious429?.withHeaders ?? 0.5),
       maxRetryAfterS: c.spurious429?.maxRetryAfterS ?? 10,
     },
@@ -252,7 +241,7 @@ export function resolveFaults(spec: FaultProfileName | FaultConfig | undefined):
     throw new Error('sim faults: burst503 needs 0 < minMs <= maxMs');
   }
   for (const s of r.spurious429.scopes) {
-    if (!ALL_SCOPES.includes(s)) throw new Error(`sim faults: unknown rate-limit scope "${s}"`);
+    if (!RATE_SCOPES.includes(s)) throw new Error(`sim faults: unknown rate-limit scope "${s}"`);
   }
   if (r.spurious429.probability > 0 && r.spurious429.scopes.length === 0) {
     throw new Error('sim faults: spurious429 needs at least one scope');
@@ -280,126 +269,4 @@ function withoutUndefined(c: FaultConfig): FaultConfig {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(c)) if (v !== undefined && k !== 'base') out[k] = v;
   return out as FaultConfig;
-}
-
-export interface Spurious429 {
-  scope: RateScope;
-  /** Seconds, when the answer carries headers; undefined for a bare 429. */
-  retryAfterS: number | undefined;
-}
-
-/**
- * The fault decisions, each from its own stream. It keeps only what a decision needs (the
- * current 503 burst); the model keeps task and URL state and the audit records what happened.
- */
-export class FaultInjector {
-  readonly config: ResolvedFaults;
-  private readonly rngs: Record<FaultName, Rng>;
-  private burstUntil = -Infinity;
-  private redirected = 0;
-
-  constructor(config: ResolvedFaults, seed: number) {
-    this.config = config;
-    const rngs = {} as Record<FaultName, Rng>;
-    // Streams 0–2 belong to the model (ids, tasks); faults take 16 onwards, one each.
-    FAULT_NAMES.forEach((name, i) => {
-      rngs[name] = new Rng(seed, 16 + i);
-    });
-    this.rngs = rngs;
-  }
-
-  /**
-   * A call at `now`: undefined when no burst is on, else the burst's end (ms). A burst
-   * starting with this call comes back with `started`.
-   */
-  burst503(now: number): { untilMs: number; started?: { fromMs: number; untilMs: number } } | undefined {
-    if (now < this.burstUntil) return { untilMs: this.burstUntil };
-    const c = this.config.burst503;
-    if (!this.chance('burst503', c.probability)) return undefined;
-    const length = c.minMs + Math.floor(this.rngs.burst503.uniform() * (c.maxMs - c.minMs + 1));
-    this.burstUntil = now + length;
-    return { untilMs: this.burstUntil, started: { fromMs: now, untilMs: this.burstUntil } };
-  }
-
-  spurious429(isCreate: boolean): Spurious429 | undefined {
-    const c = this.config.spurious429;
-    const scopes = isCreate ? c.scopes : c.scopes.filter((s) => s !== 'api_key_active_tasks');
-    if (scopes.length === 0 || !this.chance('spurious429', c.probability)) return undefined;
-    const rng = this.rngs.spurious429;
-    const scope = scopes[Math.floor(rng.uniform() * scopes.length)]!;
-    const withHeaders = rng.uniform() < c.withHeaders;
-    const retryAfterS = 1 + Math.floor(rng.uniform() * c.maxRetryAfterS);
-    return { scope, retryAfterS: withHeaders ? retryAfterS : undefined };
-  }
-
-  droppedCreate(): boolean {
-    return this.chance('droppedCreate', this.config.droppedCreate.probability);
-  }
-
-  /** The delay for this answer, or undefined. */
-  slowAnswer(isCreate: boolean): number | undefined {
-    const c = this.config.slowAnswer;
-    if (c.createsOnly && !isCreate) return undefined;
-    return this.chance('slowAnswer', c.probability) ? c.delayMs : undefined;
-  }
-
-  malformedJson(isCreate: boolean): boolean {
-    const c = this.config.malformedJson;
-    if (c.createsOnly && !isCreate) return false;
-    return this.chance('malformedJson', c.probability);
-  }
-
-  notSubscribed200(): boolean {
-    return this.chance('notSubscribed200', this.config.notSubscribed200.probability);
-  }
-
-  /** Whether a first result URL expires at this GET. */
-  expireAtRandom(): boolean {
-    return this.chance('expiredResultUrl', this.config.expiredResultUrl.probability);
-  }
-
-  expiredStatus(): ExpiredStatus {
-    const s = this.config.expiredResultUrl.statuses;
-    return s[Math.floor(this.rngs.expiredResultUrl.uniform() * s.length)]!;
-  }
-
-  /** How many of `length` bytes to send, or undefined to send them all. */
-  truncate(length: number): number | undefined {
-    if (length < 2 || !this.chance('truncatedDownload', this.config.truncatedDownload.probability)) return undefined;
-    const fraction = 0.1 + 0.8 * this.rngs.truncatedDownload.uniform();
-    return Math.min(length - 1, Math.max(1, Math.floor(length * fraction)));
-  }
-
-  /** Whether the service has forgotten an upload at this create (the model keeps it forgotten). */
-  forgottenUpload(): boolean {
-    return this.chance('forgottenUpload', this.config.forgottenUpload.probability);
-  }
-
-  /**
-   * Whether this call is answered with a redirect, and where to: no draw, the calls named by
-   * `redirect.calls`, the first `redirect.times` of them.
-   */
-  redirect(call: Exclude<RedirectCalls, 'all'> | 'other', pathAndQuery: string): { status: RedirectStatus; location: string } | undefined {
-    const r = this.config.redirect;
-    if (!r || this.redirected >= r.times || (r.calls !== 'all' && r.calls !== call)) return undefined;
-    this.redirected++;
-    return { status: r.status, location: `${r.to.replace(/\/+$/, '')}${pathAndQuery}` };
-  }
-
-  vanishedTask(ageMs: number): boolean {
-    const c = this.config.vanishedTask;
-    return ageMs >= c.minAgeMs && this.chance('vanishedTask', c.probability);
-  }
-
-  /** No draw at all when a fault is off, so a disabled fault costs nothing and shifts nothing. */
-  private chance(name: FaultName, probability: number): boolean {
-    if (probability <= 0) return false;
-    return this.rngs[name].uniform() < probability;
-  }
-}
-
-/** A strict prefix of a JSON object's text is never valid JSON: its closing brace is missing. */
-export function malformedBody(body: Buffer): Buffer {
-  const cut = Math.max(1, Math.floor(body.length / 2));
-  return body.subarray(0, Math.min(cut, body.length - 1));
 }

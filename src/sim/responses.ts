@@ -18,7 +18,7 @@ export interface SimResponse {
   headers: Record<string, string>;
   body: Buffer;
   /*
-   * Signals of injected faults (faults.ts) for the transports; absent on ordinary answers.
+   * Signals of injected faults (faultInjector.ts) for the transports; absent on ordinary answers.
    * server.ts acts them out on the socket, inprocess.ts as the error or body a client sees.
    */
   /** Answer nothing: HTTP closes the connection unwritten; in-process throws ECONNRESET with sent: true. */

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fingerprintKey } from '../../src/spec/key.js';
-import type { RateScope } from '../../src/sim/audit.js';
+import type { RateScope } from '../../src/sim/scopes.js';
 import { KEY, newModel, START, testImage, virtualTime, type Harness } from './helpers.js';
 import { NO_FAULTS, parse, raw, uploadRaw } from './faults.helpers.js';
 
