@@ -1,13 +1,6 @@
 import { clock } from '../clock.js';
+import { RATE_LIMIT_SCOPES, type KnownRateLimitScope } from '../spec/scopes.js';
 
-export const RATE_LIMIT_SCOPES = [
-  'api_key_minute',
-  'api_key_hour',
-  'global_minute',
-  'global_hour',
-  'api_key_active_tasks',
-] as const;
-export type KnownRateLimitScope = (typeof RATE_LIMIT_SCOPES)[number];
 /** Unknown scopes are kept verbatim: limits "may change", and a new scope is still worth logging. */
 export type RateLimitScope = KnownRateLimitScope | (string & {});
 

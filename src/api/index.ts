@@ -15,9 +15,8 @@ export {
   parseRetryAfter,
   rateLimitFrom,
   isKnownScope,
-  RATE_LIMIT_SCOPES,
 } from './headers.js';
-export type { RateLimitInfo, RateLimitScope, KnownRateLimitScope } from './headers.js';
+export type { RateLimitInfo, RateLimitScope } from './headers.js';
 export { newRequestId, isValidRequestId } from './requestId.js';
 export { isTerminalStatus, TASK_STATUSES } from './shapes.js';
 export type { CreateResult, CreatedTask, Credits, TaskInfo, TaskStatus, UploadResult, Usage } from './shapes.js';

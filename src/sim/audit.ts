@@ -5,7 +5,8 @@
  * whatever the server forgave.
  */
 import { FAULT_NAMES, type FaultName } from './faults.js';
-import { HOUR_MS, MINUTE_MS, type RateScope } from './scopes.js';
+import type { KnownRateLimitScope } from '../spec/scopes.js';
+import { HOUR_MS, MINUTE_MS } from './scopes.js';
 import { countInWindow, insertSorted, maxInAnyWindow } from './windows.js';
 
 /** The random faults, and the `redirect` steering (no draw, in no profile). */
@@ -21,7 +22,7 @@ export interface KeyAudit {
   accepted: number;
   /** 429s the server's real limits gave; injected ones are in `injected429`. */
   rejected429: number;
-  rejectedByScope: Partial<Record<RateScope, number>>;
+  rejectedByScope: Partial<Record<KnownRateLimitScope, number>>;
   /** 429s injected by the fault layer while the key was within its limits. */
   injected429: number;
   /** Calls answered 503 during an injected burst. */
@@ -134,7 +135,7 @@ export class AuditRecorder {
     insertSorted(this.entry(fp).times, now);
   }
 
-  rejected(fp: string, scope: RateScope): void {
+  rejected(fp: string, scope: KnownRateLimitScope): void {
     const r = this.entry(fp);
     r.rejected429++;
     r.rejectedByScope[scope] = (r.rejectedByScope[scope] ?? 0) + 1;

@@ -9,10 +9,10 @@
  */
 import { FAULT_NAMES, type ExpiredStatus, type FaultName, type RedirectCalls, type RedirectStatus, type ResolvedFaults } from './faults.js';
 import { Rng } from './random.js';
-import type { RateScope } from './scopes.js';
+import type { KnownRateLimitScope } from '../spec/scopes.js';
 
 export interface Spurious429 {
-  scope: RateScope;
+  scope: KnownRateLimitScope;
   /** Seconds, when the answer carries headers; undefined for a bare 429. */
   retryAfterS: number | undefined;
 }

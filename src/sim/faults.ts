@@ -21,7 +21,7 @@
  * - a redirect (`redirect`, not part of any profile) stops a correct client with a config
  *   error: it is for tests of that stop, and with `times` set it ends, so a rerun finishes.
  */
-import { RATE_SCOPES, type RateScope } from './scopes.js';
+import { RATE_LIMIT_SCOPES, type KnownRateLimitScope } from '../spec/scopes.js';
 
 export const FAULT_NAMES = [
   'burst503',
@@ -61,7 +61,7 @@ export interface FaultConfig {
    * only on creates). `withHeaders`: share of them that carry RateLimit-* and Retry-After
    * (default 0.5); the rest carry none. Retry-After is drawn in 1..maxRetryAfterS (default 10).
    */
-  spurious429?: { probability: number; scopes?: readonly RateScope[]; withHeaders?: number; maxRetryAfterS?: number };
+  spurious429?: { probability: number; scopes?: readonly KnownRateLimitScope[]; withHeaders?: number; maxRetryAfterS?: number };
   /** `probability`: per accepted create, that the task is created and the connection then dropped unanswered. */
   droppedCreate?: { probability: number };
   /**
@@ -118,7 +118,7 @@ export interface ResolvedFaults {
   /** The profile named, or 'custom' for an explicit config. */
   profile: FaultProfileName | 'custom';
   burst503: { probability: number; minMs: number; maxMs: number };
-  spurious429: { probability: number; scopes: RateScope[]; withHeaders: number; maxRetryAfterS: number };
+  spurious429: { probability: number; scopes: KnownRateLimitScope[]; withHeaders: number; maxRetryAfterS: number };
   droppedCreate: { probability: number };
   slowAnswer: { probability: number; delayMs: number; createsOnly: boolean };
   malformedJson: { probability: number; createsOnly: boolean };
@@ -197,7 +197,7 @@ export function resolveFaults(spec: FaultProfileName | FaultConfig | undefined):
     burst503: { probability: p('burst503', c.burst503?.probability), minMs: burstMin, maxMs: burstMax },
     spurious429: {
       probability: p('spurious429', c.spurious429?.probability),
-      scopes: [...(c.spurious429?.scopes ?? RATE_SCOPES)],
+      scopes: [...(c.spurious429?.scopes ?? RATE_LIMIT_SCOPES)],
       withHeaders: p('spurious429.withHeaders', c.spurious429?.withHeaders ?? 0.5),
       maxRetryAfterS: c.spurious429?.maxRetryAfterS ?? 10,
     },
@@ -241,7 +241,7 @@ export function resolveFaults(spec: FaultProfileName | FaultConfig | undefined):
     throw new Error('sim faults: burst503 needs 0 < minMs <= maxMs');
   }
   for (const s of r.spurious429.scopes) {
-    if (!RATE_SCOPES.includes(s)) throw new Error(`sim faults: unknown rate-limit scope "${s}"`);
+    if (!RATE_LIMIT_SCOPES.includes(s)) throw new Error(`sim faults: unknown rate-limit scope "${s}"`);
   }
   if (r.spurious429.probability > 0 && r.spurious429.scopes.length === 0) {
     throw new Error('sim faults: spurious429 needs at least one scope');

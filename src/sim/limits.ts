@@ -12,7 +12,8 @@
 import { fingerprintKey } from '../spec/key.js';
 import { RollingWindow } from '../spec/window.js';
 import { CODES, fail, type SimResponse } from './responses.js';
-import { HOUR_MS, MINUTE_MS, type RateScope } from './scopes.js';
+import type { KnownRateLimitScope } from '../spec/scopes.js';
+import { HOUR_MS, MINUTE_MS } from './scopes.js';
 import { isActiveAt, type Task } from './tasks.js';
 
 /** One API key's share of the limits. */
@@ -27,7 +28,7 @@ export interface Lane {
 }
 
 interface Limited {
-  scope: RateScope;
+  scope: KnownRateLimitScope;
   limit: number;
   freesAt: number;
 }
@@ -135,7 +136,7 @@ export class Limits {
   }
 
   /** An injected 429 (faultInjector.ts) while the key is within every limit; headers only with `retryAfterS`. */
-  spurious429(requestId: string, lane: Lane, scope: RateScope, retryAfterS: number | undefined, now: number): SimResponse {
+  spurious429(requestId: string, lane: Lane, scope: KnownRateLimitScope, retryAfterS: number | undefined, now: number): SimResponse {
     const limit =
       scope === 'api_key_minute'
         ? lane.minute.limit
@@ -151,7 +152,7 @@ export class Limits {
   }
 
   private callRateLimit(lane: Lane, now: number): Limited | undefined {
-    const windows: Array<[RateScope, RollingWindow]> = [
+    const windows: Array<[KnownRateLimitScope, RollingWindow]> = [
       ['api_key_minute', lane.minute],
       ['api_key_hour', lane.hour],
       ['global_minute', this.globalMinute],
@@ -177,7 +178,7 @@ export class Limits {
   }
 }
 
-function tooManyMessage(scope: RateScope, limit: number): string {
+function tooManyMessage(scope: KnownRateLimitScope, limit: number): string {
   return scope === 'api_key_active_tasks'
     ? `too many active tasks for this API key (limit ${limit})`
     : `call rate limit exceeded (${scope}, limit ${limit})`;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { getHeader, isKnownScope, parseRateLimit, rateLimitFrom, RATE_LIMIT_SCOPES } from '../../src/api/headers.js';
+import { getHeader, isKnownScope, parseRateLimit, rateLimitFrom } from '../../src/api/headers.js';
+import { RATE_LIMIT_SCOPES } from '../../src/spec/scopes.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 const RESET_S = Math.floor(NOW / 1000) + 42;

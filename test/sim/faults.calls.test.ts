@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fingerprintKey } from '../../src/spec/key.js';
-import type { RateScope } from '../../src/sim/scopes.js';
+import type { KnownRateLimitScope } from '../../src/spec/scopes.js';
 import { KEY, newModel, START, testImage, virtualTime, type Harness } from './helpers.js';
 import { NO_FAULTS, parse, raw, uploadRaw } from './faults.helpers.js';
 
@@ -56,7 +56,7 @@ describe('fault: 503 bursts', () => {
 });
 
 describe('fault: spurious 429', () => {
-  const callScopes: RateScope[] = ['api_key_minute', 'api_key_hour', 'global_minute', 'global_hour'];
+  const callScopes: KnownRateLimitScope[] = ['api_key_minute', 'api_key_hour', 'global_minute', 'global_hour'];
 
   it.each(callScopes)('rejects a first call with scope %s and full RateLimit headers', async (scope) => {
     const model = newModel({ faults: { spurious429: { probability: 1, scopes: [scope], withHeaders: 1 } } });
