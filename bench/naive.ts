@@ -16,10 +16,11 @@ import { ApiClient, CAPABILITIES, isApiError, type Capability } from '../src/api
 import { clock, installClock, VirtualClock } from '../src/clock.js';
 import { inProcessResultFetch, inProcessTransport } from '../src/sim/inprocess.js';
 import { SimModel } from '../src/sim/model.js';
+import { VIRTUAL_START_MS } from '../test/helpers/simulate.js';
 import { boundOf } from './bound.js';
 import { figuresFrom, type RunFigures } from './figures.js';
 import { photoPath, tinyPng } from './photos.js';
-import { VIRTUAL_START_MS, virtualLimitMs } from './simulate.js';
+import { virtualLimitMs } from './simulate.js';
 import { benchKeys, simOptionsFor, type Workload } from './workloads.js';
 
 export const NAIVE = { pollEveryMs: 3_000, callGapMs: 600, slots: 3, maxAttempts: 3 } as const;

@@ -1,28 +1,20 @@
 /**
- * A workload through the real darkroom runner — scheduler, pipeline, API client, ledger —
- * against the simulator's model in-process, under a virtual clock: hours of service time
- * pass in seconds, and a seed replays a run exactly. The ledger lives in memory (docs/ARCHITECTURE.md
- * § Time and simulation); photos and outputs are real files in a temp folder.
+ * A workload through the real darkroom runner — discovery, scheduler, stages, API client,
+ * ledger: `runJob`, as `darkroom run` calls it — against the simulator's model in-process,
+ * under a virtual clock, by the tests' own harness (test/helpers/simulate.ts): hours of service
+ * time pass in seconds, and a seed replays a run exactly. The ledger lives in memory
+ * (docs/ARCHITECTURE.md § Time and simulation); photos and outputs are real files in a temp folder.
  */
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { stringify } from 'yaml';
-import { installClock, VirtualClock } from '../src/clock.js';
-import { loadConfig, resolveKeys } from '../src/config/index.js';
-import { Ledger } from '../src/ledger/index.js';
-import { silentLogger } from '../src/log.js';
-import { runJob } from '../src/run/runner.js';
-import { inProcessResultFetch, inProcessTransport } from '../src/sim/inprocess.js';
-import { SimModel } from '../src/sim/model.js';
-import { Rng } from '../src/sim/random.js';
+import { simulate } from '../test/helpers/simulate.js';
 import { boundOf } from './bound.js';
 import { figuresFrom, type RunFigures } from './figures.js';
 import { writePhotos } from './photos.js';
 import { benchKeys, simOptionsFor, tStarOf, type Workload } from './workloads.js';
-
-export const VIRTUAL_START_MS = Date.UTC(2026, 10, 22, 20, 0, 0);
 
 export interface SimulateOptions {
   readonly seed?: number;
@@ -72,42 +64,20 @@ export function prepareJob(w: Workload): { dir: string; jobsFile: string } {
 export async function simulateDarkroom(w: Workload, opts: SimulateOptions = {}): Promise<RunFigures> {
   const seed = opts.seed ?? 1;
   const { dir, jobsFile } = prepareJob(w);
-  const vc = new VirtualClock(VIRTUAL_START_MS);
-  const restore = installClock(vc);
-  const ledger = Ledger.open(':memory:');
   try {
-    const model = new SimModel(simOptionsFor(w, seed));
-    const config = loadConfig(jobsFile, { env: {} });
-    const keys = resolveKeys(config, Object.fromEntries(benchKeys(w).map((k) => [k.env, k.key])));
-    // The runner's jitter, seeded: the simulator's generator on a stream of its own.
-    const rng = new Rng(seed, 7919);
-    const random = () => rng.uniform();
-
     const wallStart = performance.now();
-    const startMs = vc.now();
-    let finished = false;
-    const run = runJob({
-      config,
-      baseUrl: 'http://sim.invalid',
-      keys,
-      ledger,
-      log: silentLogger(),
-      transport: inProcessTransport(model),
-      resultFetch: inProcessResultFetch(model),
-      random,
-    }).finally(() => {
-      finished = true;
+    const r = await simulate({
+      jobsFile,
+      keys: Object.fromEntries(benchKeys(w).map((k) => [k.env, k.key])),
+      sim: simOptionsFor(w, seed),
+      seed,
+      maxMs: virtualLimitMs(w),
     });
-    run.catch(() => {}); // a crash is rethrown by `await run` below, once the clock has stopped
-    await vc.run(() => finished, { maxMs: virtualLimitMs(w) });
-    const result = await run;
-    const endMs = vc.now();
     const wallMs = performance.now() - wallStart;
-    const s = result.status;
-    return figuresFrom(w, 'darkroom', model.audit(), { startMs, endMs, done: s.done, notDone: s.total - s.done, wallMs }, boundOf(w, model, startMs));
+    r.ledger.close();
+    const s = r.result.status;
+    return figuresFrom(w, 'darkroom', r.audit, { startMs: r.startMs, endMs: r.endMs, done: s.done, notDone: s.total - s.done, wallMs }, boundOf(w, r.model, r.startMs));
   } finally {
-    restore();
-    ledger.close();
     if (!opts.keep) rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -192,7 +192,7 @@ export async function discoverFiles(config: Config, opts: DiscoverOptions = {}):
 export interface DiscoverySummary {
   readonly found: Found[];
   readonly urls: UrlEntry[];
-  /** As Items.addDiscovered reports it: photos new to the ledger (or changed), and the rest. */
+  /** Photos new to the ledger (or changed) by this discovery, and the rest it found. */
   readonly added: { readonly added: number; readonly known: number };
   readonly identity: ReconcileReport;
   /** Outputs copied for new names of photos already done; names left without one. */

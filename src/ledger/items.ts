@@ -3,7 +3,7 @@ import { clock } from '../clock.js';
 import { crashPoint } from './crashpoint.js';
 import type { ItemPatch, ItemRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
-import { assertEntry, assertTransition, type ItemState } from './transitions.js';
+import { assertTransition, type ItemState } from './transitions.js';
 
 const PATCHABLE = new Set([
   'src_path', 'size_bytes', 'content_hash', 'step_index', 'attempt', 'key_fp', 'image_url', 'input_url', 'task_id',
@@ -36,7 +36,6 @@ export interface Discovered {
 export class Items {
   private readonly byId;
   private readonly insertTransition;
-  private readonly insertItem;
   /** firstDue's SQL by WHERE clause and number of excluded ids. */
   private readonly probes = new Map<string, string[]>();
   /** move's and patch's UPDATEs by the columns they set. */
@@ -49,33 +48,10 @@ export class Items {
     this.insertTransition = db.prepare(
       'INSERT INTO transitions (item_id, at_ms, from_state, to_state, note) VALUES (?, ?, ?, ?, ?)',
     );
-    this.insertItem = db.prepare(
-      `INSERT INTO items (rel_path, src_path, size_bytes, state, created_ms, updated_ms)
-       VALUES (?, ?, ?, 'queued', ?, ?) ON CONFLICT (rel_path) DO NOTHING`,
-    );
   }
 
   get(id: number): ItemRow | undefined {
     return this.byId.get(id);
-  }
-
-  /** Record discovered inputs; already known paths are left as they are (a rerun resumes). */
-  addDiscovered(list: readonly Discovered[]): { added: number; known: number } {
-    const now = clock.now();
-    let added = 0;
-    inTransaction(this.db, () => {
-      for (const d of list) {
-        const r = this.insertItem.run(d.relPath, d.srcPath, d.sizeBytes, now, now);
-        if (r.changes === 1) {
-          added++;
-          const id = Number(r.lastInsertRowid);
-          assertEntry('queued');
-          this.insertTransition.run(id, now, null, 'queued', null);
-          if (d.skipReason) this.move(id, 'queued', 'skipped', { reason: d.skipReason }, d.skipReason);
-        }
-      }
-    });
-    return { added, known: list.length - added };
   }
 
   /**

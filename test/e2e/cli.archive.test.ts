@@ -8,9 +8,8 @@ import { fingerprintKey } from '../../src/spec/key.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { listenLocal } from '../helpers/http.js';
-import { makeTempDir } from '../helpers/job.js';
+import { filesUnder, makeTempDir } from '../helpers/job.js';
 import { testRaw, write16BitPng, writeBmp, writeRotatedJpeg, writeTiff } from '../inputs/images.js';
-import { filesUnder } from '../run/helpers.js';
 
 /**
  * Three keys: files are claimed by whichever lane uploads them, URL inputs are given to a

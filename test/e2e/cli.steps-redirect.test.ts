@@ -5,8 +5,7 @@ import { fingerprintKey } from '../../src/spec/key.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { listenLocal, type LocalServer } from '../helpers/http.js';
-import { makeJob, type TestJob } from '../helpers/job.js';
-import { setSteps } from '../steps/helpers.js';
+import { makeJob, setSteps, type TestJob } from '../helpers/job.js';
 
 /**
  * Issue 12, points 6 and 7, through the real CLI against the HTTP simulator: what the

@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 
 export interface TestJob {
   readonly dir: string;
@@ -71,4 +71,24 @@ export async function makeJob(opts: JobOptions = {}): Promise<TestJob> {
     sizes,
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/** Rewrite the job file's steps, as an operator editing jobs.yaml between runs. */
+export function setSteps(job: TestJob, steps: unknown[]): void {
+  const doc = parse(readFileSync(job.jobsFile, 'utf8')) as Record<string, unknown>;
+  writeFileSync(job.jobsFile, stringify({ ...doc, steps }));
+}
+
+/** Every file under a folder, relative, with '/', sorted (temp files of darkroom included, so a leak shows). */
+export function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d)) {
+      const p = path.join(d, e);
+      if (statSync(p).isDirectory()) walk(p);
+      else out.push(path.relative(dir, p).split(path.sep).join('/'));
+    }
+  };
+  walk(dir);
+  return out.sort();
 }

@@ -1,7 +1,12 @@
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { Ledger, type FoundFile, type FoundUrl, type ItemRow } from '../../src/ledger/index.js';
 import type { ItemState } from '../../src/ledger/index.js';
+import { migrate, readMigrations } from '../../src/ledger/migrate.js';
 import { urlIdentity } from '../../src/inputs/identity.js';
+import { makeTempDir } from '../helpers/job.js';
 
 const H = (c: string) => c.repeat(64).slice(0, 64);
 const file = (name: string, hash: string, skipReason: string | null = null): FoundFile => ({
@@ -98,12 +103,25 @@ describe('Identity.reconcile: inputs by content', () => {
   });
 
   it('adopts the items of a version-1 ledger by path, keeping their progress', () => {
-    const l = Ledger.open(':memory:');
-    l.items.addDiscovered([{ relPath: 'a.jpg', srcPath: '/photos/a.jpg', sizeBytes: 100 }]);
-    advance(l, 1, 'done');
-    expect(l.discovery.reconcile([file('a.jpg', H('1'))], [], { keyFps: [] })).toMatchObject({ added: 0, changed: 0 });
-    expect(items(l)).toHaveLength(1);
-    expect(items(l)[0]).toMatchObject({ state: 'done', content_hash: H('1') });
+    const dir = makeTempDir('darkroom-legacy-');
+    try {
+      // What darkroom recorded before inputs had an identity (migration 003): an item by path, no hash.
+      const ledgerFile = path.join(dir, 'darkroom.db');
+      const old = new Database(ledgerFile);
+      migrate(old, ledgerFile, readMigrations().filter((m) => m.version < 3));
+      old
+        .prepare("INSERT INTO items (rel_path, src_path, size_bytes, state, created_ms, updated_ms) VALUES ('a.jpg', '/photos/a.jpg', 100, 'queued', 0, 0)")
+        .run();
+      old.close();
+      const l = Ledger.open(ledgerFile);
+      advance(l, 1, 'done');
+      expect(l.discovery.reconcile([file('a.jpg', H('1'))], [], { keyFps: [] })).toMatchObject({ added: 0, changed: 0 });
+      expect(items(l)).toHaveLength(1);
+      expect(items(l)[0]).toMatchObject({ state: 'done', content_hash: H('1') });
+      l.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('queues a skipped photo again when its reason no longer holds, and skips one not started when it does', () => {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidTransitionError, Ledger, StaleStateError, canTransition } from '../../src/ledger/index.js';
+import { discovered } from '../helpers/discovered.js';
 
 function ledgerWith(n: number): Ledger {
   const l = Ledger.open(':memory:');
-  l.items.addDiscovered(Array.from({ length: n }, (_, i) => ({ relPath: `p${i}.jpg`, srcPath: `/x/p${i}.jpg`, sizeBytes: 10 })));
+  discovered(l, Array.from({ length: n }, (_, i) => `p${i}.jpg`));
   return l;
 }
 
@@ -41,12 +42,8 @@ describe('item transitions', () => {
   it('discovery is idempotent: a rerun keeps known items as they are', () => {
     const l = ledgerWith(2);
     l.items.move(1, 'queued', 'uploading', { key_fp: 'k_1' });
-    const again = l.items.addDiscovered([
-      { relPath: 'p0.jpg', srcPath: '/x/p0.jpg', sizeBytes: 10 },
-      { relPath: 'p2.jpg', srcPath: '/x/p2.jpg', sizeBytes: 10 },
-      { relPath: 'bad.jpg', srcPath: '/x/bad.jpg', sizeBytes: 0, skipReason: 'empty file' },
-    ]);
-    expect(again).toEqual({ added: 2, known: 1 });
+    const again = discovered(l, ['p0.jpg', 'p1.jpg', 'p2.jpg', { relPath: 'bad.jpg', sizeBytes: 0, skipReason: 'empty file' }]);
+    expect(again).toMatchObject({ distinct: 4, added: 2, changed: 0, gone: 0 });
     expect(l.items.get(1)!.state).toBe('uploading');
     expect(l.status().skipped).toBe(1);
     expect(l.status().problems.find((p) => p.path === 'bad.jpg')?.reason).toBe('empty file');

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { installClock, VirtualClock } from '../../src/clock.js';
 import { Ledger, type ItemRow } from '../../src/ledger/index.js';
+import { discovered } from '../helpers/discovered.js';
 
 /**
  * Issue 12: what a run tells its key's store from its ledger at start — the task slots
@@ -19,7 +20,7 @@ beforeEach(() => {
   clock = new VirtualClock(T0);
   restore = installClock(clock);
   ledger = Ledger.open(':memory:');
-  ledger.items.addDiscovered(Array.from({ length: 5 }, (_, i) => ({ relPath: `p${i}.jpg`, srcPath: `/x/p${i}.jpg`, sizeBytes: 1 })));
+  discovered(ledger, Array.from({ length: 5 }, (_, i) => `p${i}.jpg`));
 });
 afterEach(() => {
   ledger.close();

@@ -12,6 +12,7 @@ import {
   STATES,
   TERMINAL,
 } from '../../src/ledger/transitions.js';
+import { discovered } from '../helpers/discovered.js';
 
 /** The one table of docs/ARCHITECTURE.md § States, and the words read from it. */
 describe('the state vocabulary', () => {
@@ -46,7 +47,7 @@ describe('the state vocabulary', () => {
     expect(createsLeft('submitting', 0, 2)).toBe(2); // in flight: not known to be made
     expect(createsLeft('held', 0, 2)).toBe(0);
     const l = Ledger.open(':memory:');
-    l.items.addDiscovered([{ relPath: 'a.jpg', srcPath: '/x/a.jpg', sizeBytes: 1 }]);
+    discovered(l, ['a.jpg']);
     expect(l.createsNeeded(2)).toBe(2);
     l.items.move(1, 'queued', 'uploading', { key_fp: 'k_1' });
     l.items.move(1, 'uploading', 'uploaded', { input_url: 'http://x/a.jpg' });

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { Ledger, type ItemState } from '../../src/ledger/index.js';
+import { discovered } from '../helpers/discovered.js';
 
 /** Where photos stand per step, read from the ledger alone (status --json "steps"). */
 describe('status: progress per step', () => {
   it('counts each photo as done, working, waiting, failed or held for every step', () => {
     const l = Ledger.open(':memory:');
     l.setMeta('pipeline', JSON.stringify(['restore', 'colorize', 'upscale']));
-    l.items.addDiscovered(Array.from({ length: 7 }, (_, i) => ({ relPath: `p${i}.jpg`, srcPath: `/x/p${i}.jpg`, sizeBytes: 1 })));
+    discovered(l, Array.from({ length: 7 }, (_, i) => `p${i}.jpg`));
     const db = (l as unknown as { db: import('better-sqlite3').Database }).db;
     const put = (id: number, step: number, state: ItemState) => db.prepare('UPDATE items SET step_index = ?, state = ? WHERE id = ?').run(step, state, id);
     put(1, 0, 'queued'); // still to upload

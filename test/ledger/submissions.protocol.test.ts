@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/index.js';
+import { discovered } from '../helpers/discovered.js';
 
 function uploaded(): Ledger {
   const l = Ledger.open(':memory:');
-  l.items.addDiscovered([
-    { relPath: 'a.jpg', srcPath: '/x/a.jpg', sizeBytes: 10 },
-    { relPath: 'b.jpg', srcPath: '/x/b.jpg', sizeBytes: 10 },
-  ]);
+  discovered(l, ['a.jpg', 'b.jpg']);
   for (const id of [1, 2]) {
     l.items.move(id, 'queued', 'uploading', { key_fp: 'k_1' });
     l.items.move(id, 'uploading', 'uploaded', { input_url: `http://x/${id}.jpg`, image_url: `http://x/${id}.jpg` });
@@ -48,7 +46,7 @@ describe('the create protocol (L1, L2)', () => {
 describe('recovery at the start of a run', () => {
   it('moves only stale rows: sending creates become ambiguous and held, uploads and downloads restart', () => {
     const l = Ledger.open(':memory:');
-    l.items.addDiscovered(['a', 'b', 'c', 'd', 'e'].map((n) => ({ relPath: `${n}.jpg`, srcPath: `/x/${n}.jpg`, sizeBytes: 1 })));
+    discovered(l, ['a', 'b', 'c', 'd', 'e'].map((n) => `${n}.jpg`));
     // a: create in flight when the process died
     l.items.move(1, 'queued', 'uploading', { key_fp: 'k' });
     l.items.move(1, 'uploading', 'uploaded', { input_url: 'u' });

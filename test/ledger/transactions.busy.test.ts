@@ -7,6 +7,7 @@ import { Ledger } from '../../src/ledger/index.js';
 import { openDatabase } from '../../src/ledger/open.js';
 import { inTransaction } from '../../src/ledger/statements.js';
 import { makeTempDir } from '../helpers/job.js';
+import { discovered } from '../helpers/discovered.js';
 
 /**
  * A ledger's write transactions wait their turn when another process holds the write lock
@@ -44,7 +45,7 @@ describe('write transactions beside a brief writer in another process', () => {
     const file = path.join(dir, 'darkroom.db');
     const ledger = Ledger.open(file);
     try {
-      ledger.items.addDiscovered([{ relPath: 'a.jpg', srcPath: '/x/a.jpg', sizeBytes: 10 }]);
+      discovered(ledger, ['a.jpg']);
       ledger.items.move(1, 'queued', 'uploading', { key_fp: 'k_1' });
       ledger.items.move(1, 'uploading', 'uploaded', { input_url: 'http://x/1.jpg', image_url: 'http://x/1.jpg' });
       ledger.submissions.begin(ledger.items.get(1)!, 'enhance', 'k_1', 'dr-1'); // in flight when a run died

@@ -4,8 +4,8 @@ import { checkPattern, type OutputConfig, type StepConfig } from '../../src/conf
 import { Ledger, type FoundFile } from '../../src/ledger/index.js';
 import { urlIdentity } from '../../src/inputs/identity.js';
 import { assignOutputNames, outputTargets, relOutputPath, stepLabel, type NamingOptions } from '../../src/outputs/naming.js';
-import { writePhoto } from '../helpers/job.js';
-import { emptyJob, filesUnder, run, session } from '../run/helpers.js';
+import { filesUnder, makeJob, writePhoto } from '../helpers/job.js';
+import { simSession, simulate } from '../helpers/simulate.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -80,13 +80,13 @@ describe('output names', () => {
   });
 
   it('flat layout with a pattern, end to end: every output where its name says', async () => {
-    const job = await emptyJob([{ capability: 'restore' }], { output: { dir: './out', layout: 'flat', pattern: '{name}_{step}.{ext}' } });
+    const job = await makeJob({ photos: 0, steps: [{ capability: 'restore' }], extra: { output: { dir: './out', layout: 'flat', pattern: '{name}_{step}.{ext}' } } });
     cleanups.push(job.cleanup);
     await writePhoto(path.join(job.inputDir, 'x/photo.jpg'), 1);
     await writePhoto(path.join(job.inputDir, 'y/photo.jpg'), 2);
     await writePhoto(path.join(job.inputDir, 'y/ünïcödé 写真.png'), 3, 'png');
-    const s = session(job);
-    expect((await run(s)).exitCode).toBe(0);
+    const s = simSession({ job, sim: { seed: 7 } });
+    expect((await simulate(s)).result.exitCode).toBe(0);
     expect(filesUnder(job.outputDir)).toEqual(['photo_restore.jpg', 'photo~2_restore.jpg', 'ünïcödé 写真_restore.png']);
   });
 });

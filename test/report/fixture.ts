@@ -4,6 +4,7 @@ import sharp from 'sharp';
 import { stringify } from 'yaml';
 import { installClock, VirtualClock } from '../../src/clock.js';
 import { Ledger } from '../../src/ledger/index.js';
+import { discovered } from '../helpers/discovered.js';
 
 export const START_MS = Date.UTC(2026, 2, 14, 22, 0, 0);
 export const FAILED_REASON = 'task FAIL on step 1: the service could not find a face to restore (code 30012)';
@@ -83,7 +84,7 @@ export async function makeReportFixture(dir: string, opts: { memoryLedger?: bool
 
     const ledger = Ledger.open(ledgerFile);
     const all = [...done.map((d) => d.rel), ...others];
-    ledger.items.addDiscovered([
+    discovered(ledger, [
       ...all.map((rel) => ({ relPath: rel, srcPath: path.join(inputDir, rel), sizeBytes: 1000 })),
       { relPath: 'notes.txt', srcPath: path.join(inputDir, 'notes.txt'), sizeBytes: 11, skipReason: SKIPPED_REASON },
     ]);

@@ -10,6 +10,7 @@ import { installClock, VirtualClock } from '../../src/clock.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
+import { discovered } from '../helpers/discovered.js';
 
 const N = 3000;
 const START_MS = Date.UTC(2026, 4, 2, 20, 0, 0);
@@ -51,7 +52,8 @@ async function makeArchive(dir: string): Promise<{ jobsFile: string; done: numbe
       mkdirSync(path.dirname(path.join(inputDir, rel)), { recursive: true });
       writeFileSync(path.join(inputDir, rel), rel.endsWith('.png') ? inPng : inJpg);
     }
-    ledger.items.addDiscovered(
+    discovered(
+      ledger,
       rels.map((rel, i) => ({
         relPath: rel,
         srcPath: path.join(inputDir, rel),

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { maskKey } from '../../src/api/index.js';
 import { reportCommand } from '../../src/cli/report.js';
 import { Ledger } from '../../src/ledger/index.js';
+import { discovered } from '../helpers/discovered.js';
 
 describe('darkroom report and the key (L5)', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'darkroom-report-redact-'));
@@ -14,7 +15,7 @@ describe('darkroom report and the key (L5)', () => {
     const key = 'sk-test-0123456789abcdef';
     const ledgerFile = path.join(dir, 'darkroom.db');
     const l = Ledger.open(ledgerFile);
-    l.items.addDiscovered([{ relPath: 'a.jpg', srcPath: path.join(dir, 'a.jpg'), sizeBytes: 1 }]);
+    discovered(l, [{ relPath: 'a.jpg', srcPath: path.join(dir, 'a.jpg') }]);
     l.items.move(1, 'queued', 'failed', { reason: `upstream echoed header x-key ${key} in an error` });
     l.close();
     writeFileSync(

@@ -5,6 +5,7 @@ import { Ledger } from '../../src/ledger/index.js';
 import { makeJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 import { createsPerPhoto, query } from './helpers.js';
+import { discovered } from '../helpers/discovered.js';
 
 /**
  * Issue 4, point 1: the create protocol (L1, L2). A failure before the request was written
@@ -108,7 +109,8 @@ describe('a create whose outcome is unknown', () => {
     // What a run killed between L1's write and the answer leaves behind.
     const seeded = Ledger.open(job.ledgerFile);
     const rel = [...job.sizes.keys()][0]!;
-    seeded.items.addDiscovered([{ relPath: rel, srcPath: `${job.inputDir}/${rel}`, sizeBytes: 1 }]);
+    const src = `${job.inputDir}/${rel}`;
+    discovered(seeded, [{ relPath: rel, srcPath: src, content: readFileSync(src) }]);
     seeded.items.move(1, 'queued', 'uploading', { key_fp: 'k_dead' });
     seeded.items.move(1, 'uploading', 'uploaded', { input_url: 'http://results.invalid/uploads/u1.jpg' });
     seeded.submissions.begin(seeded.items.get(1)!, 'enhance', 'k_dead', 'dr-killed-mid-create');

@@ -7,7 +7,8 @@ import { downloadStage } from '../../dist/stages/download.js';
 
 const [url, outputDir] = process.argv.slice(2);
 const ledger = Ledger.open(':memory:');
-ledger.items.addDiscovered([{ relPath: 'big.png', srcPath: '/in/big.png', sizeBytes: 1 }]);
+// The item as a run's discovery records it (ledger/discovery.ts), its content a stand-in hash.
+ledger.discovery.reconcile([{ name: 'big.png', src: '/in/big.png', sizeBytes: 1, mtimeMs: null, contentHash: 'b'.repeat(64), skipReason: null }], [], { keyFps: [] });
 ledger.items.move(1, 'queued', 'uploading', { key_fp: 'k' });
 ledger.items.move(1, 'uploading', 'uploaded', { input_url: 'http://x/u.png' });
 const s = ledger.submissions.begin(ledger.items.get(1), 'enhance', 'k', 'dr-1');

@@ -9,6 +9,7 @@ import { nodeOutputFs, type OutputFs, type OutputWriteError } from '../../src/ou
 import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir, writePhoto } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
+import { discovered } from '../helpers/discovered.js';
 
 /**
  * Issue 12, point 9: results streamed to disk, checked on the stream, and the other files
@@ -21,7 +22,7 @@ afterEach(async () => {
 });
 
 function succeededItem(ledger: Ledger, rel: string, resultUrl: string): ItemRow {
-  ledger.items.addDiscovered([{ relPath: rel, srcPath: `/in/${rel}`, sizeBytes: 1 }]);
+  discovered(ledger, [rel]);
   const id = ledger.items.all().at(-1)!.id;
   ledger.items.move(id, 'queued', 'uploading', { key_fp: 'k' });
   ledger.items.move(id, 'uploading', 'uploaded', { input_url: 'http://x/u.jpg' });

@@ -10,6 +10,7 @@ import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 import { createsPerPhoto, query } from './helpers.js';
+import { discovered } from '../helpers/discovered.js';
 
 /**
  * Issue 4, point 3: downloads (L4). A whole-download deadline; an expired result URL
@@ -25,7 +26,8 @@ afterEach(async () => {
 
 /** An item that has finished its task, waiting for its result to be downloaded. */
 function succeededItem(ledger: Ledger, rel: string, resultUrl: string): ItemRow {
-  const [{ id }] = [ledger.items.addDiscovered([{ relPath: rel, srcPath: `/in/${rel}`, sizeBytes: 1 }]) && ledger.items.all().at(-1)!];
+  discovered(ledger, [rel]);
+  const id = ledger.items.all().at(-1)!.id;
   ledger.items.move(id, 'queued', 'uploading', { key_fp: 'k' });
   ledger.items.move(id, 'uploading', 'uploaded', { input_url: 'http://x/u.jpg' });
   const s = ledger.submissions.begin(ledger.items.get(id)!, 'enhance', 'k', `dr-${id}`);

@@ -9,6 +9,7 @@ import { startSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir } from '../helpers/job.js';
+import { discovered } from '../helpers/discovered.js';
 
 /**
  * Issue 4, point 6 (L5): a canary key appears nowhere — stdout, stderr, the log, the
@@ -117,7 +118,7 @@ describe('the key', () => {
     });
     const dir = makeTempDir();
     const ledger = Ledger.open(':memory:');
-    ledger.items.addDiscovered([{ relPath: 'p.jpg', srcPath: '/in/p.jpg', sizeBytes: 1 }]);
+    discovered(ledger, ['p.jpg']);
     ledger.items.move(1, 'queued', 'uploading', { key_fp: 'k' });
     ledger.items.move(1, 'uploading', 'uploaded', { input_url: 'http://x/u.jpg' });
     const s = ledger.submissions.begin(ledger.items.get(1)!, 'enhance', 'k', 'dr-1');

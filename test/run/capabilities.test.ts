@@ -2,8 +2,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { writePhoto } from '../helpers/job.js';
-import { emptyJob, filesUnder, run, session } from './helpers.js';
+import { filesUnder, makeJob, writePhoto } from '../helpers/job.js';
+import { simSession, simulate } from '../helpers/simulate.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -83,11 +83,11 @@ describe('every capability, from config to downloaded result', () => {
   ];
 
   it.each(cases)('$step.capability $step.mode $step.resolution $step.style', async ({ step, out, check }) => {
-    const job = await emptyJob([step]);
+    const job = await makeJob({ photos: 0, steps: [step] });
     cleanups.push(job.cleanup);
     await subject(path.join(job.inputDir, 'p.jpg'));
-    const s = session(job, { processing: 'sharp', latency: { medianMs: 5_000, sigma: 0.2 } });
-    const r = await run(s);
+    const s = simSession({ job, sim: { seed: 7, processing: 'sharp', latency: { medianMs: 5_000, sigma: 0.2 } } });
+    const r = (await simulate(s)).result;
     expect(r.status.problems).toEqual([]);
     expect(r.exitCode).toBe(0);
     expect(filesUnder(job.outputDir)).toEqual([out]);
@@ -95,25 +95,29 @@ describe('every capability, from config to downloaded result', () => {
   });
 
   it('polls colorize and background removal with the configured businessType', async () => {
-    const job = await emptyJob([{ capability: 'colorize' }, { capability: 'remove-background' }], {
-      service: { apiKeyEnv: 'DARKROOM_TEST_KEY', baseUrl: 'http://sim.invalid', businessTypes: { colorize: 'COLORIZE', 'remove-background': 'REMOVE_BACKGROUND' } },
+    const job = await makeJob({
+      photos: 0,
+      steps: [{ capability: 'colorize' }, { capability: 'remove-background' }],
+      extra: { service: { apiKeyEnv: 'DARKROOM_TEST_KEY', baseUrl: 'http://sim.invalid', businessTypes: { colorize: 'COLORIZE', 'remove-background': 'REMOVE_BACKGROUND' } } },
     });
     cleanups.push(job.cleanup);
     await subject(path.join(job.inputDir, 'p.jpg'));
-    const s = session(job, { processing: 'sharp' });
-    const r = await run(s);
+    const s = simSession({ job, sim: { seed: 7, processing: 'sharp' } });
+    const r = (await simulate(s)).result;
     expect(r.exitCode).toBe(0);
     expect(filesUnder(job.outputDir)).toEqual(['p.png']);
   });
 
   it('names the capability and the value when a configured businessType finds no task', async () => {
-    const job = await emptyJob([{ capability: 'colorize' }], {
-      service: { apiKeyEnv: 'DARKROOM_TEST_KEY', baseUrl: 'http://sim.invalid', businessTypes: { colorize: 'COLOURISE' } },
+    const job = await makeJob({
+      photos: 0,
+      steps: [{ capability: 'colorize' }],
+      extra: { service: { apiKeyEnv: 'DARKROOM_TEST_KEY', baseUrl: 'http://sim.invalid', businessTypes: { colorize: 'COLOURISE' } } },
     });
     cleanups.push(job.cleanup);
     for (const i of [1, 2, 3, 4]) await writePhoto(path.join(job.inputDir, `${i}.jpg`), i);
-    const s = session(job);
-    const r = await run(s);
+    const s = simSession({ job, sim: { seed: 7 } });
+    const r = (await simulate(s)).result;
     expect(r.exitCode).toBe(1);
     expect(r.status.failed).toBe(4);
     // poll.ts gives early 404s the benefit of the doubt (a task may vanish); then it names the cause

@@ -5,6 +5,7 @@ import { Ledger, type ItemRow } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/log.js';
 import type { RunState } from '../../src/stages/context.js';
 import { Guards } from '../../src/run/guards.js';
+import { discovered } from '../helpers/discovered.js';
 
 // The credit guard's arithmetic on a ledger in memory and a virtual clock: what the balance
 // says (usedCredit belongs to the whole account) against what this run's creates cost.
@@ -20,7 +21,7 @@ describe('Guards: --max-credits', () => {
     clk = new VirtualClock();
     restore = installClock(clk);
     ledger = Ledger.open(':memory:');
-    ledger.items.addDiscovered(Array.from({ length: 10 }, (_, i) => ({ relPath: `p${i}.jpg`, srcPath: `/x/p${i}.jpg`, sizeBytes: 1 })));
+    discovered(ledger, Array.from({ length: 10 }, (_, i) => `p${i}.jpg`));
     run = { stopped: false, noCreates: false, accountStop: undefined, halt: undefined };
   });
   afterEach(() => {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { writePhoto } from '../helpers/job.js';
-import { emptyJob, filesUnder, run, session } from './helpers.js';
+import { filesUnder, makeJob, writePhoto } from '../helpers/job.js';
+import { simSession, simulate, type SimSession } from '../helpers/simulate.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -22,18 +22,18 @@ async function photos(dir: string, n: number): Promise<string[]> {
 }
 
 type Attempt = { item_id: number; step_index: number; status: string; id: number };
-function attempts(s: ReturnType<typeof session>): Attempt[] {
+function attempts(s: SimSession): Attempt[] {
   const db = (s.ledger as unknown as { db: import('better-sqlite3').Database }).db;
   return db.prepare('SELECT id, item_id, step_index, status FROM attempts ORDER BY id').all() as Attempt[];
 }
 
 describe('a multi-step pipeline', () => {
   it('passes each step\'s result URL to the next: one upload a photo, no intermediate downloaded, the last result is the output', async () => {
-    const job = await emptyJob(THREE);
+    const job = await makeJob({ photos: 0, steps: THREE });
     cleanups.push(job.cleanup);
     const names = await photos(job.inputDir, 10);
-    const s = session(job, { latency: { medianMs: 15_000, sigma: 0.4 } });
-    const r = await run(s);
+    const s = simSession({ job, sim: { seed: 7, latency: { medianMs: 15_000, sigma: 0.4 } } });
+    const r = (await simulate(s)).result;
     expect(r.exitCode).toBe(0);
     expect(r.status).toMatchObject({ total: 10, done: 10, failed: 0, held: 0, pending: 0 });
     const k = Object.values(s.model.audit().keys)[0]!;
@@ -54,11 +54,11 @@ describe('a multi-step pipeline', () => {
   });
 
   it('retries a failing step alone: earlier steps are never created again, and the photo is uploaded once', async () => {
-    const job = await emptyJob(THREE, { maxAttempts: 6 });
+    const job = await makeJob({ photos: 0, steps: THREE, extra: { maxAttempts: 6 } });
     cleanups.push(job.cleanup);
     await photos(job.inputDir, 12);
-    const s = session(job, { outcomes: { fail: 0.3 }, latency: { medianMs: 10_000, sigma: 0.3 } });
-    const r = await run(s);
+    const s = simSession({ job, sim: { seed: 7, outcomes: { fail: 0.3 }, latency: { medianMs: 10_000, sigma: 0.3 } } });
+    const r = (await simulate(s)).result;
     const k = Object.values(s.model.audit().keys)[0]!;
     expect(k.uploads).toBe(12);
     const all = attempts(s);
@@ -80,13 +80,15 @@ describe('a multi-step pipeline', () => {
   });
 
   it('keeps intermediates only when asked, and writes a sidecar with the source hash, steps, task ids and timings', async () => {
-    const job = await emptyJob([{ capability: 'restore' }, { capability: 'upscale', resolution: '8K', mode: 'portrait' }], {
-      output: { dir: './out', keepIntermediates: true, sidecar: true },
+    const job = await makeJob({
+      photos: 0,
+      steps: [{ capability: 'restore' }, { capability: 'upscale', resolution: '8K', mode: 'portrait' }],
+      extra: { output: { dir: './out', keepIntermediates: true, sidecar: true } },
     });
     cleanups.push(job.cleanup);
     await writePhoto(path.join(job.inputDir, 'album/grandma.jpg'), 3);
-    const s = session(job);
-    const r = await run(s);
+    const s = simSession({ job, sim: { seed: 7 } });
+    const r = (await simulate(s)).result;
     expect(r.exitCode).toBe(0);
     expect(filesUnder(job.outputDir)).toEqual(['album/grandma.jpg', 'album/grandma.jpg.json', 'album/grandma.restore.jpg']);
     const car = JSON.parse(readFileSync(path.join(job.outputDir, 'album/grandma.jpg.json'), 'utf8'));

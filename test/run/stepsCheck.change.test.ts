@@ -4,10 +4,11 @@ import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stepsSignature } from '../../src/config/steps.js';
 import type { StepConfig } from '../../src/config/index.js';
-import { makeJob } from '../helpers/job.js';
-import { filesUnder } from '../run/helpers.js';
+import type { RunResult } from '../../src/run/runner.js';
+import type { SimModel, SimOptions } from '../../src/sim/model.js';
+import { filesUnder, makeJob, setSteps, type TestJob } from '../helpers/job.js';
+import { simSession, simulate, type SimSession } from '../helpers/simulate.js';
 import { query } from '../robust/helpers.js';
-import { callsSeen, night, runNight, setSteps, type Night } from './helpers.js';
 
 /**
  * Issue 12, point 6: the job's step list is part of each photo's identity. A run stopped
@@ -25,7 +26,12 @@ const UP = { capability: 'upscale', resolution: '4K' };
 const TWO = [UP, UP];
 const ONE = [UP];
 
-async function start(steps: unknown[], photos = 6): Promise<Night> {
+/** One job across runs (the same model, file ledger and clock), as an operator's nights. */
+function night(job: TestJob, sim: Partial<SimOptions>): SimSession {
+  return simSession({ job, seed: 4242, sim: { seed: 5, ...sim }, ledger: job.ledgerFile, runOptions: { graceMs: 0 } });
+}
+
+async function start(steps: unknown[], photos = 6): Promise<SimSession> {
   const job = await makeJob({ photos, steps, extra: { output: { dir: './out', sidecar: true } } });
   const n = night(job, { processing: 'sharp', latency: { medianMs: 10_000, sigma: 0.3 } });
   cleanups.push(job.cleanup, () => n.ledger.close());
@@ -38,7 +44,7 @@ interface SidecarSteps {
 }
 
 /** Every photo's output on disk: its pixel size, and what its sidecar says about the steps. */
-async function outputs(n: Night): Promise<Map<string, { width: number; height: number; sidecar: SidecarSteps }>> {
+async function outputs(n: SimSession): Promise<Map<string, { width: number; height: number; sidecar: SidecarSteps }>> {
   const out = new Map<string, { width: number; height: number; sidecar: SidecarSteps }>();
   for (const rel of n.job.sizes.keys()) {
     const file = path.join(n.job.outputDir, rel.replace(/\.[a-z]+$/, '.jpg'));
@@ -50,16 +56,36 @@ async function outputs(n: Night): Promise<Map<string, { width: number; height: n
 }
 
 /** Photos past their first create: what a redo sends back. */
-function started(n: Night): number {
+function started(n: SimSession): number {
   return query<{ n: number }>(
     n.job.ledgerFile,
     "SELECT COUNT(*) AS n FROM items WHERE state NOT IN ('queued', 'uploading', 'skipped') AND NOT (state = 'uploaded' AND step_index = 0)",
   )[0]!.n;
 }
 
-/** Stopped part-way: some photos done, others in progress, under `steps`. */
-async function stopPartWay(n: Night, abortAfterCreates: number) {
-  const r = await runNight(n, { abortAfterCreates });
+/** The next night's run; with `redoSteps`, as `darkroom run --redo-steps`. */
+async function runNight(n: SimSession, o: { redoSteps?: true } = {}): Promise<RunResult> {
+  return (await simulate({ ...n, runOptions: { ...n.runOptions, ...o } })).result;
+}
+
+/** Calls the simulator saw from any key, in all. */
+function callsSeen(model: SimModel): number {
+  return Object.values(model.audit().keys).reduce((sum, k) => sum + k.calls, 0);
+}
+
+/** Stopped part-way (an operator's Ctrl-C once this many creates were answered): some photos done, others in progress. */
+async function stopPartWay(n: SimSession, abortAfterCreates: number) {
+  const ac = new AbortController();
+  let creates = 0;
+  const { result: r } = await simulate({
+    ...n,
+    signal: ac.signal,
+    intercept: async (req, forward) => {
+      const res = await forward();
+      if (req.url.endsWith('/generate') && ++creates === abortAfterCreates) ac.abort();
+      return res;
+    },
+  });
   expect(r.exitCode).toBe(130);
   expect(r.status.done).toBeGreaterThan(0);
   expect(r.status.pending).toBeGreaterThan(0);

@@ -5,8 +5,8 @@ import type { StepConfig } from '../../src/config/index.js';
 import { LEGACY_SIG, Ledger, readStepsCensus } from '../../src/ledger/index.js';
 import { readRedoPaths } from '../../src/ledger/stepsCensus.js';
 import { migrate, readMigrations } from '../../src/ledger/migrate.js';
-import { makeJob } from '../helpers/job.js';
-import { night, runNight, setSteps } from './helpers.js';
+import { makeJob, setSteps } from '../helpers/job.js';
+import { simSession, simulate } from '../helpers/simulate.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -46,22 +46,22 @@ describe('a ledger from before step lists were recorded', () => {
 
   it('photos of the same capabilities adopt the job\'s list; of other capabilities, they are refused, named from meta pipeline', async () => {
     const job = await makeJob({ photos: 3, steps: [{ capability: 'restore' }, { capability: 'upscale' }] });
-    const n = night(job);
+    const n = simSession({ job, seed: 4242, sim: { seed: 5 }, ledger: job.ledgerFile, runOptions: { graceMs: 0 } });
     cleanups.push(job.cleanup, () => n.ledger.close());
-    expect((await runNight(n)).exitCode).toBe(0);
+    expect((await simulate(n)).result.exitCode).toBe(0);
     n.ledger.close();
     forget(job.ledgerFile);
 
     setSteps(job, [{ capability: 'restore' }, { capability: 'enhance' }]);
     const m = { ...n, ledger: Ledger.open(job.ledgerFile) };
     cleanups.push(() => m.ledger.close());
-    const refused = await runNight(m);
+    const refused = (await simulate(m)).result;
     expect(refused.exitCode).toBe(2);
     expect(refused.stepsChange!.others).toEqual([expect.objectContaining({ sig: LEGACY_SIG, done: 3, steps: [{ capability: 'restore' }, { capability: 'upscale' }] })]);
 
     // same capabilities (options unknown then): taken for the job's own list, nothing redone
     setSteps(job, [{ capability: 'restore' }, { capability: 'upscale', resolution: '4K' }]);
-    const ok = await runNight(m);
+    const ok = (await simulate(m)).result;
     expect(ok.exitCode).toBe(0);
     expect(ok.stepsChange).toBeUndefined();
   });
