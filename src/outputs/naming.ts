@@ -87,14 +87,16 @@ export function assignOutputNames(ledger: Ledger, opts: NamingOptions): { given:
     todo.push(r);
   }
   let renamed = 0;
+  const given: { inputId: number; dir: string; name: string }[] = [];
   for (const r of todo) {
     const want = desiredName(r, opts.output.layout);
     let name = want.name;
     for (let k = 2; taken.has(collisionKey(want.dir, name, opts)); k++) name = `${want.name}~${k}`;
     if (name !== want.name) renamed++;
     taken.add(collisionKey(want.dir, name, opts));
-    ledger.inputs.setOutputName(r.id, want.dir, name, sig);
+    given.push({ inputId: r.id, dir: want.dir, name });
   }
+  ledger.inputs.setOutputNames(given, sig);
   return { given: todo.length, renamed };
 }
 
