@@ -3,7 +3,7 @@ import path from 'node:path';
 import fg from 'fast-glob';
 import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
-import type { Discovered, Ledger, ReconcileReport } from '../ledger/index.js';
+import type { Ledger, ReconcileReport } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import { copyAtomically, writeBufferAtomically } from '../outputs/atomic.js';
 import { DECODE_PARALLEL, DecodeQueue } from './decode.js';
@@ -18,8 +18,13 @@ import { inspectSource, type Inspection, type SourceType } from './transcode.js'
 import { readUrlList, type UrlEntry } from './urls.js';
 import { loopSafeFs } from './walk.js';
 
-export interface Found extends Discovered {
-  /** Why the file is refused before any call is spent, or null when it looks fine. */
+/** A file discovery found under input.dir: its name, its identity and whether it is refused. */
+export interface Found {
+  /** Path under input.dir, with '/'. */
+  readonly relPath: string;
+  readonly srcPath: string;
+  readonly sizeBytes: number;
+  /** Why the file is refused before any call is spent (not an image, empty, too large), or null when it looks fine. */
   readonly skipReason: string | null;
   readonly mtimeMs: number | null;
   /** Its identity: the SHA-256 of its bytes (see identity.ts). */

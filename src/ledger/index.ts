@@ -1,7 +1,7 @@
 export { Ledger } from './ledger.js';
 export { LedgerMissingError, LedgerUnwritableError } from './open.js';
 export { LedgerTooNewError } from './migrate.js';
-export { StaleStateError, type Discovered } from './items.js';
+export { StaleStateError } from './items.js';
 export type { ItemRow, SubmissionRow, CallRow } from './rows.js';
 export type { LedgerStatus, ProblemItem, StepStatus } from './status.js';
 export type { RecoveryReport } from './recover.js';

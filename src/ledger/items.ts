@@ -24,14 +24,6 @@ export class StaleStateError extends Error {
   }
 }
 
-export interface Discovered {
-  readonly relPath: string;
-  readonly srcPath: string;
-  readonly sizeBytes: number;
-  /** Refused before any call is spent (not an image, empty, too large): recorded as skipped. */
-  readonly skipReason?: string | null;
-}
-
 /** Item reads and the one guarded write every state change goes through. */
 export class Items {
   private readonly byId;
