@@ -19,7 +19,7 @@ import { discovered } from '../test/helpers/discovered.js';
 import { writePhotos } from './photos.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const LEDGER_ITEMS = 100_000;
+const LEDGER_ITEMS = 100_000;
 
 export interface StatusFigures {
   readonly items: number;
@@ -61,7 +61,7 @@ function walk(ledger: Ledger, id: number, states: readonly ItemState[], last: Re
 }
 
 /** A night's ledger halfway: 40% done, 1% failed, some held and active, the rest queued, 130,000 calls logged. */
-export function buildBigLedger(file: string, items = LEDGER_ITEMS): { calls: number } {
+function buildBigLedger(file: string, items = LEDGER_ITEMS): { calls: number } {
   const ledger = Ledger.open(file);
   const now = Date.now();
   const calls = Math.round(items * 1.3);

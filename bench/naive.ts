@@ -23,7 +23,7 @@ import { photoPath, tinyPng } from './photos.js';
 import { virtualLimitMs } from './simulate.js';
 import { benchKeys, simOptionsFor, type Workload } from './workloads.js';
 
-export const NAIVE = { pollEveryMs: 3_000, callGapMs: 600, slots: 3, maxAttempts: 3 } as const;
+const NAIVE = { pollEveryMs: 3_000, callGapMs: 600, slots: 3, maxAttempts: 3 } as const;
 
 export type Peer = 'naive' | 'poll2s' | 'wait3s';
 

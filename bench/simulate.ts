@@ -44,7 +44,7 @@ function scratchRoot(): string {
 }
 
 /** A temp folder holding the workload's photos and a jobs YAML with one key variable per key. */
-export function prepareJob(w: Workload): { dir: string; jobsFile: string } {
+function prepareJob(w: Workload): { dir: string; jobsFile: string } {
   const dir = mkdtempSync(path.join(scratchRoot(), `darkroom-bench-${w.name.toLowerCase()}-`));
   writePhotos(path.join(dir, 'photos'), w.photos);
   const jobsFile = path.join(dir, 'jobs.yaml');

@@ -33,7 +33,7 @@ function violations(w: Workload, o: RunFigures): number {
 }
 
 /** The issue's targets for this workload's kind, each "ok" or what failed. */
-export function targets(w: Workload, r: Issue16Result): string[] {
+function targets(w: Workload, r: Issue16Result): string[] {
   const o = r.ours;
   const b = o.bound;
   const peers = [r.poll2s, r.wait3s].filter((p): p is RunFigures => p !== null);

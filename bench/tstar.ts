@@ -45,7 +45,7 @@ export interface TStar {
   readonly binds: Bound;
 }
 
-export const DEFAULT_LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 } as const;
+const DEFAULT_LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 } as const;
 
 /** Expected attempts of a step whose tasks FAIL with probability p (each FAIL is created again). */
 export const attempts = expectedAttempts;

@@ -31,7 +31,7 @@ export interface Workload {
   readonly quickPhotos: number;
 }
 
-export const SPEC_LIMITS = { callsPerMinute: 100, callsPerHour: 1000 } as const;
+const SPEC_LIMITS = { callsPerMinute: 100, callsPerHour: 1000 } as const;
 
 export function limitsOf(w: Workload): { callsPerMinute: number; callsPerHour: number } {
   return w.limits ?? SPEC_LIMITS;

@@ -139,7 +139,7 @@ function itemNameOf(opts: LoggerOptions, item: unknown): string | undefined {
  * by its input path when `name` is known (else `item N`), whole; the terminal or the live
  * display wraps it, nothing cuts it.
  */
-export function humanLine(rec: Record<string, unknown>, name?: string): string {
+function humanLine(rec: Record<string, unknown>, name?: string): string {
   const lvl = typeof rec.level === 'number' && rec.level >= 50 ? 'error' : 'warning';
   const ctx: string[] = [];
   const add = (label: string, v: unknown) => {

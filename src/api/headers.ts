@@ -97,7 +97,7 @@ function nonNegativeInt(value: string | null): number | null {
  * uses delta-seconds for the same header name, so a value too small to be a current
  * timestamp (< 10^9, before 2001) is read as a delta from now rather than as 1970.
  */
-export function parseRateLimitReset(value: string | null, nowMs: number = clock.now()): number | null {
+function parseRateLimitReset(value: string | null, nowMs: number = clock.now()): number | null {
   const n = nonNegativeInt(value);
   if (n === null) return null;
   return n < 1e9 ? nowMs + n * 1000 : n * 1000;

@@ -23,7 +23,7 @@ export interface ProbeResult {
   readonly redirect?: string;
 }
 
-export const PROBE_PATH = '/api/v1/credits';
+const PROBE_PATH = '/api/v1/credits';
 
 export interface ProbeOptions {
   readonly transport?: Transport;

@@ -3,4 +3,4 @@ export { DEFAULT_LEDGER_FILE, resolveLedgerPath } from './ledgerPath.js';
 export { loadConfig, resolveKeys, requireBaseUrl, requireInputDir, type Config, type InputConfig, type OutputConfig, type LoadOptions, type ResolvedKey } from './load.js';
 export type { StepConfig } from './schema.js';
 export { checkPattern, fillPattern, type Placeholder } from './pattern.js';
-export { DEFAULT_INCLUDE, DEFAULT_INCLUDE_TRANSCODE, DEFAULT_MAX_INPUT_PIXELS } from './schema.js';
+export { DEFAULT_MAX_INPUT_PIXELS } from './schema.js';

@@ -21,7 +21,7 @@ const keyRef = z.strictObject({
   apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'),
 });
 
-export const serviceSchema = z
+const serviceSchema = z
   .strictObject({
     baseUrl: z.url({ protocol: /^https?$/ }).optional(),
     apiKeyEnv: keyRef.shape.apiKeyEnv.optional(),
@@ -40,7 +40,7 @@ export const serviceSchema = z
   })
   .refine((s) => !(s.apiKeyEnv && s.keys), { message: 'either apiKeyEnv or keys, not both' });
 
-export const limitsSchema = z.strictObject({
+const limitsSchema = z.strictObject({
   callsPerMinute: positiveInt.default(100),
   callsPerHour: positiveInt.default(1000),
   activeTasks: positiveInt.default(3),
@@ -105,7 +105,7 @@ export const stepSchema = z
 export const DEFAULT_INCLUDE = ['**/*.{jpg,jpeg,png,webp,JPG,JPEG,PNG,WEBP}'] as const;
 export const DEFAULT_INCLUDE_TRANSCODE = ['**/*.{jpg,jpeg,png,webp,tif,tiff,bmp,JPG,JPEG,PNG,WEBP,TIF,TIFF,BMP}'] as const;
 
-export const inputSchema = z
+const inputSchema = z
   .strictObject({
     /** The folder of photos; optional when `urls` lists every input. */
     dir: z.string().min(1).optional(),
@@ -135,7 +135,7 @@ export const inputSchema = z
     }
   });
 
-export const outputSchema = z
+const outputSchema = z
   .strictObject({
     dir: z.string().min(1),
     /** mirror: the input tree is repeated under dir; flat: every output directly in dir. */

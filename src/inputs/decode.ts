@@ -74,7 +74,7 @@ export const DECODE_PARALLEL = Math.max(1, Math.min(4, availableParallelism()));
  * returns without waiting for it (its result goes where the work puts it); `drain` waits
  * for all of them. Keeps the files read for decoding few, however many are found.
  */
-export class Bounded {
+class Bounded {
   private readonly inflight = new Set<Promise<void>>();
 
   constructor(private readonly n: number) {}

@@ -24,7 +24,7 @@ export async function checkWhole(bytes: Buffer, type: ImageType): Promise<string
   }
 }
 
-export function structurallyWhole(bytes: Buffer, type: ImageType): boolean {
+function structurallyWhole(bytes: Buffer, type: ImageType): boolean {
   switch (type) {
     case 'jpeg':
       return bytes.length >= 4 && bytes[bytes.length - 2] === 0xff && bytes[bytes.length - 1] === 0xd9;

@@ -13,7 +13,7 @@ import { clock } from '../clock.js';
  * twice). 8 MiB from the page cache takes ~2 ms, from an SSD ~10 ms: less than any
  * scheduler's timing cares about. Larger files (TIFF scans) still go to the thread pool.
  */
-export const SMALL_FILE_BYTES = 8 * 1024 * 1024;
+const SMALL_FILE_BYTES = 8 * 1024 * 1024;
 
 /**
  * The whole file: directly (as one clock.ioTurn, so it still ends after the events already

@@ -74,13 +74,13 @@ export const SOURCE_NAMES: Record<SourceType, string> = { jpeg: 'JPG', png: 'PNG
 const NAMES = SOURCE_NAMES;
 
 /** The hard ceiling (limits.maxInputPixels), from the header alone: a bomb is never decoded. */
-export function overPixelCeiling(width: number, height: number, maxInputPixels: number): string | null {
+function overPixelCeiling(width: number, height: number, maxInputPixels: number): string | null {
   if (width * height <= maxInputPixels) return null;
   const mpx = Math.round((width * height) / 1e6);
   return `${width}×${height} (${mpx} Mpx) is over limits.maxInputPixels (${maxInputPixels}): refused from its header, not decoded; scale it down, or raise limits.maxInputPixels`;
 }
 
-export function maxInputPixelsOf(opts: Pick<TranscodeOptions, 'maxInputPixels'>): number {
+function maxInputPixelsOf(opts: Pick<TranscodeOptions, 'maxInputPixels'>): number {
   return opts.maxInputPixels ?? DEFAULT_MAX_INPUT_PIXELS;
 }
 
@@ -236,7 +236,7 @@ export async function prepareUpload(item: PrepareItem, opts: TranscodeOptions): 
 }
 
 /** Decode, turn upright, scale down to maxPixels, and encode as JPEG (or PNG for alpha or PNG sources). */
-export async function convert(
+async function convert(
   bytes: Buffer,
   type: SourceType,
   facts: Facts,

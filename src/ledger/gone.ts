@@ -16,11 +16,11 @@ import type { ItemState } from './transitions.js';
  * `retry` as before), with the note BACK_NOTE.
  */
 
-export const GONE_NOTE = 'input gone';
-export const BACK_NOTE = 'input back';
+const GONE_NOTE = 'input gone';
+const BACK_NOTE = 'input back';
 
 /** The states a photo is marked gone from; it returns to the same one. */
-export const GONE_FROM: readonly ItemState[] = ['queued', 'skipped', 'failed'];
+const GONE_FROM: readonly ItemState[] = ['queued', 'skipped', 'failed'];
 
 /**
  * Move to `gone` every photo in GONE_FROM with names recorded but none seen by discovery

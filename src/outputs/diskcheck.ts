@@ -22,14 +22,14 @@ import { nodeOutputFs, OutputWriteError, type OutputFs } from './outputfs.js';
  * is used.
  */
 export const DEFAULT_OUTPUT_RATIO = 2;
-export const OBSERVED_AFTER = 3;
+const OBSERVED_AFTER = 3;
 /** A result of an input whose size is unknown (a URL input): a 4K JPEG is 2–8 MB. */
-export const DEFAULT_OUTPUT_BYTES = 8 * 1024 * 1024;
+const DEFAULT_OUTPUT_BYTES = 8 * 1024 * 1024;
 /**
  * Kept free beyond the estimate: the ledger, its WAL and the log grow during a run, and a
  * file system filled to its last block fails every program on it, not only darkroom.
  */
-export const SPACE_RESERVE_BYTES = 64 * 1024 * 1024;
+const SPACE_RESERVE_BYTES = 64 * 1024 * 1024;
 
 export interface SpaceEstimate {
   readonly bytes: number;
@@ -111,7 +111,7 @@ export function checkOutputSpace(dir: string, facts: SpaceFacts, config: Pick<Co
   );
 }
 
-export function formatBytes(n: number): string {
+function formatBytes(n: number): string {
   const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
   let v = n;
   let u = 0;

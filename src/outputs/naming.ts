@@ -41,12 +41,12 @@ export function stepLabel(steps: readonly StepConfig[], i: number): string {
 }
 
 /** Names given under another layout, pattern or last step are given again (if not yet written). */
-export function namingSignature(opts: NamingOptions): string {
+function namingSignature(opts: NamingOptions): string {
   return `${opts.output.layout}|${opts.output.pattern}|${stepLabel(opts.steps, opts.steps.length - 1)}`;
 }
 
 /** Where an input's output goes before collisions: folder under output.dir ('' = top) and {name}. */
-export function desiredName(input: Pick<InputRow, 'kind' | 'name'>, layout: OutputConfig['layout']): { dir: string; name: string } {
+function desiredName(input: Pick<InputRow, 'kind' | 'name'>, layout: OutputConfig['layout']): { dir: string; name: string } {
   const p = path.posix.parse(input.name);
   // A URL's name has no extension left (cleanName in safeName.ts took it off); a dot in it is part of the name.
   const name = input.kind === 'file' ? p.name || p.base : p.base;

@@ -134,7 +134,7 @@ export interface Sidecar {
   readonly timings: { foundAt: string; writtenAt: string; totalMs: number; tasksMs: number };
 }
 
-export function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, result: { bytes: number; ext: string }, opts: NamingOptions, outputDir: string): Sidecar {
+function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, result: { bytes: number; ext: string }, opts: NamingOptions, outputDir: string): Sidecar {
   const attempts = ledger.outputFiles.attemptsOf(item.id);
   const stepCount = Math.max(opts.steps.length, ...attempts.map((a) => a.step_index + 1));
   const steps = Array.from({ length: stepCount }, (_, i) => {

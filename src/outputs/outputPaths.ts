@@ -30,12 +30,12 @@ import { checkTargets, namingOptions, outputTargets, type OutputTarget } from '.
  */
 
 /** Bytes in one file name on the file systems darkroom meets (ext4, XFS, Btrfs, tmpfs, APFS, NTFS: 255). */
-export const NAME_MAX = 255;
+const NAME_MAX = 255;
 /** Linux's PATH_MAX, with its terminating NUL. */
-export const PATH_MAX = 4096;
+const PATH_MAX = 4096;
 
 /** The extension the photo's result is expected to have (see above). */
-export function expectedExtension(item: Pick<ItemRow, 'src_path'>, config: Pick<Config, 'steps'>): string {
+function expectedExtension(item: Pick<ItemRow, 'src_path'>, config: Pick<Config, 'steps'>): string {
   if (config.steps.at(-1)?.capability === 'remove-background') return EXTENSIONS.png;
   const own = /\.([A-Za-z0-9]+)(?:[?#].*)?$/.exec(item.src_path)?.[1]?.toLowerCase();
   if (own === 'png') return EXTENSIONS.png;

@@ -16,8 +16,8 @@ import sanitizeFilename from 'sanitize-filename';
  *
  * '' for a segment with nothing left (the caller drops it).
  */
-export const MAX_UNITS = 120;
-export const MAX_BYTES = 200;
+const MAX_UNITS = 120;
+const MAX_BYTES = 200;
 
 const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(\..*)?$/i;
 // eslint-disable-next-line no-control-regex -- control characters are what file names must not hold
@@ -25,7 +25,7 @@ const REFUSED = /[<>:"|?*\u0000-\u001f]/g;
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
-export function safeSegment(segment: string): string {
+function safeSegment(segment: string): string {
   let s = tidy(segment.replace(REFUSED, '_'));
   s = s.replace(WINDOWS_RESERVED, (_m, device: string, rest: string | undefined) => `${device}_${rest ?? ''}`);
   // The rest of sanitize-filename's rules (C1 controls and the like); by now a no-op on
@@ -39,7 +39,7 @@ function tidy(s: string): string {
 }
 
 /** The longest prefix of whole graphemes within MAX_UNITS and MAX_BYTES. */
-export function truncate(s: string, maxUnits = MAX_UNITS, maxBytes = MAX_BYTES): string {
+function truncate(s: string, maxUnits = MAX_UNITS, maxBytes = MAX_BYTES): string {
   if (s.length <= maxUnits && Buffer.byteLength(s) <= maxBytes) return s;
   let out = '';
   let bytes = 0;

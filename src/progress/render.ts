@@ -17,7 +17,7 @@ export interface Paint {
   readonly bold: (s: string) => string;
 }
 
-export function paint(color: boolean): Paint {
+function paint(color: boolean): Paint {
   const wrap = (open: number, close: number) => (s: string) => (color ? `\x1b[${open}m${s}\x1b[${close}m` : s);
   return { green: wrap(32, 39), red: wrap(31, 39), yellow: wrap(33, 39), dim: wrap(2, 22), bold: wrap(1, 22) };
 }

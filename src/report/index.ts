@@ -8,12 +8,11 @@ import type { ReportPaths } from './paths.js';
 import { inspectImage, mapLimited, type FileFacts } from './thumbs.js';
 
 export { renderReport, type ReportPage } from './html.js';
-export { formatChanged, stateGroup, STATE_GROUPS, type ReportRow } from './rows.js';
-export { inspectImage, mapLimited, type FileFacts, type ThumbOptions } from './thumbs.js';
+export { type ReportRow } from './rows.js';
+export { type FileFacts, type ThumbOptions } from './thumbs.js';
 export { creditsSpent, type CreditsSpent } from './credits.js';
 export { formatBytes } from './format.js';
 export { reportPaths, type ReportPaths, type ReportPathsOptions } from './paths.js';
-export { throughputSvg } from './chart.js';
 
 export interface BuildOptions {
   /** Absolute paths, shown through `paths`. */

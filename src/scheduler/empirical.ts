@@ -20,10 +20,10 @@ import { solveOnGrid, type PollTable } from './schedule.js';
  * tenth of a task, coarse enough that the poll schedule (schedule.ts' recursion on this
  * grid) is solved in well under a millisecond.
  */
-export const R_MIN = -4;
-export const R_MAX = 4;
-export const BIN = 0.025;
-export const BINS = Math.round((R_MAX - R_MIN) / BIN);
+const R_MIN = -4;
+const R_MAX = 4;
+const BIN = 0.025;
+const BINS = Math.round((R_MAX - R_MIN) / BIN);
 const EM_ITERATIONS = 25;
 
 /** A distribution on the residual grid, with what the poll schedule needs of it. */

@@ -28,7 +28,7 @@ export interface LatencyPriors {
   readonly latency: LogNormal;
 }
 
-export const DEFAULT_PRIORS: LatencyPriors = {
+const DEFAULT_PRIORS: LatencyPriors = {
   ratio: { mu: 0, sigma: 0.4 },
   // The service's tasks take tens of seconds; the spread is wide until we have seen some.
   latency: { mu: Math.log(20_000), sigma: 0.8 },

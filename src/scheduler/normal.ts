@@ -24,7 +24,7 @@ export function erf(x: number): number {
 
 export const normalCdf = (z: number): number => 0.5 * (1 + erf(z / Math.SQRT2));
 
-export const normalPdf = (z: number): number => Math.exp(-0.5 * z * z) / Math.sqrt(2 * Math.PI);
+const normalPdf = (z: number): number => Math.exp(-0.5 * z * z) / Math.sqrt(2 * Math.PI);
 
 /** A latency x with ln(x) ~ N(mu, sigma²). */
 export interface LogNormal {

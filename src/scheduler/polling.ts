@@ -39,7 +39,7 @@ export interface PollPlannerOptions {
   readonly priceStartMs: number;
 }
 
-export const DEFAULT_PLANNER: PollPlannerOptions = {
+const DEFAULT_PLANNER: PollPlannerOptions = {
   minIntervalMs: 500,
   maxIntervalMs: 120_000,
   priceMinMs: 1,

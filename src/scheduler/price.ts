@@ -31,7 +31,7 @@ export const PRICE_FLOOR_MS = 150;
  * minutes is not worth a poll every 10 s even when calls are plentiful (the last, long
  * task of a call-bound run spent 60 polls so), while tasks of 5–20 s keep the 0.15 s floor.
  */
-export const RELATIVE_FLOOR = 0.01;
+const RELATIVE_FLOOR = 0.01;
 
 /** The price of a poll of a task of this scale: the run's price, or the floors'. */
 export function taskPrice(priceMs: number, scaleMs: number): number {
@@ -59,7 +59,7 @@ export interface Typical {
 }
 
 /** `typicals`: per capability of the job, its tasks as a few (scale, shape) points, equally likely. */
-export function timesAt(work: WorkLeft, typicals: readonly (readonly Typical[])[], priceMs: number): { callsMs: number; slotsMs: number; polls: number; lagMs: number; window: number } {
+function timesAt(work: WorkLeft, typicals: readonly (readonly Typical[])[], priceMs: number): { callsMs: number; slotsMs: number; polls: number; lagMs: number; window: number } {
   let polls = 0;
   let lag = 0;
   let mean = 0;
@@ -98,7 +98,6 @@ export function timesAt(work: WorkLeft, typicals: readonly (readonly Typical[])[
  * minute), a plan that filled the call time with slot time left the slots binding.
  */
 const SLOT_SHARE = 0.8;
-
 
 /** The price, and which window (its index in `work.windows`) binds at it: -1 when none does. */
 export function priceFromBudget(work: WorkLeft, typicals: readonly (readonly Typical[])[]): { priceMs: number; binding: number } {

@@ -20,8 +20,8 @@
  * still handles (slotsFull); no credit. As tasks end the bound is worked out again, and
  * the held slots already counted shrink with it.
  */
-export const UNOBSERVED_BOUND_MS = 10 * 60_000;
-export const BOUND_MARGIN_MS = 10_000;
+const UNOBSERVED_BOUND_MS = 10 * 60_000;
+const BOUND_MARGIN_MS = 10_000;
 
 export function taskBoundMs(longestObservedMs: number | null, pollCapMs: number): number {
   if (longestObservedMs === null || !(longestObservedMs >= 0)) return Math.min(pollCapMs, UNOBSERVED_BOUND_MS);

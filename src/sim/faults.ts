@@ -132,9 +132,9 @@ export interface ResolvedFaults {
 }
 
 /** Client's default per-call timeout is 30 s; a slow answer must outlast it. */
-export const DEFAULT_SLOW_MS = 35_000;
+const DEFAULT_SLOW_MS = 35_000;
 
-export const FAULT_PROFILES: Record<FaultProfileName, Omit<FaultConfig, 'base'>> = {
+const FAULT_PROFILES: Record<FaultProfileName, Omit<FaultConfig, 'base'>> = {
   none: {},
   flaky: {
     burst503: { probability: 0.002, minMs: 5_000, maxMs: 30_000 },

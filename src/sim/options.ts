@@ -62,7 +62,7 @@ export interface ResolvedSimOptions {
   faults: ResolvedFaults;
 }
 
-export const SIM_DEFAULTS = {
+const SIM_DEFAULTS = {
   seed: 1,
   limits: { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 },
   global: { callsPerMinute: 10_000, callsPerHour: 50_000 },

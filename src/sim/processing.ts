@@ -19,7 +19,7 @@ export const DEFAULT_STYLES = ['sepia', 'noir', 'vivid', 'sketch'] as const;
  * when no resolution is named) and by 4 for 8K, capped so the long side stays within
  * MAX_SIDE: a real target size would make small test images enormous.
  */
-export const MAX_SIDE = 16384;
+const MAX_SIDE = 16384;
 
 export function resultExtFor(capability: Capability): 'jpg' | 'png' {
   return capability === 'remove-background' ? 'png' : 'jpg';

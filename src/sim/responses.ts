@@ -47,7 +47,7 @@ export function jsonResponse(status: number, payload: unknown, headers: Record<s
   };
 }
 
-export function envelope(
+function envelope(
   requestId: string,
   status: number,
   code: number,

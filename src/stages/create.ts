@@ -7,7 +7,7 @@ import { retryAt, stopForAccount, type StageContext } from './context.js';
 import { stopForConfig } from './configStop.js';
 import { forgottenUpload } from './forgottenUpload.js';
 
-export function createBody(step: StepConfig, image: string): CreateBody {
+function createBody(step: StepConfig, image: string): CreateBody {
   const body: CreateBody = { image };
   if (step.mode !== undefined) body.mode = step.mode;
   if (step.resolution !== undefined) body.resolution = step.resolution;

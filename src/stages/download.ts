@@ -11,9 +11,8 @@ import { writeOtherOutputs, type WrittenResult } from '../outputs/otherOutputs.j
 import { OutputWriteError, type OutputFs } from '../outputs/outputfs.js';
 import { withResult, type ResultFetch } from './result.js';
 
-export { DownloadError } from '../outputs/downloadError.js';
-export { sweepTempFiles, TEMP_SUFFIX } from '../outputs/atomic.js';
-export { undiciFetch, type FetchedResult, type ResultFetch } from './result.js';
+export { TEMP_SUFFIX } from '../outputs/atomic.js';
+export { type FetchedResult, type ResultFetch } from './result.js';
 
 export interface DownloadOptions {
   readonly outputDir: string;
@@ -44,16 +43,16 @@ export interface DownloadOptions {
  * so a result waits at most about that long after its host is back, and a host that stays
  * down costs one GET per photo every minute or so (GETs of result URLs are not API calls).
  */
-export const DOWNLOAD_RETRY_CAP_MS = 2 * 60_000;
+const DOWNLOAD_RETRY_CAP_MS = 2 * 60_000;
 
 /**
  * Result URLs of one task answered at once by a fresh poll for a new URL when they expire.
  * Past this the service keeps handing out URLs that do not work: each further refresh waits
  * a backoff first (capped at URL_REFRESH_CAP_MS), since each costs a poll, an API call.
  */
-export const MAX_URL_REFRESHES = 3;
+const MAX_URL_REFRESHES = 3;
 /** At most about six refresh polls an hour for such a photo: under 1% of a 1,000-call hour. */
-export const URL_REFRESH_CAP_MS = 10 * 60_000;
+const URL_REFRESH_CAP_MS = 10 * 60_000;
 
 export type DownloadOutcome = 'done' | 'retry' | 'refresh' | 'parked';
 

@@ -50,7 +50,7 @@ export class Patience {
 }
 
 /** The one line a run stopped by its output folder ends with (RunHalt `disk`, exit 1). */
-export function diskHaltMessage(err: OutputWriteError): string {
+function diskHaltMessage(err: OutputWriteError): string {
   return `the output folder cannot take files: ${err.message}; no new photo is uploaded or created, the ones paid for are kept: free space or fix the folder, then run darkroom again to download them and continue`;
 }
 

@@ -24,7 +24,7 @@ export type ForgottenVerdict =
 /** Capabilities whose first-step -2 proved to be about the request, per run. */
 const refusedAfterFresh = new WeakMap<RunState, Set<string>>();
 
-export function isOwnUpload(item: ItemRow): boolean {
+function isOwnUpload(item: ItemRow): boolean {
   const urlInput = item.content_hash?.startsWith('url:') === true || /^https?:\/\//i.test(item.src_path);
   return item.step_index === 0 && !urlInput && item.image_url !== null && item.input_url === item.image_url;
 }

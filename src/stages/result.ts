@@ -19,7 +19,7 @@ export interface FetchedResult {
 /** GET a result URL with no headers of ours at all: nothing secret can follow it anywhere (L5). */
 export type ResultFetch = (url: URL, signal: AbortSignal, timeoutMs: number) => Promise<FetchedResult>;
 
-export const undiciFetch: ResultFetch = async (url, signal, timeoutMs) => {
+const undiciFetch: ResultFetch = async (url, signal, timeoutMs) => {
   const res = await request(url, { method: 'GET', signal, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   if (res.statusCode !== 200) {
     await res.body.dump();
