@@ -3,7 +3,7 @@ import { clock } from '../clock.js';
 import { bringBack, markGone } from './gone.js';
 import type { InputRow, Inputs } from './inputs.js';
 import type { Items } from './items.js';
-import type { ItemRow } from './rows.js';
+import { FIRST_STEP, type ItemRow } from './rows.js';
 import { stmt } from './statements.js';
 import { assertEntry, assertTransition, type ItemState } from './transitions.js';
 
@@ -265,19 +265,10 @@ export class Discovery {
       content_hash: hash,
       size_bytes: e.size,
       src_path: e.src,
-      step_index: 0,
-      attempt: 0,
+      ...FIRST_STEP,
       key_fp: null,
       image_url: null,
       input_url: null,
-      task_id: null,
-      business_type: null,
-      task_started_ms: null,
-      result_url: null,
-      reason: null,
-      request_id: null,
-      due_ms: 0,
-      retries: 0,
     };
     const note = `${CONTENT_CHANGED_NOTE}: ${e.name}`;
     if (old.state === 'queued') {

@@ -1,7 +1,7 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { KEYSTORE_MIGRATIONS_DIR, migrate, readMigrations, type Migration } from './migrate.js';
+import { openWritable } from './sqliteFile.js';
 import { stmt } from './statements.js';
 
 /** Which rolling windows a call counts in (see migrations/keystore/001_initial.sql). */
@@ -95,19 +95,15 @@ export class KeyStore {
   }
 
   /**
-   * WAL, so processes read while one writes; synchronous=FULL, so a reservation committed
-   * before a request left survives a power cut (the point of writing it first); a busy
-   * timeout of 5 s against write transactions that each take a few milliseconds.
+   * Opened as sqliteFile.ts opens every file darkroom writes: synchronous=FULL matters here
+   * too, so a reservation committed before a request left survives a power cut (the point
+   * of writing it first).
    */
   static open(file: string): KeyStore {
-    const memory = file === ':memory:';
     let db: Database.Database | undefined;
     try {
-      if (!memory) createPrivate(file);
-      db = new Database(file);
-      db.pragma('busy_timeout = 5000');
-      if (!memory) db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
+      // The state folder is the user's alone (0700) when darkroom makes it.
+      db = openWritable(file, 0o700);
       migrate(db, file, (migrations ??= readMigrations(KEYSTORE_MIGRATIONS_DIR)), 'the key store');
       return new KeyStore(file, db);
     } catch (err) {
@@ -306,14 +302,5 @@ export class KeyStore {
       stmt(this.db, 'DELETE FROM slots WHERE owner = ? AND expires_ms <= ?').run(owner, now);
       stmt(this.db, 'DELETE FROM owners WHERE owner = ? AND NOT EXISTS (SELECT 1 FROM slots WHERE slots.owner = owners.owner)').run(owner);
     }
-  }
-}
-
-/** The folder is the user's (0700) when darkroom makes it; the store and its WAL files are 0600. */
-function createPrivate(file: string): void {
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
-    if (!existsSync(f)) closeSync(openSync(f, 'a', 0o600));
-    chmodSync(f, 0o600);
   }
 }

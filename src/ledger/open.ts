@@ -1,8 +1,8 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
-import path from 'node:path';
+import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { refuseSecondName } from './links.js';
 import { migrate, schemaVersion } from './migrate.js';
+import { openWritable } from './sqliteFile.js';
 
 export class LedgerMissingError extends Error {
   override readonly name = 'LedgerMissingError';
@@ -35,10 +35,8 @@ export interface OpenOptions {
 
 /**
  * Open (creating if needed) a ledger database. `:memory:` is allowed for simulations.
- *
- * WAL lets `status` read while `run` writes (L6). synchronous=FULL because
- * better-sqlite3's build defaults WAL to NORMAL, under which a committed row (say an
- * `accepted` submission) can vanish on power loss — exactly the row L1 relies on.
+ * Written ledgers open durably (sqliteFile.ts: WAL so `status` reads while `run` writes,
+ * synchronous=FULL for the rows § L1 relies on), with foreign keys on.
  */
 export function openDatabase(file: string, opts: OpenOptions = {}): Database.Database {
   const memory = file === ':memory:';
@@ -56,11 +54,7 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database.Dat
   if (!memory) refuseSecondName(file);
   let db: Database.Database | undefined;
   try {
-    if (!memory) createPrivate(file);
-    db = new Database(file);
-    db.pragma('busy_timeout = 5000');
-    if (!memory) db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
+    db = openWritable(file);
     db.pragma('foreign_keys = ON');
     migrate(db, file);
     return db;
@@ -95,15 +89,4 @@ function unwritableReason(err: unknown): string | undefined {
   if (e.code === 'SQLITE_FULL') return `the disk is full (${e.code})`;
   if (e.code.startsWith('SQLITE_IOERR')) return `the disk reported an error (${e.code})`;
   return undefined;
-}
-
-/** The ledger holds request ids and photo names: readable by its owner only. */
-function createPrivate(file: string): void {
-  mkdirSync(path.dirname(file), { recursive: true });
-  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
-  chmodSync(file, 0o600);
-  for (const side of ['-wal', '-shm']) {
-    if (!existsSync(file + side)) closeSync(openSync(file + side, 'a', 0o600));
-    chmodSync(file + side, 0o600);
-  }
 }

@@ -63,3 +63,21 @@ export interface CallRow {
   duration_ms: number;
   error: string | null;
 }
+
+/**
+ * What a photo sent back to its first step forgets of the step it was on: its task, result,
+ * reason and retry state (a content change, ledger/discovery.ts; a redo under new steps,
+ * ledger/stepLists.ts). Its key and input URL are the caller's to decide.
+ */
+export const FIRST_STEP = {
+  step_index: 0,
+  attempt: 0,
+  task_id: null,
+  business_type: null,
+  task_started_ms: null,
+  result_url: null,
+  reason: null,
+  request_id: null,
+  due_ms: 0,
+  retries: 0,
+} as const satisfies Partial<ItemRow>;

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import type { Items } from './items.js';
-import type { ItemRow } from './rows.js';
+import { FIRST_STEP, type ItemRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
 import { blocking, LEGACY_SIG, legacyJson, legacyMatches, listJson, NOT_STARTED, readStepsCensus, type StepsCensus } from './stepsCensus.js';
 
@@ -124,19 +124,7 @@ export class StepLists {
           abandoned++;
         }
         const keyFp = r.key_fp !== null && opts.keyFps.includes(r.key_fp) ? r.key_fp : opts.keyFps.length > 0 ? opts.keyFps[spread++ % opts.keyFps.length]! : r.key_fp;
-        const patch = {
-          step_index: 0,
-          attempt: 0,
-          task_id: null,
-          business_type: null,
-          task_started_ms: null,
-          result_url: null,
-          reason: null,
-          request_id: null,
-          due_ms: 0,
-          retries: 0,
-          steps_sig: current,
-        };
+        const patch = { ...FIRST_STEP, steps_sig: current };
         if (r.image_url !== null) {
           // The upload (or the URL) is used again; if the service has forgotten it, the
           // create says so and the photo is uploaded again (stages/create.ts).

@@ -1,7 +1,7 @@
 import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 import type { Config } from '../config/index.js';
 import { canonicalSteps, parseStepsJson, stepsJson, stepsSignature, type CanonicalStep } from '../config/steps.js';
-import { blocking, type Applied, type Ledger, type StepsCensus } from '../ledger/index.js';
+import { blocking, type Applied, type Ledger, type OtherList, type StepsCensus } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -11,16 +11,10 @@ import type { Logger } from '../log.js';
  * it, those photos start again from the first step. See ledger/stepLists.ts for the rules.
  */
 
-export interface OtherSteps {
-  readonly sig: string;
+/** Another step list's started photos (the ledger's census), with the list itself read. */
+export interface OtherSteps extends Omit<OtherList, 'stepsJson'> {
   /** The old list, when the ledger recorded it. */
   readonly steps: readonly CanonicalStep[] | null;
-  readonly done: number;
-  readonly inProgress: number;
-  readonly running: number;
-  readonly notDownloaded: number;
-  readonly held: number;
-  readonly failed: number;
 }
 
 export interface RedoCost {
