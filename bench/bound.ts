@@ -24,10 +24,9 @@
  * lag of at most about 1 s, whatever else it does.
  */
 import type { SimModel } from '../src/sim/model.js';
+import { HOUR_MS, MINUTE_MS } from '../src/spec/window.js';
 import { limitsOf, type Workload } from './workloads.js';
 
-const HOUR_MS = 3_600_000;
-const MINUTE_MS = 60_000;
 const SLOTS = 3;
 
 export interface BoundFigures {

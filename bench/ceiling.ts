@@ -21,6 +21,7 @@
  */
 import { pollsUntil, solvePollTable, type PollTable } from '../src/scheduler/schedule.js';
 import { Rng } from '../src/sim/random.js';
+import { HOUR_MS, MINUTE_MS } from '../src/spec/window.js';
 import { pickOutcome } from '../src/sim/tasks.js';
 import { lognormalOf, tStarOf, type Workload } from './workloads.js';
 
@@ -38,8 +39,6 @@ export interface Ceiling {
   readonly callsPerPhoto: number;
 }
 
-const HOUR_MS = 3_600_000;
-const MINUTE_MS = 60_000;
 const SLOTS = 3;
 
 interface DrawnTask {

@@ -13,6 +13,7 @@
  * (its windows are rebuilt from the ledger); a fresh key has u = 0 and this is exactly
  * docs/ARCHITECTURE.md's formula.
  */
+import { HOUR_MS, MINUTE_MS } from '../spec/window.js';
 
 export interface ModelLimits {
   readonly callsPerMinute: number;
@@ -44,8 +45,6 @@ export interface Estimate {
   readonly callsPerKey: number;
 }
 
-const MINUTE_MS = 60_000;
-const HOUR_MS = 3_600_000;
 
 /**
  * Mean task latency assumed when neither the ledger nor the service has said anything yet.

@@ -6,7 +6,7 @@
  */
 import { FAULT_NAMES, type FaultName } from './faults.js';
 import type { KnownRateLimitScope } from '../spec/scopes.js';
-import { HOUR_MS, MINUTE_MS } from './scopes.js';
+import { HOUR_MS, MINUTE_MS } from '../spec/window.js';
 import { countInWindow, insertSorted, maxInAnyWindow } from './windows.js';
 
 /** The random faults, and the `redirect` steering (no draw, in no profile). */

@@ -10,10 +10,9 @@
  *   resolving its image holds a slot too.
  */
 import { fingerprintKey } from '../spec/key.js';
-import { RollingWindow } from '../spec/window.js';
 import { CODES, fail, type SimResponse } from './responses.js';
 import type { KnownRateLimitScope } from '../spec/scopes.js';
-import { HOUR_MS, MINUTE_MS } from './scopes.js';
+import { HOUR_MS, MINUTE_MS, RollingWindow } from '../spec/window.js';
 import { isActiveAt, type Task } from './tasks.js';
 
 /** One API key's share of the limits. */

@@ -5,6 +5,10 @@
  * (now − spanMs, now]. Both sides count with it: the client's call budget
  * (src/scheduler/budget.ts) and the simulator's limits (src/sim/limits.ts).
  */
+/** The spans of the service's two call windows (the spec's "a minute", "an hour"). */
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+
 export class RollingWindow {
   private times: number[] = [];
   private head = 0;
