@@ -9,9 +9,10 @@ import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
-/** Each folder of src/ and the folders it may import (besides itself). */
+/** Each folder of src/ and the folders it may import (besides itself); errors.ts every part may import. */
 const MAY_IMPORT = {
   spec: [],
+  errors: [],
   log: ['clock', 'spec'],
   config: ['clock', 'spec'],
   ledger: ['clock', 'spec'],
@@ -24,9 +25,16 @@ const MAY_IMPORT = {
   progress: ['clock', 'spec', 'ledger'],
   report: ['clock', 'spec', 'log', 'config', 'ledger'],
   run: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress'],
+  // The library: what the public entry hands out, built on every part but the simulator.
+  lib: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'report', 'run'],
+  // The public entries (package.json `exports`): `darkroom` and `darkroom/sim`.
+  index: ['lib', 'run', 'log'],
+  simulator: ['sim'],
 };
-const PARTS = ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'sim', 'scheduler', 'outputs', 'inputs', 'stages', 'progress', 'report', 'run', 'cli'];
-const pathOf = (part) => (part === 'clock' || part === 'log' ? `./src/${part}.ts` : `./src/${part}`);
+for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (part !== 'errors' && part !== 'spec') allowed.push('errors');
+const PARTS = ['clock', 'spec', 'errors', 'log', 'config', 'ledger', 'api', 'sim', 'scheduler', 'outputs', 'inputs', 'stages', 'progress', 'report', 'run', 'lib', 'index', 'simulator', 'cli'];
+const FILES = new Set(['clock', 'log', 'errors', 'index', 'simulator']);
+const pathOf = (part) => (FILES.has(part) ? `./src/${part}.ts` : `./src/${part}`);
 
 const zones = Object.entries(MAY_IMPORT).flatMap(([part, allowed]) =>
   PARTS.filter((p) => p !== part && !allowed.includes(p)).map((p) => ({

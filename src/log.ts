@@ -56,9 +56,10 @@ export function fileLogger(file: string, level: string, opts: LoggerOptions = {}
   const fileLevel = (level in LEVEL_VALUE ? level : level === 'silent' ? 'silent' : 'info') as LogLevel;
 
   const streams: pino.StreamEntry[] = [];
+  let dest: ReturnType<typeof pino.destination> | undefined;
   if (fileLevel !== 'silent') {
-    const dest = pino.destination({ dest: file, sync: true, mkdir: true });
-    streams.push({ level: fileLevel, stream: { write: (s: string) => dest.write(redact(s, secrets)) } });
+    const d = (dest = pino.destination({ dest: file, sync: true, mkdir: true }));
+    streams.push({ level: fileLevel, stream: { write: (s: string) => d.write(redact(s, secrets)) } });
   }
   if (opts.human) streams.push({ level: 'warn', stream: { write: humanWriter(opts, secrets) } });
   if (streams.length === 0) return silentLogger();
@@ -69,7 +70,7 @@ export function fileLogger(file: string, level: string, opts: LoggerOptions = {}
   const loggerLevel = (Object.entries(LEVEL_VALUE).find(([, v]) => v === loggerValue)?.[0] ?? 'debug') as LogLevel;
   const debugKept = fileLevel === 'trace' || fileLevel === 'debug';
 
-  return pino(
+  const logger = pino(
     {
       level: loggerLevel,
       redact: { paths: REDACT, censor: '[redacted]' },
@@ -93,6 +94,21 @@ export function fileLogger(file: string, level: string, opts: LoggerOptions = {}
     },
     pino.multistream(streams),
   );
+  if (dest) openFiles.set(logger, dest);
+  return logger;
+}
+
+/** Each file logger's open file, closed by closeLogger. */
+const openFiles = new WeakMap<Logger, { end(): void }>();
+
+/**
+ * Close a fileLogger's file: a program that runs many jobs in one process (the library)
+ * would otherwise keep a descriptor open per run. Writes are synchronous, so nothing is
+ * lost; a logger not made by fileLogger is left alone.
+ */
+export function closeLogger(log: Logger): void {
+  openFiles.get(log)?.end();
+  openFiles.delete(log);
 }
 
 /** One JSON line → `darkroom: warning: create held: outcome unknown (item 12, requestId …)`, rate-limited. */

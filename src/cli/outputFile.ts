@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { lstat, mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { clock } from '../clock.js';
+import { DarkroomError } from '../errors.js';
 
 /**
  * Every file a user names for darkroom to write (`report --out`, and any later output
@@ -23,11 +24,10 @@ export interface OutputTarget {
   readonly shown: string;
 }
 
-export class OutputTargetError extends Error {
-  readonly code = 'DARKROOM_OUTPUT_TARGET';
+export class OutputTargetError extends DarkroomError {
+  override readonly name = 'OutputTargetError';
   constructor(readonly target: string, why: string) {
-    super(`cannot write ${target}: ${why}`);
-    this.name = 'OutputTargetError';
+    super('OUTPUT_TARGET', `cannot write ${target}: ${why}`);
   }
 }
 

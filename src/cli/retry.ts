@@ -1,8 +1,8 @@
 import { createInterface } from 'node:readline/promises';
 import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
-import { Ledger, type HeldItem } from '../ledger/index.js';
+import type { HeldItem } from '../ledger/index.js';
+import { readRetryable, requeueHeld } from '../lib/retry.js';
 import { EXIT } from './errors.js';
-import { releaseHeldSlots } from './heldSlots.js';
 import { retryFailedCommand } from './retryFailed.js';
 import type { RetryArgs, RetryIo, RetryOutcome } from './retryTypes.js';
 
@@ -18,13 +18,7 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
   }
   if (args.failed) return retryFailedCommand(args, io);
   const file = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }).ledger : resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE);
-  const reader = Ledger.open(file, { readonly: true });
-  let held: HeldItem[];
-  try {
-    held = reader.held.list();
-  } finally {
-    reader.close();
-  }
+  const { held } = readRetryable(file);
   if (held.length === 0) return { exitCode: EXIT.ok, stdout: `nothing is held in ${file}`, stderr: '' };
 
   const warning = describeHeld(held);
@@ -42,29 +36,16 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
     if (!yes) return { exitCode: EXIT.ok, stdout: 'nothing changed: the held photos stay held', stderr: '' };
   }
 
-  // A writer like any other: not while a run holds the ledger (L6).
-  const ledger = Ledger.open(file);
-  try {
-    const lock = ledger.acquireRunLock({ command: 'retry --held', breakLock: args.breakLock });
-    try {
-      const r = ledger.held.requeue(['ambiguous', 'timeout'], 'darkroom retry --held', held.map((h) => h.id));
-      // The operator's decision frees the task slots these creates held in their keys' budgets.
-      const note = releaseHeldSlots(ledger, held, io.env);
-      const parts = [];
-      if (r.recreated > 0) parts.push(`${r.recreated} to be created again (a second charge is possible)`);
-      if (r.repolled > 0) parts.push(`${r.repolled} to be polled again (no new create unless the task is gone or fails)`);
-      const again = args.jobs ? `darkroom run ${args.jobs}` : 'darkroom run <jobs.yaml>';
-      return {
-        exitCode: EXIT.ok,
-        stdout: `re-queued ${r.recreated + r.repolled} photo(s): ${parts.join('; ')}. Run \`${again}\` to continue.`,
-        stderr: [args.yes ? warning : '', note].filter(Boolean).join('\n'),
-      };
-    } finally {
-      lock.release();
-    }
-  } finally {
-    ledger.close();
-  }
+  const r = requeueHeld(file, held, { env: io.env, breakLock: args.breakLock });
+  const parts = [];
+  if (r.recreated > 0) parts.push(`${r.recreated} to be created again (a second charge is possible)`);
+  if (r.repolled > 0) parts.push(`${r.repolled} to be polled again (no new create unless the task is gone or fails)`);
+  const again = args.jobs ? `darkroom run ${args.jobs}` : 'darkroom run <jobs.yaml>';
+  return {
+    exitCode: EXIT.ok,
+    stdout: `re-queued ${r.recreated + r.repolled} photo(s): ${parts.join('; ')}. Run \`${again}\` to continue.`,
+    stderr: [args.yes ? warning : '', r.note ?? ''].filter(Boolean).join('\n'),
+  };
 }
 
 /** What is held and why, with the ids to quote to support, and what a retry may cost. */

@@ -1,7 +1,8 @@
 // From their modules, not the index files: the api index brings undici with it.
 import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
-import { Ledger, type FailedItem } from '../ledger/index.js';
+import type { FailedItem } from '../ledger/index.js';
+import { readRetryable, requeueFailed } from '../lib/retry.js';
 import { EXIT } from './errors.js';
 import type { RetryArgs, RetryIo, RetryOutcome } from './retryTypes.js';
 
@@ -48,17 +49,9 @@ export function retryCost(items: readonly FailedItem[], steps: readonly string[]
 export async function retryFailedCommand(args: RetryArgs, io: RetryIo): Promise<RetryOutcome> {
   const config = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }) : null;
   const file = config?.ledger ?? resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE);
-  const reader = Ledger.open(file, { readonly: true });
-  let failed: FailedItem[];
-  let skipped: number;
-  let steps: string[] | null;
-  try {
-    failed = reader.failed.list();
-    skipped = reader.failed.skipped();
-    steps = config ? config.steps.map((s) => s.capability) : pipelineOf(reader.getMeta('pipeline'));
-  } finally {
-    reader.close();
-  }
+  const found = readRetryable(file);
+  const { failed, skipped } = found;
+  const steps = config ? config.steps.map((s) => s.capability) : pipelineOf(found.pipeline);
   const skippedNote =
     skipped > 0
       ? `${skipped} skipped input(s) are not retried by this: they are bad files (see \`darkroom status\`); replace or fix a file and the next run picks it up.`
@@ -81,27 +74,16 @@ export async function retryFailedCommand(args: RetryArgs, io: RetryIo): Promise<
     if (!yes) return { exitCode: EXIT.ok, stdout: 'nothing changed: the failed photos stay failed', stderr: '' };
   }
 
-  // A writer like any other: not while a run holds the ledger (L6).
-  const ledger = Ledger.open(file);
-  try {
-    const lock = ledger.acquireRunLock({ command: 'retry --failed', breakLock: args.breakLock });
-    try {
-      const r = ledger.failed.requeue(failed.map((f) => f.id), 'darkroom retry --failed');
-      const parts = [];
-      if (r.downloads > 0) parts.push(`${r.downloads} to be downloaded (paid already, no cost)`);
-      if (r.recreated > 0) parts.push(`${r.recreated} to be created again (${costWords(cost)})`);
-      const again = args.jobs ? `darkroom run ${args.jobs}` : 'darkroom run <jobs.yaml>';
-      return {
-        exitCode: EXIT.ok,
-        stdout: `re-queued ${r.downloads + r.recreated} photo(s): ${parts.join('; ')}. Run \`${again}\` to continue.`,
-        stderr: args.yes || recreate === 0 ? description : '',
-      };
-    } finally {
-      lock.release();
-    }
-  } finally {
-    ledger.close();
-  }
+  const r = requeueFailed(file, failed, { breakLock: args.breakLock });
+  const parts = [];
+  if (r.downloads > 0) parts.push(`${r.downloads} to be downloaded (paid already, no cost)`);
+  if (r.recreated > 0) parts.push(`${r.recreated} to be created again (${costWords(cost)})`);
+  const again = args.jobs ? `darkroom run ${args.jobs}` : 'darkroom run <jobs.yaml>';
+  return {
+    exitCode: EXIT.ok,
+    stdout: `re-queued ${r.downloads + r.recreated} photo(s): ${parts.join('; ')}. Run \`${again}\` to continue.`,
+    stderr: args.yes || recreate === 0 ? description : '',
+  };
 }
 
 /** What has failed and why, what a retry does with each, and what it costs. */

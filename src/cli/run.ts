@@ -2,11 +2,10 @@ import path from 'node:path';
 import type { Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import { loadConfig, requireBaseUrl, requireInputDir, resolveKeys } from '../config/index.js';
-import { Ledger, ProgressReader, holderId } from '../ledger/index.js';
-import { fileLogger, type Logger } from '../log.js';
+import { ProgressReader } from '../ledger/index.js';
 import { hiddenLine } from '../inputs/hidden.js';
-import { runJob, type RunResult } from '../run/runner.js';
-import { ServiceContact } from '../run/serviceContact.js';
+import type { RunResult } from '../run/runner.js';
+import { runSession, type SessionResult } from '../lib/session.js';
 import { LiveProgress, type TtyStream } from '../progress/live.js';
 import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
@@ -16,7 +15,7 @@ import { rescueLines } from './rescue.js';
 import { stepsChangeLines } from './stepsChange.js';
 import { guardLimitsFrom, type GuardArgs } from './guardOptions.js';
 import type { RunEvent } from '../run/events.js';
-import { stateDirFrom } from './stateDir.js';
+import { stateDirFrom } from '../lib/stateDir.js';
 import { accountStopLines } from './stops.js';
 
 export interface RunArgs {
@@ -62,89 +61,70 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
   const baseUrl = requireBaseUrl(config);
   const keys = resolveKeys(config, io.env);
   const guards = guardLimitsFrom(args.guards ?? {}, config.limits.maxCredits, clock.now());
-  const open: { ledger?: Ledger; reader?: ProgressReader; log?: Logger } = {};
-  // Released in `finally`; a second interrupt exits at once (process.exit), and this
-  // releases it on the way out (better-sqlite3 is synchronous). After kill -9 the next run
-  // finds this process gone and takes the lock over.
-  let release = () => {};
+  // The display reads through a connection of its own, as `status` would (WAL); made once the ledger is locked.
+  let live: LiveProgress | undefined;
+  let reader: ProgressReader | undefined;
+  let session: SessionResult;
   try {
-    const ledger = (open.ledger = Ledger.open(config.ledger));
-    // L6: before anything writes, recover() above all (it marks `sending` creates ambiguous).
-    const lock = ledger.acquireRunLock({ command: 'run', breakLock: args.breakLock });
-    release = lock.release;
-    process.once('exit', release);
-    // The display reads through a connection of its own, as `status` would (WAL).
-    const reader = (open.reader = ProgressReader.open(config.ledger));
-    const live = new LiveProgress({
-      mode: io.progress?.mode ?? 'lines',
-      ...(io.progress?.stream ? { stream: io.progress.stream } : {}),
-      line: io.stderr,
-      color: io.progress?.color ?? false,
-      title: path.basename(config.file),
-      read: () => {
-        const now = clock.now();
-        const p = buildProgress(reader.read(now), { now, steps: config.steps, limits: config.limits, keys: keys.map((k) => k.fingerprint) });
-        return { ...p, service: contact.outage() };
+    session = await runSession({
+      config,
+      baseUrl,
+      keys,
+      stateDir: stateDirFrom(io.env),
+      human: (line) => (live ? live.log(line) : io.stderr(line)),
+      guards,
+      breakLock: args.breakLock,
+      redoSteps: args.redoSteps,
+      signal: io.signal,
+      transport: io.transport,
+      onEvent: (e) => {
+        live?.poke();
+        io.onEvent?.(e);
+      },
+      onActivity: () => live?.poke(),
+      onStart: ({ contact, release }) => {
+        // A second interrupt exits at once (process.exit): the lock is released on the way
+        // out (better-sqlite3 is synchronous).
+        process.once('exit', release);
+        const r = (reader = ProgressReader.open(config.ledger));
+        const l = (live = new LiveProgress({
+          mode: io.progress?.mode ?? 'lines',
+          ...(io.progress?.stream ? { stream: io.progress.stream } : {}),
+          line: io.stderr,
+          color: io.progress?.color ?? false,
+          title: path.basename(config.file),
+          read: () => {
+            const now = clock.now();
+            const p = buildProgress(r.read(now), { now, steps: config.steps, limits: config.limits, keys: keys.map((k) => k.fingerprint) });
+            // Whether the service answers: the display counts down to the next try during an outage.
+            return { ...p, service: contact.outage() };
+          },
+        }));
+        if (!args.quiet) io.stderr(`darkroom: running ${config.file} against ${new URL(baseUrl).origin} with ${keys.length} key(s); ledger ${config.ledger}`);
+        l.start();
+        const detach = l.active ? io.screen?.attach(l) : undefined;
+        return () => {
+          detach?.();
+          l.stop();
+          process.off('exit', release);
+        };
       },
     });
-    const log = (open.log = fileLogger(config.log.file, config.log.level, {
-      secrets: keys.map((k) => k.key),
-      human: (line) => live.log(line),
-      humanHint: config.log.file,
-      // Warnings name the photo by its input path, not its row number.
-      itemName: (id) => ledger.items.get(id)?.rel_path,
-    }));
-    // Whether the service answers: the display counts down to the next try during an outage.
-    const contact = new ServiceContact(Math.random, log);
-    if (!args.quiet) io.stderr(`darkroom: running ${config.file} against ${new URL(baseUrl).origin} with ${keys.length} key(s); ledger ${config.ledger}`);
-    if (lock.replaced) {
-      const r = lock.replaced;
-      log.warn({ pid: r.pid, host: r.host, command: r.command, startedMs: r.startedMs }, `took over the ledger lock left by darkroom ${r.command} ${holderId(r)} (no longer running, or --break-lock)`);
-    }
-    live.start();
-    const detach = live.active ? io.screen?.attach(live) : undefined;
-    let result: RunResult;
-    try {
-      result = await runJob({
-        config,
-        baseUrl,
-        keys,
-        ledger,
-        log,
-        stateDir: stateDirFrom(io.env),
-        serviceContact: contact,
-        guards,
-        onEvent: (e) => {
-          live.poke();
-          io.onEvent?.(e);
-        },
-        onActivity: () => live.poke(),
-        ...(args.redoSteps ? { redoSteps: true } : {}),
-        ...(io.signal ? { signal: io.signal } : {}),
-        ...(io.transport ? { transport: io.transport } : {}),
-      });
-    } finally {
-      detach?.();
-      live.stop();
-    }
-    const lines = [formatStatus(result.status, config.ledger, config.limits, args.jobs)];
-    if (result.recovered.ambiguous > 0) {
-      lines.push(`note: ${result.recovered.ambiguous} create(s) were in flight when an earlier run stopped; their photos are held (see above)`);
-    }
-    const hidden = hiddenLine(result.discovered.hidden);
-    if (hidden !== null) lines.push(`note: ${hidden}`);
-    if (result.halt) lines.push(`stopped: ${result.halt.message}`);
-    if (result.halt?.kind === 'ledger') lines.push(...rescueLines(ledger.rescueIfDeleted(), config.ledger));
-    if (result.stepsChange && result.stepsChange.outcome !== 'bound') lines.push(...stepsChangeLines(result.stepsChange));
-    lines.push(...accountStopLines(result, config.keyEnvs));
-    if (result.interrupted) lines.push(`interrupted: run \`darkroom run ${shellArg(args.jobs)}\` again to continue where this one stopped`);
-    lines.push(...nextStepLines(result, args.jobs));
-    return { exitCode: result.exitCode, report: lines.join('\n'), result, outputDir: config.output.dir };
   } finally {
-    open.log?.flush();
-    open.reader?.close();
-    process.off('exit', release);
-    release();
-    open.ledger?.close();
+    reader?.close();
   }
+  const { result, rescue } = session;
+  const lines = [formatStatus(result.status, config.ledger, config.limits, args.jobs)];
+  if (result.recovered.ambiguous > 0) {
+    lines.push(`note: ${result.recovered.ambiguous} create(s) were in flight when an earlier run stopped; their photos are held (see above)`);
+  }
+  const hidden = hiddenLine(result.discovered.hidden);
+  if (hidden !== null) lines.push(`note: ${hidden}`);
+  if (result.halt) lines.push(`stopped: ${result.halt.message}`);
+  if (result.halt?.kind === 'ledger') lines.push(...rescueLines(rescue, config.ledger));
+  if (result.stepsChange && result.stepsChange.outcome !== 'bound') lines.push(...stepsChangeLines(result.stepsChange));
+  lines.push(...accountStopLines(result, config.keyEnvs));
+  if (result.interrupted) lines.push(`interrupted: run \`darkroom run ${shellArg(args.jobs)}\` again to continue where this one stopped`);
+  lines.push(...nextStepLines(result, args.jobs));
+  return { exitCode: result.exitCode, report: lines.join('\n'), result, outputDir: config.output.dir };
 }

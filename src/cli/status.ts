@@ -1,21 +1,16 @@
-import { fingerprintKey } from '../spec/key.js';
 import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import { DEFAULT_LEDGER_FILE, resolveLedgerPath } from '../config/ledgerPath.js';
 // From its module, not ledger/index.js: the 20 modules of the whole ledger are not needed here.
 import { ProgressReader } from '../ledger/progress.js';
-import type { ModelLimits } from '../progress/model.js';
-import { buildProgress } from '../progress/snapshot.js';
-import { formatProgress, progressJson } from './format.js';
+import { keyFingerprints, readSummary } from '../lib/status.js';
+import { formatProgress } from './format.js';
 
 export interface StatusArgs {
   readonly jobs?: string | undefined;
   readonly ledger?: string | undefined;
   readonly json?: boolean | undefined;
 }
-
-/** The service's published per-key limits, used for the ETA when no jobs file names its own. */
-export const SPEC_LIMITS: ModelLimits = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
 
 /** Redraw period of `status --watch`. */
 export const WATCH_EVERY_MS = 2000;
@@ -35,21 +30,12 @@ async function target(args: StatusArgs, env: NodeJS.ProcessEnv): Promise<Target>
   const { loadConfig } = await import('../config/index.js');
   const config = loadConfig(args.jobs, { ledger: args.ledger, env });
   // The job's keys are listed even before they made a call, by fingerprint only, when set.
-  const keys = config.keyEnvs.map((n) => env[n]?.trim()).filter((k): k is string => Boolean(k)).map(fingerprintKey);
-  return { file: config.ledger, config, keys: keys.length > 0 ? keys : undefined, jobs: args.jobs };
+  return { file: config.ledger, config, keys: keyFingerprints(config, env), jobs: args.jobs };
 }
 
 function render(reader: ProgressReader, t: Target, json: boolean): string {
-  const now = clock.now();
-  const facts = reader.read(now);
-  const limitsFrom = t.config ? 'jobs' : 'default';
-  const p = buildProgress(facts, {
-    now,
-    steps: t.config?.steps,
-    limits: t.config?.limits ?? SPEC_LIMITS,
-    keys: t.keys,
-  });
-  return json ? progressJson(p, facts.status, limitsFrom) : formatProgress(p, facts.status, t.file, limitsFrom, t.jobs);
+  const { progress, status, summary } = readSummary(reader, t.config, t.keys);
+  return json ? JSON.stringify(summary) : formatProgress(progress, status, t.file, t.config ? 'jobs' : 'default', t.jobs);
 }
 
 /** `darkroom status`: read from the ledger alone, safe while a run writes (WAL); never creates a ledger. */

@@ -1,11 +1,13 @@
+import { DarkroomError } from '../errors.js';
 /**
  * A mistake on the command line: one line saying what was wrong and what was expected,
  * exit 2 (errors.ts). Thrown by the options' checks below, from yargs' coerce.
  */
-export class UsageError extends Error {
+export class UsageError extends DarkroomError {
   override readonly name = 'UsageError';
-  readonly code = 'DARKROOM_USAGE';
-  readonly exitCode = 2;
+  constructor(message: string) {
+    super('USAGE', message);
+  }
 }
 
 export interface NumberRule {

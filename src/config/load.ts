@@ -56,10 +56,18 @@ export interface LoadOptions {
   /** `--ledger`; wins over the YAML's `ledger`. */
   readonly ledger?: string | undefined;
   readonly env?: NodeJS.ProcessEnv;
+  /** What relative names (the file, `--ledger`, a job object's paths) resolve against; default the process's working folder. */
+  readonly cwd?: string | undefined;
 }
 
+/** The jobs YAML at `file`, read, checked and resolved against its folder. */
 export function loadConfig(file: string, opts: LoadOptions = {}): Config {
-  const abs = path.resolve(file);
+  return loadJobFile(file, opts).config;
+}
+
+/** The jobs YAML at `file`: as checked (defaults filled in, paths as written) and as resolved. */
+export function loadJobFile(file: string, opts: LoadOptions = {}): { job: JobFile; config: Config } {
+  const abs = path.resolve(opts.cwd ?? process.cwd(), file);
   const shown = file;
   let text: string;
   try {
@@ -74,11 +82,32 @@ export function loadConfig(file: string, opts: LoadOptions = {}): Config {
     const where = e.linePos?.[0] ? `line ${e.linePos[0].line}` : '';
     throw new ConfigError(shown, where, `not valid YAML: ${e.message.split('\n')[0]}`);
   }
-  const raw: unknown = doc.toJS() ?? {};
+  return configFrom(doc.toJS() ?? {}, { file: abs, shown, dir: path.dirname(abs) }, opts);
+}
+
+/**
+ * A job given as an object (the library's `run(job)`): checked as a jobs file is, its
+ * relative paths resolved against `opts.cwd` (default: the process's). `file` names it
+ * in messages and in the live display's title.
+ */
+export function configFromObject(raw: unknown, file: string, opts: LoadOptions = {}): Config {
+  const dir = path.resolve(opts.cwd ?? process.cwd());
+  return configFrom(raw, { file: path.resolve(dir, file), shown: file, dir }, opts).config;
+}
+
+/** Where a job's text came from: its absolute name, the name its messages give, the folder its paths are relative to. */
+interface JobSource {
+  readonly file: string;
+  readonly shown: string;
+  readonly dir: string;
+}
+
+function configFrom(raw: unknown, src: JobSource, opts: LoadOptions): { job: JobFile; config: Config } {
+  const { shown, dir } = src;
+  const abs = src.file;
   const parsed = jobSchema.safeParse(raw);
   if (!parsed.success) throw fromZod(shown, raw, parsed.error);
   const job = parsed.data;
-  const dir = path.dirname(abs);
   const env = opts.env ?? process.env;
 
   const baseUrl = opts.baseUrl ?? env.DARKROOM_BASE_URL ?? job.service.baseUrl ?? null;
@@ -93,8 +122,8 @@ export function loadConfig(file: string, opts: LoadOptions = {}): Config {
     throw new ConfigError(shown, 'output.dir', `must not be the same folder as input.dir (${job.input.dir}): outputs would be read back as inputs; name another folder`);
   }
   const logFile = job.log.file ?? job.ledger.replace(/(\.db)?$/, '.log');
-  const ledger = opts.ledger ? resolveLedgerPath(process.cwd(), opts.ledger) : resolveLedgerPath(dir, job.ledger);
-  return {
+  const ledger = opts.ledger ? resolveLedgerPath(opts.cwd ?? process.cwd(), opts.ledger) : resolveLedgerPath(dir, job.ledger);
+  const config: Config = {
     file: abs,
     baseUrl: baseUrl?.replace(/\/+$/, '') ?? null,
     keyEnvs,
@@ -127,6 +156,7 @@ export function loadConfig(file: string, opts: LoadOptions = {}): Config {
       file: opts.ledger && !job.log.file ? ledger.replace(/(\.db)?$/, '.log') : path.resolve(dir, logFile),
     },
   };
+  return { job, config };
 }
 
 export interface ResolvedKey {

@@ -178,3 +178,5 @@ export const jobSchema = z.strictObject({
 
 export type JobFile = z.infer<typeof jobSchema>;
 export type StepConfig = z.infer<typeof stepSchema>;
+/** A job as written (the jobs YAML, or an object handed to the library): every key with a default may be left out. */
+export type JobInput = z.input<typeof jobSchema>;

@@ -1,4 +1,5 @@
 import { readdirSync, readlinkSync, statSync } from 'node:fs';
+import { DarkroomError } from '../errors.js';
 
 /** What became of the ledger's path while darkroom had the file open. */
 export type LedgerChange =
@@ -11,14 +12,13 @@ export type LedgerChange =
   /** Another file is at the path; `original` says what became of the one that was open. */
   | { readonly kind: 'replaced'; readonly original: { readonly kind: 'moved'; readonly to: string } | { readonly kind: 'deleted' } | { readonly kind: 'gone' } };
 
-export class LedgerMovedError extends Error {
+export class LedgerMovedError extends DarkroomError {
   override readonly name = 'LedgerMovedError';
-  readonly code = 'DARKROOM_LEDGER_MOVED';
   constructor(
     readonly file: string,
     readonly change: LedgerChange,
   ) {
-    super(describeChange(file, change));
+    super('LEDGER_MOVED', describeChange(file, change));
   }
 }
 

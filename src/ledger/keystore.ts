@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import { KEYSTORE_MIGRATIONS_DIR, migrate, readMigrations, type Migration } from './migrate.js';
 import { openWritable } from './sqliteFile.js';
 import { stmt } from './statements.js';
+import { DarkroomError } from '../errors.js';
 
 /** Which rolling windows a call counts in (see migrations/keystore/001_initial.sql). */
 export type CountsIn = 'both' | 'minute' | 'hour';
@@ -43,15 +44,14 @@ export interface CallAnswer {
 }
 
 /** The key store could not be opened or written: one line naming the file (never the key) and what to do. */
-export class KeyStoreError extends Error {
+export class KeyStoreError extends DarkroomError {
   override readonly name = 'KeyStoreError';
-  readonly code = 'DARKROOM_KEY_STORE';
   constructor(
     readonly file: string,
     cause: unknown,
   ) {
     const why = (cause as { code?: string })?.code ?? (cause as Error)?.message ?? String(cause);
-    super(`cannot open the key's shared call budget at ${file} (${why}); set DARKROOM_STATE_DIR to a writable folder`);
+    super('KEY_STORE', `cannot open the key's shared call budget at ${file} (${why}); set DARKROOM_STATE_DIR to a writable folder`);
   }
 }
 
@@ -108,7 +108,7 @@ export class KeyStore {
       return new KeyStore(file, db);
     } catch (err) {
       db?.close();
-      if ((err as { code?: string }).code === 'DARKROOM_LEDGER_TOO_NEW') throw err;
+      if ((err as { code?: string }).code === 'LEDGER_TOO_NEW') throw err;
       throw new KeyStoreError(file, err);
     }
   }

@@ -2,15 +2,16 @@ import { readFileSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { holderFromRow, judgeHolder, LedgerBusyError, SELECT_HOLDER, type LockHolder, type LockRow } from './lock.js';
 import { systemProbe, type ProcessProbe } from './processIdentity.js';
+import { DarkroomError } from '../errors.js';
 
-export class LedgerLinkedError extends Error {
+export class LedgerLinkedError extends DarkroomError {
   override readonly name = 'LedgerLinkedError';
-  readonly code = 'DARKROOM_LEDGER_LINKED';
   constructor(
     readonly file: string,
     readonly names: number,
   ) {
     super(
+      'LEDGER_LINKED',
       `the ledger ${file} has ${names} names (hard links); SQLite keeps a ledger's journal beside the name it was opened by, ` +
         `so writing it under two names can lose or corrupt it: remove the other names (\`find / -xdev -samefile ${file}\` lists them), or copy the ledger instead of linking it`,
     );

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import { systemProbe, type ProcessIdentity, type ProcessProbe } from './processIdentity.js';
 import { stmt } from './statements.js';
+import { DarkroomError } from '../errors.js';
 
 /** The run lock's row (migrations/007_run_lock.sql). */
 export interface LockHolder extends ProcessIdentity {
@@ -20,16 +21,15 @@ export interface LockHolder extends ProcessIdentity {
  */
 export type HolderVerdict = 'live' | 'gone' | 'another-host' | 'another-container';
 
-export class LedgerBusyError extends Error {
+export class LedgerBusyError extends DarkroomError {
   override readonly name = 'LedgerBusyError';
-  readonly code = 'DARKROOM_LEDGER_BUSY';
   constructor(
     readonly file: string,
     /** undefined: the ledger stayed locked by a writer for the whole busy timeout. */
     readonly holder: LockHolder | undefined,
     readonly verdict: HolderVerdict = 'live',
   ) {
-    super(busyMessage(file, holder, verdict));
+    super('LOCKED', busyMessage(file, holder, verdict));
   }
 }
 

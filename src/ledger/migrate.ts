@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
+import { DarkroomError } from '../errors.js';
 
 /** migrations/ sits two levels above both src/ledger/ (tests) and dist/ledger/ (built). */
 export const MIGRATIONS_DIR = new URL('../../migrations/', import.meta.url);
@@ -13,11 +14,10 @@ export interface Migration {
   readonly sql: string;
 }
 
-export class LedgerTooNewError extends Error {
+export class LedgerTooNewError extends DarkroomError {
   override readonly name = 'LedgerTooNewError';
-  readonly code = 'DARKROOM_LEDGER_TOO_NEW';
   constructor(file: string, have: number, know: number, what = 'the ledger') {
-    super(`${what} ${file} has schema version ${have} but this darkroom knows only up to ${know}; upgrade darkroom`);
+    super('LEDGER_TOO_NEW', `${what} ${file} has schema version ${have} but this darkroom knows only up to ${know}; upgrade darkroom`);
   }
 }
 

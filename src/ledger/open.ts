@@ -3,12 +3,12 @@ import Database from 'better-sqlite3';
 import { refuseSecondName } from './links.js';
 import { migrate, schemaVersion } from './migrate.js';
 import { openWritable } from './sqliteFile.js';
+import { DarkroomError } from '../errors.js';
 
-export class LedgerMissingError extends Error {
+export class LedgerMissingError extends DarkroomError {
   override readonly name = 'LedgerMissingError';
-  readonly code = 'DARKROOM_NO_LEDGER';
   constructor(readonly file: string) {
-    super(`no ledger at ${file}; start a job with \`darkroom run <jobs.yaml>\` first`);
+    super('NO_LEDGER', `no ledger at ${file}; start a job with \`darkroom run <jobs.yaml>\` first`);
   }
 }
 
@@ -17,14 +17,13 @@ export class LedgerMissingError extends Error {
  * or file system, no permission, a path through a file, a full disk). Said in one line,
  * with where to put it instead, before anything is sent.
  */
-export class LedgerUnwritableError extends Error {
+export class LedgerUnwritableError extends DarkroomError {
   override readonly name = 'LedgerUnwritableError';
-  readonly code = 'DARKROOM_LEDGER_UNWRITABLE';
   constructor(
     readonly file: string,
     readonly reason: string,
   ) {
-    super(`cannot create or write the ledger ${file}: ${reason}; point --ledger (or ledger: in the jobs file) at a writable place`);
+    super('LEDGER_UNWRITABLE', `cannot create or write the ledger ${file}: ${reason}; point --ledger (or ledger: in the jobs file) at a writable place`);
   }
 }
 

@@ -1,4 +1,5 @@
 import { closeSync, constants, copyFile, fsync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statfsSync, write, writeSync } from 'node:fs';
+import { DarkroomError } from '../errors.js';
 
 /**
  * The file-system calls that put results in the output folder, in one place, so a test can
@@ -95,9 +96,8 @@ const MEANING: Record<string, string> = {
 };
 
 /** A file-system call on an output failed: which one, where, and whether the whole folder is unusable. */
-export class OutputWriteError extends Error {
+export class OutputWriteError extends DarkroomError {
   override readonly name = 'OutputWriteError';
-  readonly code = 'DARKROOM_OUTPUT_WRITE';
   /** The errno code (ENOSPC…), or 'UNKNOWN'. */
   readonly errno: string;
   /** Every output would fail the same way (DISK_CODES). */
@@ -108,7 +108,7 @@ export class OutputWriteError extends Error {
     cause: unknown,
   ) {
     const errno = typeof (cause as { code?: unknown })?.code === 'string' ? (cause as { code: string }).code : 'UNKNOWN';
-    super(`cannot ${op} ${file}: ${MEANING[errno] ?? String((cause as Error)?.message ?? cause)} (${errno})`);
+    super('OUTPUT_WRITE', `cannot ${op} ${file}: ${MEANING[errno] ?? String((cause as Error)?.message ?? cause)} (${errno})`);
     this.errno = errno;
     this.disk = DISK_CODES.has(errno);
   }

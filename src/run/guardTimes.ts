@@ -1,3 +1,5 @@
+import { DarkroomError } from '../errors.js';
+
 /**
  * The time arguments of the spending guards: `--max-duration 6h` and `--until 07:00`.
  *
@@ -9,9 +11,11 @@
  */
 
 /** A guard argument that cannot be read; the CLI reports it as a usage error (exit 2). */
-export class GuardArgumentError extends Error {
+export class GuardArgumentError extends DarkroomError {
   override readonly name = 'GuardArgumentError';
-  readonly code = 'GUARD_ARGUMENT';
+  constructor(message: string) {
+    super('CONFIG', message);
+  }
 }
 
 const DURATION = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;

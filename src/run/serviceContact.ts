@@ -149,8 +149,8 @@ function notTheService(baseUrl: string, r: ProbeResult, secrets: readonly string
 export async function checkServiceUrl(baseUrl: string, o: { transport?: Transport; timeoutMs: number; secrets: readonly string[] }): Promise<void> {
   const r = await probeService(baseUrl, { timeoutMs: Math.min(o.timeoutMs, 10_000), secrets: o.secrets, ...(o.transport ? { transport: o.transport } : {}) });
   if (r.answer === 'api') return;
-  if (r.answer === 'not-api') throw new ServiceUrlError(notTheService(baseUrl, r, o.secrets, CHECK), 'DARKROOM_NOT_THE_SERVICE');
-  throw new ServiceUrlError(`no answer from the service at ${redact(displayUrl(baseUrl), o.secrets)} (${r.detail}); ${CHECK}`, 'DARKROOM_SERVICE_UNREACHABLE');
+  if (r.answer === 'not-api') throw new ServiceUrlError(notTheService(baseUrl, r, o.secrets, CHECK), 'NOT_THE_SERVICE');
+  throw new ServiceUrlError(`no answer from the service at ${redact(displayUrl(baseUrl), o.secrets)} (${r.detail}); ${CHECK}`, 'SERVICE_UNREACHABLE');
 }
 
 /** The base URL as the operator wrote it, without a trailing slash. */

@@ -71,7 +71,7 @@ describe('RunLock.acquire', () => {
       err = e;
     }
     expect(err).toBeInstanceOf(LedgerBusyError);
-    expect((err as LedgerBusyError).code).toBe('DARKROOM_LEDGER_BUSY');
+    expect((err as LedgerBusyError).code).toBe('LOCKED');
     expect((err as Error).message).toMatch(
       new RegExp(`^another darkroom run \\(pid 4100\\) is using the ledger ${file}; wait for it to end or stop it \\(it runs on scanner since \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ; darkroom status works alongside\\)$`),
     );

@@ -38,7 +38,7 @@ describe('darkroom report and the key (L5)', () => {
 
   it('a missing ledger is the usual LedgerMissingError', async () => {
     await expect(reportCommand({ ledger: path.join(dir, 'nope.db'), out: path.join(dir, 'n.html') }, {})).rejects.toMatchObject({
-      code: 'DARKROOM_NO_LEDGER',
+      code: 'NO_LEDGER',
     });
   });
 });

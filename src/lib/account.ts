@@ -6,7 +6,8 @@ import { fingerprintKey } from '../spec/key.js';
 import { ConfigError, loadConfig, requireBaseUrl, resolveKeys, type Config, type ResolvedKey } from '../config/index.js';
 import { clock } from '../clock.js';
 import { KeyStore, Ledger, ProgressReader } from '../ledger/index.js';
-import { KeyBudget, type KeyLimits } from '../scheduler/keyBudget.js';
+import { KeyBudget } from '../scheduler/keyBudget.js';
+import { SPEC_LIMITS } from './status.js';
 import { humanWait, type Binding } from '../scheduler/keyBusy.js';
 import { stateDirFrom } from './stateDir.js';
 
@@ -34,8 +35,6 @@ export interface AccountIo {
   readonly onWait?: (line: string) => void;
 }
 
-/** The spec's per-key limits, for an account command without a jobs file. */
-const SPEC_LIMITS: KeyLimits = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
 
 /**
  * An account command waits for room in the key's windows this long at most: a full minute

@@ -1,0 +1,61 @@
+import path from 'node:path';
+import { ConfigError, configFromObject, loadConfig, loadJobFile, type Config, type JobInput } from '../config/index.js';
+
+/**
+ * A job: what the jobs YAML holds (README § The job file), as an object. Keys with a
+ * default may be left out. Relative paths (`input.dir`, `input.urls`, `output.dir`,
+ * `ledger`, `log.file`) resolve against `cwd` of the call that takes it, or the process's
+ * working folder; {@link loadJob} returns them absolute.
+ */
+export type Job = JobInput;
+
+/** What every call that takes a job may also be given. */
+export interface JobOptions {
+  /** The ledger file, instead of the job's `ledger` (relative: against `cwd`). */
+  readonly ledger?: string | undefined;
+  /** The service's base URL, over `DARKROOM_BASE_URL` and the job's `service.baseUrl`. */
+  readonly baseUrl?: string | undefined;
+  /**
+   * The API key, instead of the environment variable the job names (`service.apiKeyEnv`,
+   * default `DARKROOM_API_KEY`). Only for a job with one key: a job with `service.keys`
+   * reads each key from its own variable.
+   */
+  readonly apiKey?: string | undefined;
+  /** What a job object's relative paths (and `ledger`) resolve against; default `process.cwd()`. A YAML file's paths resolve against its folder. */
+  readonly cwd?: string | undefined;
+}
+
+/** The name a job object goes by in messages. */
+const OBJECT_NAME = 'job';
+
+/**
+ * The job's config and the environment its keys are read from: `apiKey` stands in the
+ * job's one key variable, so the process's environment is never changed.
+ */
+export function resolveJob(job: Job | string, opts: JobOptions = {}): { config: Config; env: NodeJS.ProcessEnv } {
+  const base = { baseUrl: opts.baseUrl, ledger: opts.ledger, env: process.env, cwd: opts.cwd };
+  const config = typeof job === 'string' ? loadConfig(job, base) : configFromObject(job, OBJECT_NAME, base);
+  if (opts.apiKey === undefined) return { config, env: process.env };
+  if (config.keyEnvs.length !== 1) {
+    throw new ConfigError(path.basename(config.file), 'service.keys', 'apiKey names one key, and this job has several: set each in the variable its apiKeyEnv names');
+  }
+  return { config, env: { ...process.env, [config.keyEnvs[0]!]: opts.apiKey } };
+}
+
+/**
+ * Read and check a jobs YAML file. Its relative paths are returned absolute (resolved
+ * against the file's folder), so the job runs the same from any working folder.
+ *
+ * @throws {@link DarkroomError} with code `CONFIG` naming the file, the key and what was expected.
+ */
+export async function loadJob(file: string): Promise<Job> {
+  const { job, config } = loadJobFile(file);
+  const abs = (p: string) => path.resolve(path.dirname(config.file), p);
+  return {
+    ...job,
+    input: { ...job.input, ...(job.input.dir !== undefined ? { dir: abs(job.input.dir) } : {}), ...(job.input.urls !== undefined ? { urls: abs(job.input.urls) } : {}) },
+    output: { ...job.output, dir: config.output.dir },
+    ledger: config.ledger,
+    log: { ...job.log, file: config.log.file },
+  };
+}

@@ -1,0 +1,80 @@
+import { Ledger, type FailedItem, type HeldItem } from '../ledger/index.js';
+import { toDarkroomError } from './errors.js';
+import { releaseHeldSlots } from './heldSlots.js';
+import { resolveJob, type Job, type JobOptions } from './job.js';
+
+/** What a retry put back to work. */
+export interface RetrySummary {
+  /** Photos to be created again: a held create (a second charge is possible) or a failed one (credits for each success). */
+  readonly recreated: number;
+  /** Held photos whose task timed out: polled again, created anew only if gone or failed. */
+  readonly repolled: number;
+  /** Failed photos whose task succeeded (paid): only downloaded again, at no cost. */
+  readonly downloads: number;
+  /** Set when a key's store could not be written: the re-queued creates keep their task slots until they expire. */
+  readonly note: string | null;
+}
+
+/** A writer like any other: not while a run holds the ledger (L6). */
+function underLock<T>(file: string, command: string, breakLock: string | undefined, fn: (ledger: Ledger) => T): T {
+  const ledger = Ledger.open(file);
+  try {
+    const lock = ledger.acquireRunLock({ command, breakLock });
+    try {
+      return fn(ledger);
+    } finally {
+      lock.release();
+    }
+  } finally {
+    ledger.close();
+  }
+}
+
+/**
+ * Put held photos back to work (L2: the operator's decision): an ambiguous create is
+ * created again, which may charge a second time; a timed-out task is polled again. The
+ * slots their creates held in the keys' budgets are freed.
+ */
+export function requeueHeld(file: string, held: readonly HeldItem[], opts: { readonly env: NodeJS.ProcessEnv; readonly breakLock?: string | undefined; readonly command?: string }): RetrySummary {
+  return underLock(file, opts.command ?? 'retry --held', opts.breakLock, (ledger) => {
+    const r = ledger.held.requeue(['ambiguous', 'timeout'], 'darkroom retry --held', held.map((h) => h.id));
+    // The operator's decision frees the task slots these creates held in their keys' budgets.
+    const note = releaseHeldSlots(ledger, held, opts.env);
+    return { recreated: r.recreated, repolled: r.repolled, downloads: 0, note: note || null };
+  });
+}
+
+/** Put failed photos back to work: paid ones to be downloaded, the others to be created again. */
+export function requeueFailed(file: string, failed: readonly FailedItem[], opts: { readonly breakLock?: string | undefined }): RetrySummary {
+  return underLock(file, 'retry --failed', opts.breakLock, (ledger) => {
+    const r = ledger.failed.requeue(failed.map((f) => f.id), 'darkroom retry --failed');
+    return { recreated: r.recreated, repolled: 0, downloads: r.downloads, note: null };
+  });
+}
+
+/** The held and failed photos of a ledger, read only. */
+export function readRetryable(file: string): { held: HeldItem[]; failed: FailedItem[]; skipped: number; pipeline: string | undefined } {
+  const reader = Ledger.open(file, { readonly: true });
+  try {
+    return { held: reader.held.list(), failed: reader.failed.list(), skipped: reader.failed.skipped(), pipeline: reader.getMeta('pipeline') };
+  } finally {
+    reader.close();
+  }
+}
+
+/**
+ * The library's `retry()` (src/index.ts): held and failed photos put back to work as
+ * asked, with no question (the caller's yes); the next run() takes them on.
+ */
+export async function retryJob(job: Job | string, what: { readonly held?: boolean; readonly failed?: boolean }, opts: JobOptions): Promise<RetrySummary> {
+  try {
+    const { config, env } = resolveJob(job, opts);
+    const found = readRetryable(config.ledger);
+    const none: RetrySummary = { recreated: 0, repolled: 0, downloads: 0, note: null };
+    const h = what.held && found.held.length > 0 ? requeueHeld(config.ledger, found.held, { env }) : none;
+    const f = what.failed && found.failed.length > 0 ? requeueFailed(config.ledger, found.failed, {}) : none;
+    return { recreated: h.recreated + f.recreated, repolled: h.repolled, downloads: f.downloads, note: h.note };
+  } catch (err) {
+    throw toDarkroomError(err);
+  }
+}

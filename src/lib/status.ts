@@ -1,0 +1,114 @@
+import { clock } from '../clock.js';
+import type { Config } from '../config/index.js';
+import { fingerprintKey } from '../spec/key.js';
+import type { LedgerStatus } from '../ledger/status.js';
+// From its module, not ledger/index.js: the 20 modules of the whole ledger are not needed here.
+import { ProgressReader } from '../ledger/progress.js';
+import type { ModelLimits } from '../progress/model.js';
+import { buildProgress, type Progress } from '../progress/snapshot.js';
+import { toDarkroomError } from './errors.js';
+import { resolveJob, type Job, type JobOptions } from './job.js';
+
+/** The service's published per-key limits, used for the ETA when no job names its own. */
+export const SPEC_LIMITS: ModelLimits = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
+
+/**
+ * Where a job's photos stand, read from its ledger alone: exactly the object
+ * `darkroom status --json` prints (README § Watching a run documents every field).
+ * Fields are only ever added, never renamed or given another meaning.
+ */
+export interface StatusSummary extends StatusFigures {
+  /** Photos in all: `total = done + failed + held + pending`. */
+  readonly total: number;
+  /** Photos with every step's output in place. */
+  readonly done: number;
+  /** Photos that will not finish without a change; includes `skipped`. */
+  readonly failed: number;
+  /** Photos an operator must decide on (`retry(job, { held: true })`). */
+  readonly held: number;
+  /** Photos not yet in an end state: a later `run()` takes them on. */
+  readonly pending: number;
+  /** Inputs refused before any create (not an image, an output path that cannot be written). */
+  readonly skipped: number;
+  /** Photos whose inputs disappeared before they were done: outside `total` and every other figure. */
+  readonly gone: number;
+  /** Of `pending`: paid for, output not on disk yet; the next run downloads them first. */
+  readonly paidNotDownloaded: number;
+}
+
+/** The rest of `status --json`: states, calls, problems, steps, tasks, limits, throughput, ETA. */
+export type StatusFigures = ReturnType<typeof statusFigures>;
+
+/** The job's figures from `reader` (`config` null: a ledger named alone, with the spec's limits). */
+export function readSummary(reader: ProgressReader, config: Config | null, keys: readonly string[] | undefined): { progress: Progress; status: LedgerStatus; summary: StatusSummary } {
+  const now = clock.now();
+  const facts = reader.read(now);
+  const progress = buildProgress(facts, { now, steps: config?.steps, limits: config?.limits ?? SPEC_LIMITS, keys });
+  return { progress, status: facts.status, summary: statusSummary(progress, facts.status, config ? 'jobs' : 'default') };
+}
+
+/** The job's keys by fingerprint, those set in `env` (none set: undefined, every key the ledger knows). */
+export function keyFingerprints(config: Config, env: NodeJS.ProcessEnv): string[] | undefined {
+  const keys = config.keyEnvs.map((n) => env[n]?.trim()).filter((k): k is string => Boolean(k)).map(fingerprintKey);
+  return keys.length > 0 ? keys : undefined;
+}
+
+/**
+ * `darkroom status --json`: the contract's fields (total, done, failed, held, pending) and
+ * the original ones unchanged; the progress figures added beside them (README documents
+ * every field). Fields are only ever added, never renamed.
+ */
+export function statusSummary(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'default'): StatusSummary {
+  return {
+    total: s.total,
+    done: s.done,
+    failed: s.failed,
+    held: s.held,
+    pending: s.pending,
+    skipped: s.skipped,
+    // issue 12: photos whose inputs disappeared before they were done; outside total
+    gone: s.gone,
+    ...statusFigures(p, s, limitsFrom),
+  };
+}
+
+function statusFigures(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'default') {
+  const perKeyTasks: Record<string, number> = {};
+  for (const k of p.keys) perKeyTasks[k.key] = k.tasks;
+  return {
+    states: s.states,
+    calls: { ...s.calls, uploads: p.calls.uploads, tasks: p.calls.tasks, account: p.calls.account },
+    // Steps are numbered from 1 wherever the user reads them (text and JSON, issue 13);
+    // `index` stays the 0-based position in the job's `steps:` list.
+    problems: s.problems.map((x) => ({ ...x, step: x.step + 1 })),
+    atMs: p.atMs,
+    // status.steps (done, working, waiting, failed, held per step) with the display's own figures
+    // after them (running among these: the field order of this output does not change)
+    steps: p.steps.map((st) => {
+      const { running: _, ...ledger } = s.steps?.find((x) => x.step === st.index) ?? { running: 0 };
+      return { ...ledger, step: st.index + 1, ...st };
+    }),
+    tasks: { active: p.keys.reduce((a, k) => a + k.tasks, 0), perKey: perKeyTasks },
+    limits: p.limits ? { ...p.limits, from: limitsFrom } : null,
+    throughput: p.throughput,
+    callsPerStep: p.callsPerStep,
+    eta: p.pending === 0 ? null : p.eta,
+    paidNotDownloaded: s.paidNotDownloaded,
+    notDownloaded: s.notDownloaded,
+  };
+}
+
+/** The library's `status()` (src/index.ts): the job's ledger read, never created or written. */
+export async function statusOfJob(job: Job | string, opts: JobOptions): Promise<StatusSummary> {
+  try {
+    const { config, env } = resolveJob(job, opts);
+    const reader = ProgressReader.open(config.ledger);
+    try {
+      return readSummary(reader, config, keyFingerprints(config, env)).summary;
+    } finally {
+      reader.close();
+    }
+  } catch (err) {
+    throw toDarkroomError(err);
+  }
+}
