@@ -19,7 +19,7 @@ export interface SimulatorOptions {
   /** Same seed, same calls: the same answers. Default 1. */
   readonly seed?: number | undefined;
   /** Injected faults: `none` (default), `flaky` or `hostile` (README § The simulator). */
-  readonly faults?: FaultProfileName | undefined;
+  readonly faults?: SimulatorFaults | undefined;
   /** The API keys it accepts; any other gets 401. Default `['sim-key']`. */
   readonly keys?: readonly string[] | undefined;
   /** Median task latency, ms (lognormal). Default 3000, as `darkroom sim`. */
@@ -29,6 +29,9 @@ export interface SimulatorOptions {
   /** Share of tasks that end FAIL (darkroom creates them again), 0 to 1. Default 0. */
   readonly failRate?: number | undefined;
 }
+
+/** The fault profiles: `none`, `flaky`, `hostile`. */
+export type SimulatorFaults = FaultProfileName;
 
 /** What the simulator saw, per key and in all (the `GET /__sim/audit` answer). */
 export type SimulatorAudit = Audit;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startSim } from '../sim/server.js';
+import { startSimulator } from '../simulator.js';
 import { describeError } from './errors.js';
 import { progressFor } from './progress.js';
 import { runCommand } from './run.js';
@@ -15,13 +15,13 @@ async function demo(): Promise<number> {
   const jobs = process.argv[2] ?? fileURLToPath(new URL('../../jobs.example.yaml', import.meta.url));
   const key = 'demo-key';
   // Tasks here take ~1.5 s, not the ~20 s of the real service, so the demo ends in seconds.
-  const sim = await startSim({ keys: [key], seed: 7, latency: { medianMs: 1500, sigma: 0.4 } });
-  process.stderr.write(`darkroom demo: simulator at ${sim.apiUrl} (results from ${sim.resultUrl})\n`);
+  const sim = await startSimulator({ keys: [key], seed: 7, latencyMs: 1500, sigma: 0.4 });
+  process.stderr.write(`darkroom demo: simulator at ${sim.url} (results from ${sim.resultUrl})\n`);
   const rel = (p: string) => path.relative(process.cwd(), p) || '.';
   try {
     // The jobs file as a user in this folder would type it: the run's next-step lines show it.
     const r = await runCommand(
-      { jobs: rel(jobs), baseUrl: sim.apiUrl },
+      { jobs: rel(jobs), baseUrl: sim.url },
       {
         env: { ...process.env, DARKROOM_API_KEY: key },
         stderr: (l) => process.stderr.write(`${l}\n`),
@@ -29,7 +29,7 @@ async function demo(): Promise<number> {
       },
     );
     process.stdout.write(`${r.report}\n`);
-    const audit = sim.model.audit();
+    const audit = sim.audit();
     const k = Object.values(audit.keys)[0];
     if (k) {
       process.stdout.write(

@@ -1,5 +1,4 @@
-import { describeFaults, parseFaults } from '../sim/faults.js';
-import { startSim, type RunningSim } from '../sim/server.js';
+import { startSimulator, type Simulator, type SimulatorFaults } from '../simulator.js';
 
 export interface SimArgs {
   readonly port: number;
@@ -12,23 +11,23 @@ export interface SimArgs {
   readonly failRate: number;
 }
 
-/** `darkroom sim`: the simulator's model served over loopback HTTP until interrupted. */
-export async function simCommand(args: SimArgs): Promise<{ sim: RunningSim; banner: string }> {
-  const faults = parseFaults(args.faults);
-  const sim = await startSim({
-    faults,
+/** `darkroom sim`: the simulator's model served over loopback HTTP until interrupted (the `darkroom/sim` entry). */
+export async function simCommand(args: SimArgs): Promise<{ sim: Simulator; banner: string }> {
+  const sim = await startSimulator({
+    faults: args.faults as SimulatorFaults,
     port: args.port,
     resultPort: args.resultPort,
     seed: args.seed,
-    keys: [...args.keys],
-    latency: { medianMs: args.latencyMs, sigma: args.sigma },
-    outcomes: { fail: args.failRate },
+    keys: args.keys,
+    latencyMs: args.latencyMs,
+    sigma: args.sigma,
+    failRate: args.failRate,
   });
   const banner = [
-    `darkroom sim: API ${sim.apiUrl} · results ${sim.resultUrl} · seed ${args.seed} · faults ${args.faults}`,
-    `  valid keys: ${args.keys.join(', ')}  (e.g. export DARKROOM_API_KEY=${args.keys[0]} DARKROOM_BASE_URL=${sim.apiUrl})`,
-    `  ${describeFaults(faults)}`,
-    `  audit: ${sim.apiUrl}/__sim/audit · stop with Ctrl-C`,
+    `darkroom sim: API ${sim.url} · results ${sim.resultUrl} · seed ${args.seed} · faults ${args.faults}`,
+    `  valid keys: ${args.keys.join(', ')}  (e.g. export DARKROOM_API_KEY=${args.keys[0]} DARKROOM_BASE_URL=${sim.url})`,
+    `  ${sim.faultsLine}`,
+    `  audit: ${sim.url}/__sim/audit · stop with Ctrl-C`,
   ].join('\n');
   return { sim, banner };
 }
