@@ -28,7 +28,7 @@ const MAY_IMPORT = {
   // The library: what the public entry hands out, built on every part but the simulator.
   lib: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'report', 'run'],
   // The public entries (package.json `exports`): `darkroom` and `darkroom/sim`.
-  index: ['lib', 'run', 'log'],
+  index: ['lib', 'run'],
   simulator: ['sim'],
 };
 for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (part !== 'errors' && part !== 'spec') allowed.push('errors');
