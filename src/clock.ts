@@ -32,6 +32,7 @@ export interface Clock {
   hold<T>(work: Promise<T>): Promise<T>;
 }
 
+/** The machine's clock, shifted by `skewMs` if given (tests reach `--until` in seconds). */
 export class SystemClock implements Clock {
   private readonly handles = new Map<number, ReturnType<typeof setTimeout>>();
   private nextId = 1;

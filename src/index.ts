@@ -7,7 +7,7 @@
  * listener, writes nothing to stdout or stderr and never exits. Logs go to the caller's
  * pino logger, or else to the job's log file beside its ledger (`log.file`), as
  * `darkroom run` writes them. Each function loads the modules it needs when it is called,
- * so importing this is cheap.
+ * so importing this is cheap (the CLI imports it at every start).
  *
  * @packageDocumentation
  */
@@ -20,6 +20,15 @@ import type { StatusSummary } from './lib/status.js';
 import type { LimitEvent, PhotoDoneEvent, PhotoEvent, RunEvent, SummaryEvent } from './run/events.js';
 
 export { DarkroomError, type DarkroomErrorCode } from './errors.js';
+export { toDarkroomError } from './lib/errors.js';
+
+// What the `darkroom` command is built of, for a program that wants the CLI's own texts and
+// exit codes (src/commands/index.ts): each command as a function, loaded when called; the
+// clock everything reads time through (a test may install a shifted one); the ledger's
+// default file name.
+export * from './commands/index.js';
+export { clock, installClock, SystemClock, type Clock } from './clock.js';
+export { DEFAULT_LEDGER_FILE } from './config/ledgerPath.js';
 export type { Job, JobOptions, Plan, PlanOptions, PlanResult, PlanStep, RetrySummary, RunSummary, StatusSummary };
 export type { RunEvent, PhotoEvent, PhotoDoneEvent, LimitEvent, SummaryEvent };
 export { RunStoppedError } from './lib/runStopped.js';

@@ -2,8 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSimulator } from '../simulator.js';
 import { describeError } from './errors.js';
-import { progressFor } from './progress.js';
-import { runCommand } from './run.js';
+import { progressFor, runCommand } from '../index.js';
 
 /**
  * `npm run demo`: the simulator in-process on free loopback ports, jobs.example.yaml run
@@ -25,7 +24,7 @@ async function demo(): Promise<number> {
       {
         env: { ...process.env, DARKROOM_API_KEY: key },
         stderr: (l) => process.stderr.write(`${l}\n`),
-        progress: progressFor(process.stderr, process.env, false),
+        progress: await progressFor(process.stderr, process.env, false),
       },
     );
     process.stdout.write(`${r.report}\n`);

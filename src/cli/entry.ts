@@ -1,5 +1,5 @@
 import { hideBin } from 'yargs/helpers';
-import { SystemClock, installClock } from '../clock.js';
+import { SystemClock, installClock } from '../index.js';
 import { describeError } from './errors.js';
 import { main } from './main.js';
 import { quietOnClosedPipes } from './pipes.js';

@@ -1,6 +1,6 @@
-import { toDarkroomError } from '../lib/errors.js';
+import { toDarkroomError } from '../index.js';
 
-export const EXIT = { ok: 0, someFailed: 1, usage: 2, account: 3, limit: 4, interrupted: 130 } as const;
+export { EXIT } from '../index.js';
 
 /** An operator-facing error: one line that says what happened and what to do, and its exit code (src/errors.ts). */
 export function describeError(err: unknown): { exitCode: number; line: string } {

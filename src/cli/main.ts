@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
-import { clock } from '../clock.js';
-import { DEFAULT_LEDGER_FILE } from '../config/ledgerPath.js';
+import { clock, creditsCommand, DEFAULT_LEDGER_FILE, planCommand, progressFor, reportCommand, retryCommand, runCommand, statusCommand, usageCommand, watchStatus } from '../index.js';
+import { askOnTerminal } from './ask.js';
 import { describeError, EXIT } from './errors.js';
 import { withGuardOptions } from './guardOptions.js';
 import { allExitCodesEpilog, exitCodesEpilog } from './exitCodes.js';
@@ -9,9 +9,10 @@ import { Screen } from './screen.js';
 import { usageLine } from './suggest.js';
 import { numberOption, optionalNumberOption, UsageError } from './usage.js';
 
-// Each command's module is imported by its handler, when it runs: together they load
-// undici, sharp, zod, yaml, pino, fast-glob… (0.4–0.6 s here, of a `status` on 100,000
-// items that took 0.7–1.0 s), and `status`, `--help` and `--version` need none of that.
+// Each command's modules are loaded by its function in the public entry when it runs
+// (src/commands/index.ts): together they load undici, sharp, zod, yaml, pino, fast-glob…
+// (0.4–0.6 s here, of a `status` on 100,000 items that took 0.7–1.0 s), and `status`,
+// `--help` and `--version` need none of that.
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -58,7 +59,6 @@ export async function main(argv: string[]): Promise<number> {
           exitCode = await plan({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'] });
           return;
         }
-        const [{ runCommand }, { progressFor }] = await Promise.all([import('./run.js'), import('./progress.js')]);
         // First SIGINT/SIGTERM: no new calls; calls in flight get the runner's grace period
         // (2 s) and are then aborted, each outcome recorded. A backstop exits at 4.5 s
         // whatever is still pending, so an interrupt always ends the process within 5 s.
@@ -99,8 +99,13 @@ export async function main(argv: string[]): Promise<number> {
               env: process.env,
               stderr: err,
               signal: ac.signal,
-              progress: progressFor(process.stderr, process.env, a.quiet),
+              progress: await progressFor(process.stderr, process.env, a.quiet),
               screen,
+              // A second Ctrl-C exits at once: the ledger's lock is let go of on the way out.
+              onLockHeld: (release) => {
+                process.once('exit', release);
+                return () => process.off('exit', release);
+              },
               // --json: stdout is the events alone, one JSON object a line; the human report goes to stderr.
               ...(a.json ? { onEvent: (e: { type: string }) => out(JSON.stringify(e)) } : {}),
             },
@@ -127,7 +132,6 @@ export async function main(argv: string[]): Promise<number> {
           .example('darkroom status jobs.yaml --watch', 'watch a run from another terminal')
           .epilog(exitCodesEpilog('status')),
       async (a) => {
-        const { statusCommand, watchStatus } = await import('./status.js');
         const args = { jobs: a.jobs, ledger: a.ledger, json: a.json };
         if (!a.watch) {
           out(await statusCommand(args, process.env));
@@ -166,7 +170,6 @@ export async function main(argv: string[]): Promise<number> {
           .example('darkroom retry --failed jobs.yaml', 'list the failed photos, say what retrying costs, and ask')
           .epilog(exitCodesEpilog('retry')),
       async (a) => {
-        const { askOnTerminal, retryCommand } = await import('./retry.js');
         const r = await retryCommand(
           { jobs: a.jobs, ledger: a.ledger, held: a.held, failed: a.failed, yes: a.yes, breakLock: a['break-lock'] },
           { env: process.env, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY), ask: askOnTerminal },
@@ -207,7 +210,6 @@ export async function main(argv: string[]): Promise<number> {
           .example('darkroom credits jobs.yaml', 'remaining credits of the job\'s key(s)')
           .epilog(exitCodesEpilog('credits')),
       async (a) => {
-        const { creditsCommand } = await import('./credits.js');
         out(await creditsCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }));
       },
     )
@@ -223,7 +225,6 @@ export async function main(argv: string[]): Promise<number> {
           .example('darkroom usage jobs.yaml', 'the service\'s view of the windows beside the ledger\'s')
           .epilog(exitCodesEpilog('usage')),
       async (a) => {
-        const { usageCommand } = await import('./credits.js');
         out(await usageCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }));
       },
     )
@@ -241,8 +242,10 @@ export async function main(argv: string[]): Promise<number> {
           .example('darkroom report jobs.yaml --out - | gzip > report.html.gz', 'the page on stdout (the summary goes to stderr)')
           .epilog(exitCodesEpilog('report')),
       async (a) => {
-        const { reportCommand } = await import('./report.js');
-        const r = await reportCommand({ jobs: a.jobs, ledger: a.ledger, out: a.out, thumbs: a.thumbs, absolutePaths: a['absolute-paths'] }, process.env);
+        const r = await reportCommand({ jobs: a.jobs, ledger: a.ledger, out: a.out, thumbs: a.thumbs, absolutePaths: a['absolute-paths'] }, process.env, {
+          stdout: process.stdout,
+          stderr: process.stderr,
+        });
         (r.target.kind === 'stdout' ? err : out)(r.summary);
       },
     )
@@ -316,9 +319,8 @@ const PORT = { min: 0, max: 65535, integer: true } as const;
 
 /** `darkroom plan`, and `darkroom run --dry-run`: the same checks, the same output, no call that costs. */
 async function plan(a: { jobs: string; ledger?: string | undefined; baseUrl?: string | undefined; cost?: (string | number)[] | undefined; latencyS?: number | undefined; failRate?: number | undefined; json?: boolean | undefined }): Promise<number> {
-  const { parseCosts, planCommand } = await import('./plan.js');
   const r = await planCommand(
-    { jobs: a.jobs, ledger: a.ledger, baseUrl: a.baseUrl, costs: parseCosts(a.cost), latencyS: a.latencyS, failRate: a.failRate ?? 0, json: a.json ?? false },
+    { jobs: a.jobs, ledger: a.ledger, baseUrl: a.baseUrl, cost: a.cost, latencyS: a.latencyS, failRate: a.failRate ?? 0, json: a.json ?? false },
     { env: process.env, onWait: err },
   );
   out(r.text);

@@ -1,12 +1,4 @@
-/** What the screen needs of a live display (src/progress/live.ts). */
-export interface Display {
-  /** True while it draws: then it owns the terminal. */
-  readonly active: boolean;
-  /** A line printed above the rows, whole. */
-  log(line: string): void;
-  /** Last frame left on screen, cursor and line wrapping given back. */
-  stop(): void;
-}
+import type { Display } from '../index.js';
 
 /** What the screen writes to: process.stderr in the CLI, a fake in tests. */
 export interface LineSink {

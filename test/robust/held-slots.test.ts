@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/api/index.js';
-import { retryCommand } from '../../src/cli/retry.js';
+import { retryCommand } from '../../src/commands/retry.js';
 import { fingerprintKey } from '../../src/spec/key.js';
 import { installClock, VirtualClock } from '../../src/clock.js';
 import { KeyStore, Ledger } from '../../src/ledger/index.js';

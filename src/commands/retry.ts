@@ -1,8 +1,7 @@
-import { createInterface } from 'node:readline/promises';
 import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
 import type { HeldItem } from '../ledger/index.js';
 import { readRetryable, requeueHeld } from '../lib/retry.js';
-import { EXIT } from './errors.js';
+import { EXIT } from './exit.js';
 import { retryFailedCommand } from './retryFailed.js';
 import type { RetryArgs, RetryIo, RetryOutcome } from './retryTypes.js';
 
@@ -67,21 +66,4 @@ export function describeHeld(held: readonly HeldItem[]): string {
   }
   if (timedOut > 0) lines.push(`${timedOut} timed out while polling: their tasks are polled again, and created anew only if gone or failed.`);
   return lines.join('\n');
-}
-
-/** The question on stderr, the answer from stdin; only y or yes (any case) is a yes. */
-export async function askOnTerminal(question: string): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    // End of input (Ctrl-D) closes the interface without an answer: that is a no.
-    return await new Promise<boolean>((resolve) => {
-      rl.once('close', () => resolve(false));
-      rl.question(question).then(
-        (answer) => resolve(/^\s*y(es)?\s*$/i.test(answer)),
-        () => resolve(false),
-      );
-    });
-  } finally {
-    rl.close();
-  }
 }

@@ -55,7 +55,9 @@ export interface WriteStreams {
 /** Writes `data` to the target as outputTarget() classified it. */
 export async function writeOutput(t: OutputTarget, data: string | Buffer, streams: WriteStreams = {}): Promise<void> {
   if (t.kind === 'stdout' || t.kind === 'stderr') {
-    const s = t.kind === 'stdout' ? (streams.stdout ?? process.stdout) : (streams.stderr ?? process.stderr);
+    // The process's own streams are the CLI's to hand over (below cli/ nothing writes to them on its own).
+    const s = t.kind === 'stdout' ? streams.stdout : streams.stderr;
+    if (!s) throw new OutputTargetError(t.shown, 'no stream was given to write it to');
     await clock.io(
       new Promise<void>((resolve, reject) => {
         s.write(data, (err) => (err ? reject(err) : resolve()));

@@ -10,13 +10,22 @@ import { LiveProgress, type TtyStream } from '../progress/live.js';
 import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
 import { nextStepLines, shellArg } from './nextSteps.js';
-import type { Display } from './screen.js';
 import { rescueLines } from './rescue.js';
 import { stepsChangeLines } from './stepsChange.js';
-import { guardLimitsFrom, type GuardArgs } from './guardOptions.js';
+import { guardLimitsFrom, type GuardArgs } from './guards.js';
 import type { RunEvent } from '../run/events.js';
 import { stateDirFrom } from '../lib/stateDir.js';
 import { accountStopLines } from './stops.js';
+
+/** What the CLI's screen needs of a live display (src/progress/live.ts), to route every line through it while it draws. */
+export interface Display {
+  /** True while it draws: then it owns the terminal. */
+  readonly active: boolean;
+  /** A line printed above the rows, whole. */
+  log(line: string): void;
+  /** Last frame left on screen, cursor and line wrapping given back. */
+  stop(): void;
+}
 
 export interface RunArgs {
   readonly jobs: string;
@@ -43,6 +52,11 @@ export interface RunIo {
   readonly progress?: { readonly mode: 'tty' | 'lines'; readonly stream?: TtyStream; readonly color?: boolean };
   /** Every event of the run (`--json` writes them on stdout); the progress display is drawn from the same stream. */
   readonly onEvent?: (e: RunEvent) => void;
+  /**
+   * Given the ledger lock's release once it is held; returns what undoes it. The CLI hooks
+   * the release to the process's exit, so a second Ctrl-C (an immediate exit) lets go of it.
+   */
+  readonly onLockHeld?: (release: () => void) => () => void;
   /** The CLI's stderr (src/cli/screen.ts): while the live rows are drawn, every line goes through them. */
   readonly screen?: { attach(d: Display): () => void };
 }
@@ -83,9 +97,9 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
       },
       onActivity: () => live?.poke(),
       onStart: ({ contact, release }) => {
-        // A second interrupt exits at once (process.exit): the lock is released on the way
-        // out (better-sqlite3 is synchronous).
-        process.once('exit', release);
+        // A second interrupt exits at once: the CLI releases the lock on the way out
+        // (better-sqlite3 is synchronous).
+        const unhook = io.onLockHeld?.(release);
         const r = (reader = ProgressReader.open(config.ledger));
         const l = (live = new LiveProgress({
           mode: io.progress?.mode ?? 'lines',
@@ -106,7 +120,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
         return () => {
           detach?.();
           l.stop();
-          process.off('exit', release);
+          unhook?.();
         };
       },
     });

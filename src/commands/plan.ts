@@ -4,11 +4,13 @@ import { ConfigError, loadConfig, requireInputDir } from '../config/index.js';
 import { hiddenLine } from '../inputs/hidden.js';
 import { formatDuration } from '../progress/model.js';
 import { makePlan, type PlanIo, type PlanOptions, type PlanResult } from '../lib/plan.js';
-import { EXIT } from './errors.js';
+import { EXIT } from './exit.js';
 import { stepsChangeLines } from './stepsChange.js';
 
 export interface PlanArgs extends PlanOptions {
   readonly jobs: string;
+  /** `--cost CAP=N`, as typed: read by parseCosts unless `costs` is given. */
+  readonly cost?: readonly (string | number)[] | undefined;
   readonly ledger?: string | undefined;
   readonly baseUrl?: string | undefined;
   readonly json?: boolean | undefined;
@@ -24,7 +26,7 @@ export interface PlanArgs extends PlanOptions {
 export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCode: number; text: string; plan: PlanResult }> {
   const config = loadConfig(args.jobs, { baseUrl: args.baseUrl, ledger: args.ledger, env: io.env });
   requireInputDir(config);
-  const plan = await makePlan(config, args, io);
+  const plan = await makePlan(config, { ...args, costs: args.costs ?? parseCosts(args.cost) }, io);
   // Exit 3 when the account check found a problem a run would stop on (bad key, not
   // subscribed, or fewer credits than the known need); 0 otherwise, the check failing or not.
   const accountProblem = plan.account.checked && (plan.account.enough === false || plan.account.accountStop);
