@@ -4,7 +4,7 @@
  */
 
 /** Edit distance (insert, delete, substitute, swap two neighbours: "jsno" is one from "json"). */
-export function distance(a: string, b: string): number {
+function distance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
@@ -17,7 +17,7 @@ export function distance(a: string, b: string): number {
 }
 
 /** The closest of `known` to `word`, when close enough to be a typo (a third of its length, at least 1). */
-export function closest(word: string, known: readonly string[]): string | undefined {
+function closest(word: string, known: readonly string[]): string | undefined {
   let best: { name: string; d: number } | undefined;
   for (const name of known) {
     const d = distance(word.toLowerCase(), name.toLowerCase());

@@ -41,7 +41,7 @@ export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { cal
 }
 
 /** The line every status and the end of a run show while results are paid for and not on disk. */
-export function paidNotDownloadedLine(n: number, jobsFile?: string): string {
+function paidNotDownloadedLine(n: number, jobsFile?: string): string {
   return `paid     ${n} paid, not yet downloaded: run \`darkroom run ${jobsFile ?? '<jobs.yaml>'}\` again to fetch them`;
 }
 

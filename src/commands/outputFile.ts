@@ -24,7 +24,7 @@ export interface OutputTarget {
   readonly shown: string;
 }
 
-export class OutputTargetError extends DarkroomError {
+class OutputTargetError extends DarkroomError {
   override readonly name = 'OutputTargetError';
   constructor(readonly target: string, why: string) {
     super('OUTPUT_TARGET', `cannot write ${target}: ${why}`);

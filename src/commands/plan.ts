@@ -99,7 +99,7 @@ function formatPlan(p: PlanResult): string {
 }
 
 /** `--cost restore=1 --cost upscale=2` → { restore: 1, upscale: 2 }; a malformed one is a usage error (exit 2). */
-export function parseCosts(values: readonly (string | number)[] | undefined): Record<string, number> | undefined {
+function parseCosts(values: readonly (string | number)[] | undefined): Record<string, number> | undefined {
   if (!values || values.length === 0) return undefined;
   const out: Record<string, number> = {};
   for (const v of values) {

@@ -48,7 +48,7 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
 }
 
 /** What is held and why, with the ids to quote to support, and what a retry may cost. */
-export function describeHeld(held: readonly HeldItem[]): string {
+function describeHeld(held: readonly HeldItem[]): string {
   const ambiguous = held.filter((h) => h.kind === 'ambiguous').length;
   const timedOut = held.length - ambiguous;
   const lines = [`${held.length} photo(s) held:`];

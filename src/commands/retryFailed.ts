@@ -17,7 +17,7 @@ export interface RetryCost {
 }
 
 /** Credits per image of a capability: the jobs file's `credits:`, else the spec's, else unknown (as `darkroom plan`). */
-export function creditsOf(capability: string, configured: Readonly<Partial<Record<string, number>>>): number | null {
+function creditsOf(capability: string, configured: Readonly<Partial<Record<string, number>>>): number | null {
   return configured[capability] ?? (isCapability(capability) ? CAPABILITIES[capability].credits : null);
 }
 
@@ -87,7 +87,7 @@ export async function retryFailedCommand(args: RetryArgs, io: RetryIo): Promise<
 }
 
 /** What has failed and why, what a retry does with each, and what it costs. */
-export function describeFailed(failed: readonly FailedItem[], steps: readonly string[] | null, cost: RetryCost, skippedNote: string): string {
+function describeFailed(failed: readonly FailedItem[], steps: readonly string[] | null, cost: RetryCost, skippedNote: string): string {
   const lines = [`${failed.length} photo(s) failed:`];
   for (const f of failed) {
     const cap = steps?.[f.step];

@@ -13,7 +13,7 @@ export interface StatusArgs {
 }
 
 /** Redraw period of `status --watch`. */
-export const WATCH_EVERY_MS = 2000;
+const WATCH_EVERY_MS = 2000;
 
 interface Target {
   readonly file: string;

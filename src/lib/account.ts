@@ -41,10 +41,10 @@ export interface AccountIo {
  * window empties within 61 s; longer means the hour window (or a long pause) binds, and
  * the operator is better told when to come back than left staring at a silent terminal.
  */
-export const ACCOUNT_MAX_WAIT_MS = 70_000;
+const ACCOUNT_MAX_WAIT_MS = 70_000;
 
 /** The line shown while an account command waits for room. */
-export function waitLine(waitMs: number, binding: Binding): string {
+function waitLine(waitMs: number, binding: Binding): string {
   return binding === 'pause'
     ? `darkroom: waiting ${humanWait(waitMs)}: the service asked this key to pause`
     : `darkroom: waiting ${humanWait(waitMs)} for room in the key's ${binding === 'pace' ? 'hour' : binding} window (another darkroom process is using it)`;

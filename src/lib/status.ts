@@ -58,7 +58,7 @@ export function keyFingerprints(config: Config, env: NodeJS.ProcessEnv): string[
  * the original ones unchanged; the progress figures added beside them (README documents
  * every field). Fields are only ever added, never renamed.
  */
-export function statusSummary(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'default'): StatusSummary {
+function statusSummary(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'default'): StatusSummary {
   return {
     total: s.total,
     done: s.done,

@@ -16,7 +16,7 @@ import { ServiceUrlError } from './serviceUrlError.js';
  *   lane pauses until the next try (backoff ×1.5 from 1 s to 60 s, ±20 % jitter), the
  *   progress display counts down to it, and the first answer ends it.
  */
-export const FIRST_CONTACT_MS = 20_000;
+const FIRST_CONTACT_MS = 20_000;
 const FIRST_DELAY_MS = 1000;
 const MAX_DELAY_MS = 60_000;
 const GROWTH = 1.5;
@@ -160,7 +160,7 @@ function displayUrl(baseUrl: string): string {
 }
 
 /** "03:12:05", local time: when the outage began, for the countdown line. */
-export function clockTime(ms: number): string {
+function clockTime(ms: number): string {
   const d = new Date(ms);
   return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }

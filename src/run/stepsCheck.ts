@@ -52,7 +52,7 @@ export interface StepsCheck {
 }
 
 /** Credits per image of a capability: `--cost` (plan), the job's `credits`, the spec's; null when none says. */
-export function creditsPerImage(capability: string, config: Config, costs?: Readonly<Record<string, number>>): number | null {
+function creditsPerImage(capability: string, config: Config, costs?: Readonly<Record<string, number>>): number | null {
   const flag = costs?.[capability];
   if (flag !== undefined) return flag;
   const job = config.credits[capability];
@@ -90,7 +90,7 @@ export function describeChange(census: StepsCensus, config: Config, oldSteps: (s
 }
 
 /** The refusal, in one line: what happened, that nothing was spent, and the two ways on. */
-export function refusalLine(change: StepsChange): string {
+function refusalLine(change: StepsChange): string {
   const parts: string[] = [];
   const sum = (k: 'done' | 'inProgress' | 'held') => change.others.reduce((n, o) => n + o[k], 0);
   if (sum('done') > 0) parts.push(`${sum('done')} done`);
