@@ -1,3 +1,8 @@
+/*
+ * Over 300 lines on purpose: the whole command table is one yargs chain (each command's
+ * usage, options, help and exit codes beside the handler that calls the public entry), so
+ * the CLI's surface reads top to bottom in one place. The commands' work is in src/commands.
+ */
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { clock, creditsCommand, DEFAULT_LEDGER_FILE, planCommand, progressFor, reportCommand, retryCommand, runCommand, statusCommand, usageCommand, watchStatus } from '../index.js';

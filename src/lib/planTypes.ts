@@ -1,0 +1,96 @@
+import type { Credits, Transport } from '../api/index.js';
+import type { Bound } from '../progress/model.js';
+import type { StepsChange } from '../run/stepsCheck.js';
+
+/** What `plan` assumes beyond the job (`darkroom plan`'s options). */
+export interface PlanOptions {
+  /** Mean task latency to assume, seconds, for every step (default: the ledger's, else 20 s). */
+  readonly latencyS?: number | undefined;
+  /** Share of tasks expected to end FAIL (each is created again): a_s = 1 / (1 − p). Default 0. */
+  readonly failRate?: number | undefined;
+  /** Credits per image by capability (`--cost restore=1`), over the job's `credits` and the spec's. */
+  readonly costs?: Readonly<Record<string, number>> | undefined;
+}
+
+export interface PlanIo {
+  readonly env: NodeJS.ProcessEnv;
+  readonly transport?: Transport | undefined;
+  /** Told once when the account check waits for room in the key's windows (src/lib/account.ts). */
+  readonly onWait?: ((line: string) => void) | undefined;
+}
+
+export interface PlanStep {
+  readonly index: number;
+  readonly capability: string;
+  /** Photos that still have to go through this step. */
+  readonly photos: number;
+  /** Credits per image: the spec's (enhance, image2image), the config's `credits`, or --cost; null when unknown. */
+  readonly creditsPerImage: number | null;
+  readonly creditsFrom: 'spec' | 'config' | 'flag' | null;
+  /** Mean task latency used for the time bound, ms, and where it came from. */
+  readonly latencyMs: number;
+  readonly latencyFrom: 'ledger' | 'flag' | 'hint' | 'assumed';
+}
+
+export interface PlanResult {
+  readonly jobsFile: string;
+  readonly ledgerFile: string;
+  readonly ledgerExists: boolean;
+  readonly inputs: {
+    readonly found: number;
+    readonly skipped: readonly { readonly path: string; readonly reason: string }[];
+    /** Already done in the ledger: nothing to spend. */
+    readonly done: number;
+    /** In the ledger and not finished: the next run continues them. */
+    readonly inProgress: number;
+    /** Held or failed in the ledger: not counted as work (they wait for `retry` or a change). */
+    readonly held: number;
+    readonly failed: number;
+    /** New photos plus those in progress. */
+    readonly toDo: number;
+    /** Files left out because a name on their path starts with a dot (input.hidden: false). */
+    readonly hidden: number;
+  };
+  readonly steps: readonly PlanStep[];
+  /** The fewest calls the work needs: one upload per new file, a create and a poll per step attempt. */
+  readonly calls: { readonly uploads: number; readonly creates: number; readonly polls: number; readonly total: number };
+  /** With the ledger's own calls per step so far, when it has finished a few steps. */
+  readonly callsAtObservedRate: number | null;
+  readonly credits: {
+    /** Sum over the steps whose cost is known. */
+    readonly known: number;
+    /** Capabilities whose cost is unknown (the spec does not state it; set it with --cost). */
+    readonly unknownFor: readonly string[];
+    /** The total, or null when any step's cost is unknown. */
+    readonly needed: number | null;
+  };
+  readonly time: {
+    readonly keys: number;
+    readonly limits: { readonly callsPerMinute: number; readonly callsPerHour: number; readonly activeTasks: number };
+    readonly failRate: number;
+    readonly ms: number;
+    readonly binds: Bound;
+    readonly hourMs: number;
+    readonly minuteMs: number;
+    readonly slotsMs: number;
+    /** Calls already in the busiest key's last hour (the run inherits them). */
+    readonly usedHour: number;
+  };
+  readonly account:
+    | { readonly checked: false; readonly why: string }
+    | {
+        readonly checked: true;
+        readonly key: string;
+        readonly credits: Credits | null;
+        readonly enough: boolean | null;
+        readonly error: string | null;
+        readonly requestId: string | null;
+        /** The answer was an account problem a run would stop on (401, 24403, 20601). */
+        readonly accountStop: boolean;
+      };
+  /**
+   * Photos of the ledger started under other steps than the job's (null when none): a plain
+   * `run` refuses them; the figures above are those of `run --redo-steps`.
+   */
+  readonly stepsChange: StepsChange | null;
+}
