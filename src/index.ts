@@ -17,7 +17,7 @@ import type { Plan, PlanOptions, PlanResult, PlanStep } from './lib/plan.js';
 import type { RetrySummary } from './lib/retry.js';
 import type { RunOptions as LibRunOptions, RunSummary } from './lib/run.js';
 import type { StatusSummary } from './lib/status.js';
-import type { LimitEvent, PhotoDoneEvent, PhotoEvent, RunEvent, SummaryEvent } from './run/events.js';
+import type { LimitEvent, PhotoCounts, PhotoDoneEvent, PhotoEvent, RunEvent, SummaryEvent } from './run/events.js';
 
 export { DarkroomError, type DarkroomErrorCode } from './errors.js';
 export { toDarkroomError } from './lib/errors.js';
@@ -30,7 +30,7 @@ export * from './commands/index.js';
 export { clock, installClock, SystemClock, type Clock } from './clock.js';
 export { DEFAULT_LEDGER_FILE } from './config/ledgerPath.js';
 export type { Job, JobOptions, Plan, PlanOptions, PlanResult, PlanStep, RetrySummary, RunSummary, StatusSummary };
-export type { RunEvent, PhotoEvent, PhotoDoneEvent, LimitEvent, SummaryEvent };
+export type { RunEvent, PhotoEvent, PhotoDoneEvent, LimitEvent, SummaryEvent, PhotoCounts };
 export { RunStoppedError } from './lib/runStopped.js';
 
 /** How {@link run} is made. Every field may be left out. */

@@ -6,6 +6,7 @@ import type { LedgerStatus } from '../ledger/status.js';
 import { ProgressReader } from '../ledger/progress.js';
 import type { ModelLimits } from '../progress/model.js';
 import { buildProgress, type Progress } from '../progress/snapshot.js';
+import type { PhotoCounts } from '../run/events.js';
 import { toDarkroomError } from './errors.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 
@@ -17,23 +18,9 @@ export const SPEC_LIMITS: ModelLimits = { callsPerMinute: 100, callsPerHour: 100
  * `darkroom status --json` prints (README § Watching a run documents every field).
  * Fields are only ever added, never renamed or given another meaning.
  */
-export interface StatusSummary extends StatusFigures {
-  /** Photos in all: `total = done + failed + held + pending`. */
-  readonly total: number;
-  /** Photos with every step's output in place. */
-  readonly done: number;
-  /** Photos that will not finish without a change; includes `skipped`. */
-  readonly failed: number;
-  /** Photos an operator must decide on (`retry(job, { held: true })`). */
-  readonly held: number;
-  /** Photos not yet in an end state: a later `run()` takes them on. */
-  readonly pending: number;
-  /** Inputs refused before any create (not an image, an output path that cannot be written). */
-  readonly skipped: number;
+export interface StatusSummary extends Omit<StatusFigures, 'paidNotDownloaded'>, PhotoCounts {
   /** Photos whose inputs disappeared before they were done: outside `total` and every other figure. */
   readonly gone: number;
-  /** Of `pending`: paid for, output not on disk yet; the next run downloads them first. */
-  readonly paidNotDownloaded: number;
 }
 
 /** The rest of `status --json`: states, calls, problems, steps, tasks, limits, throughput, ETA. */

@@ -53,18 +53,27 @@ export interface LimitEvent {
   readonly atMs: number;
 }
 
-/** The last event: the ledger's figures after the run, and how the process exits. */
-export interface SummaryEvent {
-  readonly type: 'summary';
-  /** As `darkroom status --json`: total = done + failed + held + pending; failed includes skipped. */
+/** Where a job's photos stand, as `darkroom status --json` counts them (the run's summary carries the same). */
+export interface PhotoCounts {
+  /** Photos in all: `total = done + failed + held + pending`. */
   readonly total: number;
+  /** Photos with every step's output in place. */
   readonly done: number;
+  /** Photos that will not finish without a change; includes `skipped`. */
   readonly failed: number;
+  /** Photos an operator must decide on (`darkroom retry --held`, `retry(job, { held: true })`). */
   readonly held: number;
+  /** Photos not yet in an end state: a later run takes them on. */
   readonly pending: number;
+  /** Inputs refused before any create (not an image, an output path that cannot be written). */
   readonly skipped: number;
-  /** Paid for, output not yet on disk: the next run downloads them first (part of pending). */
+  /** Of `pending`: paid for, output not on disk yet; the next run downloads them first. */
   readonly paidNotDownloaded: number;
+}
+
+/** The last event: the ledger's figures after the run, and how the process exits. */
+export interface SummaryEvent extends PhotoCounts {
+  readonly type: 'summary';
   readonly exitCode: number;
   /** Why the run stopped early (a limit, the account, the disk, a config problem, an interrupt); null when it ran to the end. */
   readonly stopped: { readonly kind: string; readonly message: string } | null;
