@@ -91,6 +91,27 @@ describe('a base URL that is not the service', () => {
     expect(s).toMatchObject({ total: 3, pending: 3, failed: 0, held: 0, done: 0 });
   }, 60_000);
 
+  it('a JSON stub that answers every request with success: exit 2 at once, the key never sent to it', async () => {
+    const j = await job(2);
+    let hits = 0;
+    let keyed = 0;
+    const stub = await listenLocal((req, res) => {
+      hits++;
+      if (req.headers['x-api-key'] !== undefined) keyed++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ code: 0, message: 'ok', requestId: 'stub-1', data: {} }));
+    });
+    cleanups.push(() => stub.close());
+    const r = await runCli(['run', j.jobsFile, '--base-url', stub.origin], env, { timeoutMs: 60_000 });
+    expect(r.code).toBe(2);
+    expectOneStopLine(r.stdout, stub.origin);
+    expect(r.stdout).toMatch(/without the key answered HTTP 200, code 0: the API refuses a request without x-api-key/);
+    expect(hits).toBe(1);
+    expect(keyed).toBe(0);
+    const s = await statusOf(j);
+    expect(s).toMatchObject({ total: 2, pending: 2, failed: 0, held: 0, done: 0 });
+  }, 60_000);
+
   it('plan: exit 2 with one line for an HTML 404 and for a dead port, with or without the key', async () => {
     const j = await job(2);
     const web = await htmlServer();

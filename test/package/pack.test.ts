@@ -63,6 +63,10 @@ describe('the packed tarball', () => {
     }
     expect(existsSync(path.join(pkg, 'src'))).toBe(false);
     expect(existsSync(path.join(pkg, 'test'))).toBe(false);
+    // Without src/ beside them, source maps are of use only if they carry the sources.
+    const map = JSON.parse(readFileSync(path.join(pkg, 'dist', 'index.js.map'), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+    expect(map.sourcesContent?.length).toBe(map.sources.length);
+    expect(map.sourcesContent?.[0]).toContain('export async function run(');
     // Only the runtime dependencies came with it: none of darkroom's devDependencies.
     expect(existsSync(path.join(project, 'node_modules', 'vitest'))).toBe(false);
     expect(existsSync(path.join(project, 'node_modules', 'eslint'))).toBe(false);
