@@ -1,8 +1,9 @@
-import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, openSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { redact } from './spec/key.js';
 import { clock } from './clock.js';
+import { makeDirs } from './fsdirs.js';
 
 export type Logger = pino.Logger;
 
@@ -49,7 +50,7 @@ const LEVEL_VALUE: Record<Exclude<LogLevel, 'silent'>, number> = { trace: 10, de
  * them and `warn` drops them.
  */
 export function fileLogger(file: string, level: string, opts: LoggerOptions = {}): Logger {
-  mkdirSync(path.dirname(file), { recursive: true });
+  makeDirs(path.dirname(file));
   closeSync(openSync(file, 'a', 0o600));
   chmodSync(file, 0o600);
   const secrets = (opts.secrets ?? []).filter((s) => s.length >= 4);
@@ -58,7 +59,7 @@ export function fileLogger(file: string, level: string, opts: LoggerOptions = {}
   const streams: pino.StreamEntry[] = [];
   let dest: ReturnType<typeof pino.destination> | undefined;
   if (fileLevel !== 'silent') {
-    const d = (dest = pino.destination({ dest: file, sync: true, mkdir: true }));
+    const d = (dest = pino.destination({ dest: file, sync: true }));
     streams.push({ level: fileLevel, stream: { write: (s: string) => d.write(redact(s, secrets)) } });
   }
   if (opts.human) streams.push({ level: 'warn', stream: { write: humanWriter(opts, secrets) } });

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type Database from 'better-sqlite3';
 import { KEYSTORE_MIGRATIONS_DIR, migrate, readMigrations, type Migration } from './migrate.js';
-import { openWritable } from './sqliteFile.js';
+import { NotSqliteFileError, openWritable, type SqliteFileRole } from './sqliteFile.js';
 import { stmt } from './statements.js';
 import { DarkroomError } from '../errors.js';
 
@@ -58,6 +58,13 @@ export class KeyStoreError extends DarkroomError {
 /** Fingerprints are `k_` and 12 hex digits (src/spec/key.ts): safe as a file name, and never the key. */
 const FINGERPRINT = /^k_[0-9a-f]{12}$/;
 
+/** The state folder is the user's alone (0700) when darkroom makes it. */
+const KEY_STORE_FILE: SqliteFileRole = {
+  name: 'key store',
+  fix: 'move it away, or set DARKROOM_STATE_DIR to another folder',
+  dirMode: 0o700,
+};
+
 let migrations: Migration[] | undefined;
 
 /**
@@ -102,13 +109,12 @@ export class KeyStore {
   static open(file: string): KeyStore {
     let db: Database.Database | undefined;
     try {
-      // The state folder is the user's alone (0700) when darkroom makes it.
-      db = openWritable(file, 0o700);
+      db = openWritable(file, KEY_STORE_FILE);
       migrate(db, file, (migrations ??= readMigrations(KEYSTORE_MIGRATIONS_DIR)), 'the key store');
       return new KeyStore(file, db);
     } catch (err) {
       db?.close();
-      if ((err as { code?: string }).code === 'LEDGER_TOO_NEW') throw err;
+      if (err instanceof NotSqliteFileError || (err as { code?: string }).code === 'LEDGER_TOO_NEW') throw err;
       throw new KeyStoreError(file, err);
     }
   }

@@ -1,8 +1,9 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import { refuseSecondName } from './links.js';
 import { migrate, schemaVersion } from './migrate.js';
-import { openWritable } from './sqliteFile.js';
+import { openWritable, type SqliteFileRole } from './sqliteFile.js';
 import { DarkroomError } from '../errors.js';
 
 export class LedgerMissingError extends DarkroomError {
@@ -49,11 +50,15 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database.Dat
     }
     return db;
   }
-  // Before anything is written under this name (see links.ts).
-  if (!memory) refuseSecondName(file);
+  if (!memory) {
+    // A folder has a name per entry in it: said as what it is, not as hard links (links.ts).
+    if (isFolder(file)) throw new LedgerUnwritableError(file, `it is a folder, not a file (name a file in it, such as ${path.join(file, 'darkroom.db')})`);
+    // Before anything is written under this name (see links.ts).
+    refuseSecondName(file);
+  }
   let db: Database.Database | undefined;
   try {
-    db = openWritable(file);
+    db = openWritable(file, LEDGER_FILE);
     db.pragma('foreign_keys = ON');
     migrate(db, file);
     return db;
@@ -65,6 +70,19 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database.Dat
   }
 }
 
+const LEDGER_FILE: SqliteFileRole = {
+  name: 'ledger',
+  fix: 'point --ledger (or ledger: in the jobs file) at a new file or an existing ledger',
+};
+
+function isFolder(file: string): boolean {
+  try {
+    return statSync(file).isDirectory();
+  } catch {
+    return false; // not there yet, or the open says why
+  }
+}
+
 const ERRNO_REASONS: Record<string, string> = {
   EACCES: 'permission denied',
   EPERM: 'operation not permitted',
@@ -73,6 +91,7 @@ const ERRNO_REASONS: Record<string, string> = {
   EDQUOT: 'disk quota exceeded',
   ENOENT: 'no such file or folder, and it cannot be made there',
   ENOTDIR: 'a part of the path is a file, not a folder',
+  EEXIST: 'a file is where its folder should be',
   EISDIR: 'that path is a folder',
 };
 

@@ -1,7 +1,8 @@
-import { closeSync, existsSync, mkdirSync, openSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, openSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
 import { openHere, type LedgerChange } from './fileCheck.js';
+import { makeDirs } from '../fsdirs.js';
 
 /** Where a lost ledger was saved (and whether its path is free to put it back), or why it could not be. */
 export type Rescue = { readonly savedTo: string; readonly pathFree: boolean } | { readonly error: string };
@@ -27,7 +28,7 @@ export function rescueDeleted(db: Database.Database, file: string, change: Ledge
   let to = `${file}.rescued`;
   for (let n = 2; existsSync(to); n++) to = `${file}.rescued-${n}`;
   try {
-    mkdirSync(path.dirname(to), { recursive: true });
+    makeDirs(path.dirname(to));
     // Readable by its owner only, like the ledger; VACUUM INTO fills an empty file.
     closeSync(openSync(to, 'wx', 0o600));
     db.prepare('VACUUM INTO ?').run(to);

@@ -1,6 +1,33 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { DarkroomError } from '../errors.js';
+import { makeDirs } from '../fsdirs.js';
+
+/** What a SQLite file darkroom writes is to the operator: its name in a line, and what to do when the path holds something else. */
+export interface SqliteFileRole {
+  /** "ledger", "key store". */
+  readonly name: string;
+  /** What to do instead, in a few words. */
+  readonly fix: string;
+  /** The folder's mode when darkroom makes it (the key store's state folder is the user's alone). */
+  readonly dirMode?: number;
+}
+
+/**
+ * A non-empty file at the path that is not a SQLite database (a note, a photo): SQLite would
+ * take a file shorter than its header for a new database and write over it. Nothing was
+ * written; the same code as a damaged ledger, since the file is not one darkroom can use.
+ */
+export class NotSqliteFileError extends DarkroomError {
+  override readonly name = 'NotSqliteFileError';
+  constructor(
+    readonly file: string,
+    role: SqliteFileRole,
+  ) {
+    super('LEDGER_DAMAGED', `${file} is not a darkroom ${role.name}: the file exists and is not a SQLite database, so it was left untouched; ${role.fix}`);
+  }
+}
 
 /**
  * A SQLite file darkroom writes (the ledger, a key's store), opened the one durable way:
@@ -9,12 +36,14 @@ import Database from 'better-sqlite3';
  * `accepted` submission) can vanish on power loss — exactly the row § L1 relies on — and a
  * 5 s busy timeout against write transactions that each take a few milliseconds.
  *
- * `dirMode`: the folder's mode when darkroom makes it (the key store's state folder is the
- * user's alone; a ledger's folder is wherever the job put it). `:memory:` for simulations.
+ * A ledger's folder is wherever the job put it. `:memory:` for simulations.
  */
-export function openWritable(file: string, dirMode?: number): Database.Database {
+export function openWritable(file: string, role: SqliteFileRole): Database.Database {
   const memory = file === ':memory:';
-  if (!memory) createPrivate(file, dirMode);
+  if (!memory) {
+    if (!sqliteOrNew(file)) throw new NotSqliteFileError(file, role);
+    createPrivate(file, role.dirMode);
+  }
   const db = new Database(file);
   try {
     db.pragma('busy_timeout = 5000');
@@ -27,9 +56,33 @@ export function openWritable(file: string, dirMode?: number): Database.Database 
   }
 }
 
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/**
+ * Whether the file is missing, empty, or starts as a SQLite database does. A file that
+ * cannot be read here says yes: the open that follows reports why in its own words.
+ */
+function sqliteOrNew(file: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return true;
+  }
+  try {
+    const head = Buffer.alloc(SQLITE_HEADER.length);
+    const n = readSync(fd, head, 0, head.length, 0);
+    return n === 0 || head.equals(SQLITE_HEADER);
+  } catch {
+    return true;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The file holds request ids and photo names: readable by its owner only, its WAL files too. */
 function createPrivate(file: string, dirMode: number | undefined): void {
-  mkdirSync(path.dirname(file), { recursive: true, ...(dirMode === undefined ? {} : { mode: dirMode }) });
+  makeDirs(path.dirname(file), dirMode);
   for (const f of [file, `${file}-wal`, `${file}-shm`]) {
     if (!existsSync(f)) closeSync(openSync(f, 'a', 0o600));
     chmodSync(f, 0o600);

@@ -1,5 +1,6 @@
-import { closeSync, constants, copyFile, fsync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statfsSync, write, writeSync } from 'node:fs';
+import { closeSync, constants, copyFile, fsync, fsyncSync, openSync, renameSync, rmSync, statfsSync, write, writeSync } from 'node:fs';
 import { DarkroomError } from '../errors.js';
+import { makeDirs } from '../fsdirs.js';
 
 /**
  * The file-system calls that put results in the output folder, in one place, so a test can
@@ -14,7 +15,7 @@ import { DarkroomError } from '../errors.js';
  * into an ambiguous one).
  */
 export interface OutputFs {
-  /** mkdir -p. */
+  /** mkdir -p (fsdirs.ts: without Node's endless loop on procfs). */
   mkdirp(dir: string): void;
   /** Create a new file for writing (O_EXCL: never an existing one), mode 0644; its fd. */
   create(file: string): number;
@@ -39,7 +40,7 @@ const promised = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, v?: T) => void
   new Promise<T>((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v as T))));
 
 export const nodeOutputFs: OutputFs = {
-  mkdirp: (dir) => void mkdirSync(dir, { recursive: true }),
+  mkdirp: (dir) => makeDirs(dir),
   create: (file) => openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644),
   write: (fd, data) => {
     for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, data.length - at);
@@ -93,6 +94,9 @@ const MEANING: Record<string, string> = {
   EPERM: 'operation not permitted',
   EIO: 'input/output error',
   ENAMETOOLONG: 'file name too long',
+  ENOENT: 'no such file or folder',
+  ENOTDIR: 'a part of the path is a file, not a folder',
+  EEXIST: 'a file is where the folder should be',
 };
 
 /** A file-system call on an output failed: which one, where, and whether the whole folder is unusable. */

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { access, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { access, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { clock } from '../clock.js';
+import { makeDirsAsync } from '../fsdirs.js';
 
 /**
  * What the report says about one image file: its format, dimensions and size, read from the
@@ -73,7 +74,7 @@ export async function inspectImage(file: string | null, opts: ThumbOptions): Pro
   }
   const tmp = `${target}.${process.pid}.tmp`;
   try {
-    await clock.io(mkdir(opts.dir, { recursive: true }));
+    await clock.io(makeDirsAsync(opts.dir));
     await clock.io(
       sharp(file, { failOn: 'none', animated: false })
         .rotate()
