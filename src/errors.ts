@@ -8,7 +8,7 @@
 /**
  * Every failure kind darkroom reports, one stable string each. Codes are only ever added.
  *
- * - `CONFIG`: the job is invalid (a key, a path, a guard value), or the job's steps changed under started photos
+ * - `CONFIG`: the job is invalid (a key, a path, a guard value), an option passed in code is (`apiKey`, `signal`, `onEvent`), or the job's steps changed under started photos
  * - `USAGE`: a command-line mistake (CLI only)
  * - `LOCKED`: another run (or retry) holds the ledger (docs/ARCHITECTURE.md § L6)
  * - `NO_LEDGER`, `LEDGER_TOO_NEW`, `LEDGER_UNWRITABLE`, `LEDGER_MOVED`, `LEDGER_LINKED`, `LEDGER_DAMAGED`, `LEDGER_FULL`: the ledger file
@@ -19,6 +19,7 @@
  * - `OUTPUT`: the output folder cannot be written or has no room, before anything was paid
  * - `OUTPUT_WRITE`, `OUTPUT_TARGET`: a file could not be written
  * - `ABORTED`: the caller's signal was aborted before any work started
+ * - `EVENT_HANDLER`: the caller's `onEvent` threw: the run stopped as an abort would (its error is the `cause`)
  * - `INTERNAL`: anything else (a bug: the message says where the details are)
  */
 export type DarkroomErrorCode =
@@ -42,6 +43,7 @@ export type DarkroomErrorCode =
   | 'OUTPUT_WRITE'
   | 'OUTPUT_TARGET'
   | 'ABORTED'
+  | 'EVENT_HANDLER'
   | 'INTERNAL';
 
 /** The exit code `darkroom` ends with for each kind (docs/ARCHITECTURE.md § Command-line contract). */
@@ -67,6 +69,8 @@ const EXIT_CODE: Record<DarkroomErrorCode, 1 | 2 | 3 | 130> = {
   OUTPUT_WRITE: 1,
   OUTPUT_TARGET: 2,
   ABORTED: 130,
+  // Library only: the CLI's own handler never throws.
+  EVENT_HANDLER: 1,
   INTERNAL: 1,
 };
 

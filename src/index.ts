@@ -33,25 +33,35 @@ export type { Job, JobOptions, Plan, PlanOptions, PlanResult, PlanStep, RetrySum
 export type { RunEvent, PhotoEvent, PhotoDoneEvent, LimitEvent, SummaryEvent, PhotoCounts };
 export { RunStoppedError } from './lib/runStopped.js';
 
-/** How {@link run} is made. Every field may be left out. */
+/** How {@link run} is made. Every field may be left out, and so may the object (`null` or `undefined` is `{}`). */
 export interface RunOptions extends JobOptions {
   /**
    * Aborting it stops the run: no new call is started, calls in flight get 2 s to finish
    * and are then aborted with their outcome recorded, and `run()` resolves within seconds
    * with the figures so far (`interrupted: true`, `pending` > 0). The ledger stays
-   * consistent; a later `run()` continues where this one stopped.
+   * consistent; a later `run()` continues where this one stopped. Any number of runs may
+   * share one signal: a run adds no listener to it.
    */
   readonly signal?: AbortSignal | undefined;
   /**
    * Each event of the run as it happens, the same as `darkroom run --json` writes: one per
    * photo that ends (`done`, then `photo-done`; `failed`, `held`, `skipped`), `limit`, and
    * `summary` last. Called synchronously: keep it quick.
+   *
+   * If it throws, darkroom never lets the exception escape (no unhandled rejection, no
+   * uncaught exception): its first throw stops the run as aborting `signal` would — nothing
+   * new is started, the calls in flight finish and are recorded, the ledger stays
+   * consistent — no further event reaches it, and `run()` rejects with a
+   * {@link RunStoppedError} of code `EVENT_HANDLER`: its `cause` is what the handler threw,
+   * its `summary` the figures when the run stopped (a throw on `summary` itself: the run's
+   * own figures). A later `run()` continues where this one stopped.
    */
   readonly onEvent?: ((e: RunEvent) => void) | undefined;
   /**
    * A pino logger for the run's log lines (one per API call at info, warnings, errors;
    * the key never appears, only its fingerprint `k_…`). Default: JSON lines to the job's
-   * log file (`log.file`, else beside the ledger), as `darkroom run` writes.
+   * log file (`log.file`, else beside the ledger), as `darkroom run` writes. A line the
+   * logger throws on is lost; the throw never reaches the run or the process.
    */
   readonly logger?: Logger | undefined;
 }
@@ -74,14 +84,16 @@ export async function loadJob(path: string): Promise<Job> {
  * photo done or not (`failed`, `held`, or `pending` after an abort).
  *
  * @param job - a {@link Job} object (relative paths against `opts.cwd`) or the path of a jobs YAML (relative paths against its folder)
- * @throws {@link DarkroomError} before any work: `CONFIG` (the job, a missing key), `LOCKED`
- *   (another run holds the ledger), `ABORTED` (the signal was aborted already), `NO_LEDGER`…;
- *   a {@link RunStoppedError} (`ACCOUNT`, `CONFIG`, `OUTPUT`, `LEDGER_MOVED`) with the figures
- *   in `summary` when the run stopped for a problem that must be fixed first.
+ * @throws {@link DarkroomError} before any work: `CONFIG` (the job, a missing key, an option
+ *   of the wrong type), `LOCKED` (another run holds the ledger), `ABORTED` (the signal was
+ *   aborted already), `NO_LEDGER`…; a {@link RunStoppedError} with the figures in `summary`
+ *   when the run stopped for a problem that must be fixed first: `ACCOUNT`, `CONFIG`,
+ *   `NOT_THE_SERVICE` or `SERVICE_UNREACHABLE` (the base URL: the codes {@link plan} gives
+ *   for it), `OUTPUT`, `LEDGER_MOVED`, or `EVENT_HANDLER` (`opts.onEvent` threw).
  */
-export async function run(job: Job | string, opts: RunOptions = {}): Promise<RunSummary> {
+export async function run(job: Job | string, opts?: RunOptions | null): Promise<RunSummary> {
   const { runJobLibrary } = await import('./lib/run.js');
-  return runJobLibrary(job, opts satisfies LibRunOptions);
+  return runJobLibrary(job, (opts ?? {}) satisfies LibRunOptions);
 }
 
 /**
@@ -90,9 +102,9 @@ export async function run(job: Job | string, opts: RunOptions = {}): Promise<Run
  *
  * @throws {@link DarkroomError} `NO_LEDGER` when the job never ran, `CONFIG` for a bad job.
  */
-export async function status(job: Job | string, opts: JobOptions = {}): Promise<StatusSummary> {
+export async function status(job: Job | string, opts?: JobOptions | null): Promise<StatusSummary> {
   const { statusOfJob } = await import('./lib/status.js');
-  return statusOfJob(job, opts);
+  return statusOfJob(job, opts ?? {});
 }
 
 /**
@@ -103,9 +115,9 @@ export async function status(job: Job | string, opts: JobOptions = {}): Promise<
  *
  * @throws {@link DarkroomError} `CONFIG`, `NOT_THE_SERVICE` or `SERVICE_UNREACHABLE` (the base URL), `KEY_BUSY`.
  */
-export async function plan(job: Job | string, opts: JobOptions & PlanOptions = {}): Promise<Plan> {
+export async function plan(job: Job | string, opts?: (JobOptions & PlanOptions) | null): Promise<Plan> {
   const { planOfJob } = await import('./lib/plan.js');
-  return planOfJob(job, opts);
+  return planOfJob(job, opts ?? {});
 }
 
 /**
@@ -113,9 +125,16 @@ export async function plan(job: Job | string, opts: JobOptions & PlanOptions = {
  * may charge a second time — and timed-out tasks) and failed ones (`failed: true`) back to
  * work; the next {@link run} takes them on. Asks nothing: calling it is the decision.
  *
+ * The ledger's lock is taken before anything is read: while a run (or another retry)
+ * holds it, this rejects `LOCKED` and changes nothing, whatever is held or failed.
+ *
  * @throws {@link DarkroomError} `LOCKED` while a run holds the ledger, `NO_LEDGER`.
  */
-export async function retry(job: Job | string, what: { readonly held?: boolean; readonly failed?: boolean }, opts: JobOptions = {}): Promise<RetrySummary> {
+export async function retry(
+  job: Job | string,
+  what: { readonly held?: boolean; readonly failed?: boolean } | null | undefined,
+  opts?: JobOptions | null,
+): Promise<RetrySummary> {
   const { retryJob } = await import('./lib/retry.js');
-  return retryJob(job, what, opts);
+  return retryJob(job, what ?? {}, opts ?? {});
 }

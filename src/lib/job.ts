@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { DarkroomError } from '../errors.js';
 import { ConfigError, configFromObject, loadConfig, loadJobFile, type Config, type JobInput } from '../config/index.js';
 
 /**
@@ -39,7 +40,19 @@ export function resolveJob(job: Job | string, opts: JobOptions = {}): { config: 
   if (config.keyEnvs.length !== 1) {
     throw new ConfigError(path.basename(config.file), 'service.keys', 'apiKey names one key, and this job has several: set each in the variable its apiKeyEnv names');
   }
+  checkApiKey(opts.apiKey, config.keyEnvs[0]!);
   return { config, env: { ...process.env, [config.keyEnvs[0]!]: opts.apiKey } };
+}
+
+/**
+ * The key came in code: a problem with it names the option, not an environment variable
+ * the caller never used. Characters an HTTP header cannot carry would fail every call.
+ */
+function checkApiKey(key: unknown, env: string): void {
+  if (typeof key !== 'string') throw new DarkroomError('CONFIG', `the apiKey option must be a string (the API key), got ${typeof key}; or leave it out to read ${env}`);
+  if (key.trim() === '') throw new DarkroomError('CONFIG', `the apiKey option is empty: pass the API key, or leave the option out to read ${env}`);
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(key.trim())) throw new DarkroomError('CONFIG', 'the apiKey option holds a control character (a line break?), which no API key has: pass the key alone');
 }
 
 /**

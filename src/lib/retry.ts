@@ -36,20 +36,24 @@ function underLock<T>(file: string, command: string, breakLock: string | undefin
  * slots their creates held in the keys' budgets are freed.
  */
 export function requeueHeld(file: string, held: readonly HeldItem[], opts: { readonly env: NodeJS.ProcessEnv; readonly breakLock?: string | undefined; readonly command?: string }): RetrySummary {
-  return underLock(file, opts.command ?? 'retry --held', opts.breakLock, (ledger) => {
-    const r = ledger.held.requeue(['ambiguous', 'timeout'], 'darkroom retry --held', held.map((h) => h.id));
-    // The operator's decision frees the task slots these creates held in their keys' budgets.
-    const note = releaseHeldSlots(ledger, held, opts.env);
-    return { recreated: r.recreated, repolled: r.repolled, downloads: 0, note: note || null };
-  });
+  return underLock(file, opts.command ?? 'retry --held', opts.breakLock, (ledger) => requeueHeldIn(ledger, held, opts.env));
+}
+
+function requeueHeldIn(ledger: Ledger, held: readonly HeldItem[], env: NodeJS.ProcessEnv): RetrySummary {
+  const r = ledger.held.requeue(['ambiguous', 'timeout'], 'darkroom retry --held', held.map((h) => h.id));
+  // The operator's decision frees the task slots these creates held in their keys' budgets.
+  const note = releaseHeldSlots(ledger, held, env);
+  return { recreated: r.recreated, repolled: r.repolled, downloads: 0, note: note || null };
 }
 
 /** Put failed photos back to work: paid ones to be downloaded, the others to be created again. */
 export function requeueFailed(file: string, failed: readonly FailedItem[], opts: { readonly breakLock?: string | undefined }): RetrySummary {
-  return underLock(file, 'retry --failed', opts.breakLock, (ledger) => {
-    const r = ledger.failed.requeue(failed.map((f) => f.id), 'darkroom retry --failed');
-    return { recreated: r.recreated, repolled: 0, downloads: r.downloads, note: null };
-  });
+  return underLock(file, 'retry --failed', opts.breakLock, (ledger) => requeueFailedIn(ledger, failed));
+}
+
+function requeueFailedIn(ledger: Ledger, failed: readonly FailedItem[]): RetrySummary {
+  const r = ledger.failed.requeue(failed.map((f) => f.id), 'darkroom retry --failed');
+  return { recreated: r.recreated, repolled: 0, downloads: r.downloads, note: null };
 }
 
 /** The held and failed photos of a ledger, read only. */
@@ -64,16 +68,24 @@ export function readRetryable(file: string): { held: HeldItem[]; failed: FailedI
 
 /**
  * The library's `retry()` (src/index.ts): held and failed photos put back to work as
- * asked, with no question (the caller's yes); the next run() takes them on.
+ * asked, with no question (the caller's yes); the next run() takes them on. The lock is
+ * taken before anything is read (L6): while a run holds the ledger this rejects `LOCKED`,
+ * even when nothing is held or failed yet.
  */
 export async function retryJob(job: Job | string, what: { readonly held?: boolean; readonly failed?: boolean }, opts: JobOptions): Promise<RetrySummary> {
   try {
     const { config, env } = resolveJob(job, opts);
-    const found = readRetryable(config.ledger);
+    // NO_LEDGER for a job that never ran: the writer's open below would create one.
+    readRetryable(config.ledger);
     const none: RetrySummary = { recreated: 0, repolled: 0, downloads: 0, note: null };
-    const h = what.held && found.held.length > 0 ? requeueHeld(config.ledger, found.held, { env }) : none;
-    const f = what.failed && found.failed.length > 0 ? requeueFailed(config.ledger, found.failed, {}) : none;
-    return { recreated: h.recreated + f.recreated, repolled: h.repolled, downloads: f.downloads, note: h.note };
+    const command = what.held && what.failed ? 'retry --held --failed' : what.failed ? 'retry --failed' : 'retry --held';
+    return underLock(config.ledger, command, undefined, (ledger) => {
+      const held = what.held ? ledger.held.list() : [];
+      const failed = what.failed ? ledger.failed.list() : [];
+      const h = held.length > 0 ? requeueHeldIn(ledger, held, env) : none;
+      const f = failed.length > 0 ? requeueFailedIn(ledger, failed) : none;
+      return { recreated: h.recreated + f.recreated, repolled: h.repolled, downloads: f.downloads, note: h.note };
+    });
   } catch (err) {
     throw toDarkroomError(err);
   }

@@ -1,9 +1,10 @@
 import { requireBaseUrl, requireInputDir, resolveKeys } from '../config/index.js';
 import { DarkroomError } from '../errors.js';
-import { RunStoppedError, type RunSummary } from './runStopped.js';
+import { RunStoppedError, type RunStopCode, type RunSummary } from './runStopped.js';
 import type { Logger } from '../log.js';
 import type { RunEvent } from '../run/events.js';
 import type { RunResult } from '../run/runner.js';
+import { checkRunHooks, GuardedHandler, safeLogger } from './callerHooks.js';
 import { toDarkroomError } from './errors.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 import { runSession } from './session.js';
@@ -21,34 +22,51 @@ export type { RunSummary };
 function failureOf(r: RunResult, summary: RunSummary): RunStoppedError | null {
   if (r.accountStop) return new RunStoppedError('ACCOUNT', r.accountStop.error.message, summary, r.accountStop.error);
   if (!r.halt || r.halt.exitCode !== 2) return null;
-  const code = r.halt.kind === 'disk' ? 'OUTPUT' : r.halt.kind === 'ledger' ? 'LEDGER_MOVED' : 'CONFIG';
+  const code: RunStopCode = r.halt.kind === 'disk' ? 'OUTPUT' : r.halt.kind === 'ledger' ? 'LEDGER_MOVED' : (r.halt.code ?? 'CONFIG');
   return new RunStoppedError(code, r.halt.message, summary);
+}
+
+/** The line a run stopped by its own event handler rejects with. */
+function handlerMessage(thrown: { readonly err: unknown; readonly on: RunEvent['type'] }): string {
+  const what = String((thrown.err as { message?: unknown } | null)?.message ?? thrown.err).split('\n')[0];
+  const head = `the onEvent handler threw on a '${thrown.on}' event (${what})`;
+  if (thrown.on === 'summary') return `${head}: the run had ended, its figures are in this error's summary; fix the handler`;
+  return `${head}: the run stopped as an abort would, the work in flight recorded; fix the handler and run again to continue`;
 }
 
 /** The library's `run()` (src/index.ts): one run of the job through runSession, as `darkroom run` makes it. */
 export async function runJobLibrary(job: Job | string, opts: RunOptions): Promise<RunSummary> {
   try {
+    checkRunHooks(opts);
     if (opts.signal?.aborted) throw new DarkroomError('ABORTED', 'the signal was aborted before the run started: nothing was done');
     const { config, env } = resolveJob(job, opts);
     requireInputDir(config);
     const baseUrl = requireBaseUrl(config);
     const keys = resolveKeys(config, env);
+    // The run's own signal: the caller's or a throwing handler stops it. AbortSignal.any
+    // follows the caller's without an event listener on it, so any number of runs may
+    // share one signal without a MaxListenersExceededWarning on stderr.
+    const stop = new AbortController();
+    const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
+    const handler = new GuardedHandler(opts.onEvent, () => stop.abort(new Error('the onEvent handler threw')));
     let summary: RunSummary | undefined;
     const { result } = await runSession({
       config,
       baseUrl,
       keys,
       stateDir: stateDirFrom(env),
-      logger: opts.logger,
-      signal: opts.signal,
+      logger: opts.logger ? safeLogger(opts.logger) : undefined,
+      signal,
       onEvent: (e) => {
         if (e.type === 'summary') {
           const { type: _, ...figures } = e;
-          summary = { ...figures, interrupted: opts.signal?.aborted ?? false };
+          summary = { ...figures, interrupted: signal.aborted };
         }
-        opts.onEvent?.(e);
+        handler.emit(e);
       },
     });
+    const thrown = handler.thrown;
+    if (thrown) throw new RunStoppedError('EVENT_HANDLER', handlerMessage(thrown), summary!, thrown.err);
     const failure = failureOf(result, summary!);
     if (failure) throw failure;
     return summary!;

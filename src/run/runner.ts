@@ -271,8 +271,8 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
         ...(opts.firstContactMs !== undefined ? { windowMs: opts.firstContactMs } : {}),
       });
       if (wrong !== null) {
-        haltRun(run, { kind: 'config', immediate: true, exitCode: 2, message: wrong });
-        log.error({ baseUrl: new URL(opts.baseUrl).origin }, wrong);
+        haltRun(run, { kind: 'config', code: wrong.code, immediate: true, exitCode: 2, message: wrong.message });
+        log.error({ baseUrl: new URL(opts.baseUrl).origin }, wrong.message);
       }
     }
     // Not on a rerun with nothing to do: that makes no call at all.

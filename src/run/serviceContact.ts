@@ -96,9 +96,13 @@ export class ServiceContact {
 
   /**
    * The first contact: null once the base URL answered as the API, else the operator's
-   * line (the run stops, exit 2). Returns null too when `signal` aborts (an interrupt).
+   * line and the code `plan` gives for the same URL (the run stops, exit 2). Returns null
+   * too when `signal` aborts (an interrupt).
    */
-  async firstContact(baseUrl: string, o: { transport?: Transport; timeoutMs: number; signal?: AbortSignal; secrets: readonly string[]; windowMs?: number }): Promise<string | null> {
+  async firstContact(
+    baseUrl: string,
+    o: { transport?: Transport; timeoutMs: number; signal?: AbortSignal; secrets: readonly string[]; windowMs?: number },
+  ): Promise<{ readonly message: string; readonly code: 'NOT_THE_SERVICE' | 'SERVICE_UNREACHABLE' } | null> {
     const started = clock.now();
     const windowMs = o.windowMs ?? FIRST_CONTACT_MS;
     const check = `${CHECK}; nothing was sent with the key and every photo is still pending`;
@@ -117,11 +121,12 @@ export class ServiceContact {
         this.#back();
         return null;
       }
-      if (r.answer === 'not-api') return notTheService(baseUrl, r, o.secrets, check);
+      if (r.answer === 'not-api') return { message: notTheService(baseUrl, r, o.secrets, check), code: 'NOT_THE_SERVICE' };
       if (clock.now() >= started + windowMs) {
         this.#outage = undefined;
         const where = redact(displayUrl(baseUrl), o.secrets);
-        return `no answer from the service at ${where} for ${Math.round((clock.now() - started) / 1000)} s since the run started (${r.detail}); ${check}`;
+        const message = `no answer from the service at ${where} for ${Math.round((clock.now() - started) / 1000)} s since the run started (${r.detail}); ${check}`;
+        return { message, code: 'SERVICE_UNREACHABLE' };
       }
       this.#failed(sentAt, r.detail);
       // The last try at the window's end, so a blip shorter than the window is ridden out.

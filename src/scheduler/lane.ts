@@ -111,15 +111,22 @@ export class Lane {
         : action.kind === 'create'
           ? this.stages.create(action.item, ticket)
           : this.stages.upload(action.item, ticket);
+    // Nothing may throw out of this chain (no one awaits it: a throw would be the host
+    // process's unhandled rejection); whatever does is a crash that stops the run.
     void run
-      .then((fb) => this.apply(fb, action, ticket), (err: unknown) => this.onStageCrash(err))
+      .then(
+        (fb) => this.guarded(() => this.apply(fb, action, ticket)),
+        (err: unknown) => this.onStageCrash(err),
+      )
       .finally(() => {
-        this.budget.settle(ticket);
-        this.state.inflightCalls--;
-        this.state.inflightItems.delete(action.item.id);
-        if (action.kind === 'upload') this.state.uploadsInflight--;
+        this.guarded(() => {
+          this.budget.settle(ticket);
+          this.state.inflightCalls--;
+          this.state.inflightItems.delete(action.item.id);
+          if (action.kind === 'upload') this.state.uploadsInflight--;
+        });
         this.wake();
-        this.opts.onActivity?.();
+        this.guarded(() => this.opts.onActivity?.());
       });
     return true;
   }
@@ -169,6 +176,16 @@ export class Lane {
   }
 
   crash: unknown;
+
+  /** Run `fn`; what it throws is a crash (onStageCrash), never an exception out of a promise callback. */
+  private guarded(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.onStageCrash(err);
+      this.wake();
+    }
+  }
 
   private idle(untilMs: number): Promise<void> {
     return new Promise<void>((resolve) => {

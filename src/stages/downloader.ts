@@ -94,6 +94,18 @@ export async function downloadLoop(
   let gaveUp = false;
   // A stage that threw (the ledger could not be written: SQLITE_FULL, say) stops the run, as a lane's does.
   let crash: { err: unknown } | undefined;
+  const crashed = (err: unknown) => {
+    crash ??= { err };
+    run.stopped = true;
+    o.wakeLanes?.();
+  };
+  const guarded = (fn: () => void) => {
+    try {
+      fn();
+    } catch (err) {
+      crashed(err);
+    }
+  };
   for (;;) {
     if (run.stopped || o.ledgerOk?.() === false) break;
     const now = clock.now();
@@ -103,25 +115,24 @@ export async function downloadLoop(
     while (patient && inflight.size < config.limits.downloads) {
       const item = ledger.outputs.nextToDownload(now, new Set(inflight.keys()));
       if (!item) break;
+      // Nothing may throw out of this chain: it is awaited only while it is in `inflight`,
+      // so a throw after that would be the host process's unhandled rejection.
       const p = downloadStage(ledger, item, dl)
         .then(
-          (outcome) => {
-            // Past the patience a fresh URL is not asked for now (a poll, an API call, for a
-            // download this run would not make): the task stays `active`, and the next run's
-            // first poll gets the URL.
-            if (outcome === 'refresh' && !patience.over(clock.now())) handBack();
-            if (outcome === 'done') o.onDone?.(item.id);
-          },
-          (err: unknown) => {
-            crash ??= { err };
-            run.stopped = true;
-            o.wakeLanes?.();
-          },
+          (outcome) =>
+            guarded(() => {
+              // Past the patience a fresh URL is not asked for now (a poll, an API call, for a
+              // download this run would not make): the task stays `active`, and the next run's
+              // first poll gets the URL.
+              if (outcome === 'refresh' && !patience.over(clock.now())) handBack();
+              if (outcome === 'done') o.onDone?.(item.id);
+            }),
+          crashed,
         )
         .finally(() => {
           inflight.delete(item.id);
           activity.notify();
-          o.onActivity?.();
+          guarded(() => o.onActivity?.());
         });
       inflight.set(item.id, p);
     }
