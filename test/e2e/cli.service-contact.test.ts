@@ -34,19 +34,22 @@ async function deadPort(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-/** A web server that is not the API: an HTML 404 for every path. */
-async function htmlServer(): Promise<{ origin: string; hits: () => number; keyed: () => number }> {
+/** A server that is not the API, giving one answer to every request; it counts requests and those that carried a key. */
+async function fakeServer(status: number, type: string, body: string): Promise<{ origin: string; hits: () => number; keyed: () => number }> {
   let hits = 0;
   let keyed = 0;
   const srv = await listenLocal((req, res) => {
     hits++;
     if (req.headers['x-api-key'] !== undefined) keyed++;
-    res.writeHead(404, { 'content-type': 'text/html; charset=utf-8' });
-    res.end('<!doctype html><title>Not Found</title><h1>Not Found</h1>');
+    res.writeHead(status, { 'content-type': type });
+    res.end(body);
   });
   cleanups.push(() => srv.close());
   return { origin: srv.origin, hits: () => hits, keyed: () => keyed };
 }
+
+/** A web server: an HTML 404 for every path. */
+const htmlServer = () => fakeServer(404, 'text/html; charset=utf-8', '<!doctype html><title>Not Found</title><h1>Not Found</h1>');
 
 async function statusOf(j: TestJob): Promise<{ total: number; pending: number; failed: number; held: number; done: number }> {
   const s = await runCli(['status', j.jobsFile, '--json'], {});
@@ -93,21 +96,14 @@ describe('a base URL that is not the service', () => {
 
   it('a JSON stub that answers every request with success: exit 2 at once, the key never sent to it', async () => {
     const j = await job(2);
-    let hits = 0;
-    let keyed = 0;
-    const stub = await listenLocal((req, res) => {
-      hits++;
-      if (req.headers['x-api-key'] !== undefined) keyed++;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ code: 0, message: 'ok', requestId: 'stub-1', data: {} }));
-    });
-    cleanups.push(() => stub.close());
+    // A catch-all JSON stub: every request "succeeds".
+    const stub = await fakeServer(200, 'application/json', JSON.stringify({ code: 0, message: 'ok', requestId: 'stub-1', data: {} }));
     const r = await runCli(['run', j.jobsFile, '--base-url', stub.origin], env, { timeoutMs: 60_000 });
     expect(r.code).toBe(2);
     expectOneStopLine(r.stdout, stub.origin);
     expect(r.stdout).toMatch(/without the key answered HTTP 200, code 0: the API refuses a request without x-api-key/);
-    expect(hits).toBe(1);
-    expect(keyed).toBe(0);
+    expect(stub.hits()).toBe(1);
+    expect(stub.keyed()).toBe(0);
     const s = await statusOf(j);
     expect(s).toMatchObject({ total: 2, pending: 2, failed: 0, held: 0, done: 0 });
   }, 60_000);
