@@ -95,9 +95,10 @@ describe('insufficient credits (20601)', () => {
     let creditCalls = 0;
     let broke = true;
     const account = async (req: { url: string; headers: Record<string, string> }, forward: () => Promise<WireResponse>) => {
-      if (req.url.endsWith('/api/v1/credits')) {
-        // The keyed ones: the run's first contact asks without a key (serviceContact.ts).
-        if (req.headers['x-api-key'] !== undefined) creditCalls++;
+      // The keyed ones: the run's first contact asks without a key (serviceContact.ts) and the
+      // service refuses it (401), which is what shows it is the API.
+      if (req.url.endsWith('/api/v1/credits') && req.headers['x-api-key'] !== undefined) {
+        creditCalls++;
         return json(200, { code: 0, message: 'ok', requestId: 'srv-credits', data: { totalCredit: 2, usedCredit: 2, remainingCredit: 0 } });
       }
       if (broke && req.url.endsWith('/generate') && accepted >= 2) {
