@@ -1,5 +1,4 @@
 import { mkdirSync, statSync } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -15,62 +14,34 @@ import path from 'node:path';
  * make folders (docs/ARCHITECTURE.md § Import rules).
  */
 export function makeDirs(dir: string, mode?: number): void {
-  const steps = walk(dir);
-  for (let s = steps.next(); !s.done; ) {
-    const op = s.value;
-    s = steps.next(outcome(() => ('stat' in op ? statSync(op.stat).isDirectory() : mkdirSync(op.mkdir, { mode }))));
-  }
-}
-
-/** makeDirs through the thread pool (for callers that must not block the event loop). */
-export async function makeDirsAsync(dir: string, mode?: number): Promise<void> {
-  const steps = walk(dir);
-  for (let s = steps.next(); !s.done; ) {
-    const op = s.value;
-    s = steps.next(await outcomeAsync(async () => ('stat' in op ? (await stat(op.stat)).isDirectory() : mkdir(op.mkdir, { mode }))));
-  }
-}
-
-type Op = { readonly stat: string } | { readonly mkdir: string };
-/** A stat says whether the path is a folder; a mkdir says nothing; either may fail. */
-type Outcome = { readonly folder?: boolean; readonly err?: NodeJS.ErrnoException };
-
-/** The calls makeDirs makes, in order, each told how the last went: one walk for the sync and async forms. */
-function* walk(dir: string): Generator<Op, void, Outcome> {
   const missing: string[] = [];
   for (let at = path.resolve(dir); ; at = path.dirname(at)) {
-    const found = yield { stat: at };
-    if (found.err) {
-      if (found.err.code !== 'ENOENT' || path.dirname(at) === at) throw found.err;
+    const found = statOf(at);
+    if (found === 'missing') {
+      if (path.dirname(at) === at) throw errnoError('ENOENT', 'no such file or directory', at);
       missing.push(at);
       continue;
     }
-    if (found.folder) break;
+    if (found === 'folder') break;
     // A file: where the folder itself should be, or on the way to it, as mkdir would say.
     throw missing.length === 0 ? errnoError('EEXIST', 'file already exists', at) : errnoError('ENOTDIR', 'not a directory', missing[missing.length - 1]!);
   }
   for (const d of missing.reverse()) {
-    const made = yield { mkdir: d };
-    if (!made.err) continue;
-    // Made meanwhile by someone else is as good; anything else in the way is not.
-    if (made.err.code === 'EEXIST' && (yield { stat: d }).folder) continue;
-    throw made.err;
+    try {
+      mkdirSync(d, { mode });
+    } catch (err) {
+      // Made meanwhile by someone else is as good; anything else in the way is not.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || statOf(d) !== 'folder') throw err;
+    }
   }
 }
 
-function outcome(fn: () => unknown): Outcome {
+function statOf(at: string): 'folder' | 'file' | 'missing' {
   try {
-    return { folder: fn() === true };
+    return statSync(at).isDirectory() ? 'folder' : 'file';
   } catch (err) {
-    return { err: err as NodeJS.ErrnoException };
-  }
-}
-
-async function outcomeAsync(fn: () => Promise<unknown>): Promise<Outcome> {
-  try {
-    return { folder: (await fn()) === true };
-  } catch (err) {
-    return { err: err as NodeJS.ErrnoException };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    throw err;
   }
 }
 

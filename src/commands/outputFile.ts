@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { lstat, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { clock } from '../clock.js';
-import { makeDirsAsync } from '../fsdirs.js';
+import { makeDirs } from '../fsdirs.js';
 import { DarkroomError } from '../errors.js';
 
 /**
@@ -78,7 +78,7 @@ export async function writeOutput(t: OutputTarget, data: string | Buffer, stream
     return;
   }
   const dir = path.dirname(file);
-  await clock.io(makeDirsAsync(dir));
+  makeDirs(dir);
   const tmp = path.join(dir, `.${path.basename(file).slice(0, 64)}.${randomUUID().slice(0, 8)}.tmp`);
   try {
     const fh = await clock.io(open(tmp, 'wx', 0o644));

@@ -3,7 +3,7 @@ import { access, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { clock } from '../clock.js';
-import { makeDirsAsync } from '../fsdirs.js';
+import { makeDirs } from '../fsdirs.js';
 
 /**
  * What the report says about one image file: its format, dimensions and size, read from the
@@ -74,7 +74,7 @@ export async function inspectImage(file: string | null, opts: ThumbOptions): Pro
   }
   const tmp = `${target}.${process.pid}.tmp`;
   try {
-    await clock.io(makeDirsAsync(opts.dir));
+    makeDirs(opts.dir);
     await clock.io(
       sharp(file, { failOn: 'none', animated: false })
         .rotate()

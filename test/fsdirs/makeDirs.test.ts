@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeDirs, makeDirsAsync } from '../../src/fsdirs.js';
+import { makeDirs } from '../../src/fsdirs.js';
 
 /**
  * makeDirs is `mkdir -p` without Node's loop: Node's recursive mkdir never returns on procfs
@@ -15,10 +15,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const forms = [
-  ['makeDirs', async (d: string, mode?: number) => makeDirs(d, mode)],
-  ['makeDirsAsync', makeDirsAsync],
-] as const;
+const forms = [['makeDirs', async (d: string, mode?: number) => makeDirs(d, mode)]] as const;
 
 describe.each(forms)('%s', (_name, make) => {
   it('leaves an existing folder as it is', async () => {
