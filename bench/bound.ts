@@ -57,7 +57,10 @@ function listSchedule(tasks: readonly LoggedTask[], startMs: number, extraMs: nu
     if (!photoFree.has(t.sourceId)) photos++;
     let k = 0;
     for (let j = 1; j < SLOTS; j++) if (slots[j]! < slots[k]!) k = j;
-    const begin = Math.max(slots[k]!, photoFree.get(t.sourceId) ?? startMs, startMs + callMs(photos + i + 1));
+    // Before task i's create: an upload per photo begun, the creates before it, and a poll that
+    // saw each of the i − 2 tasks that had to end to leave one of the 3 slots free.
+    const before = photos + i + 1 + Math.max(0, i - (SLOTS - 1));
+    const begin = Math.max(slots[k]!, photoFree.get(t.sourceId) ?? startMs, startMs + callMs(before));
     const done = begin + t.latencyMs + extraMs;
     slots[k] = done;
     photoFree.set(t.sourceId, done);
