@@ -79,6 +79,7 @@ export class LanePacing {
       tasks: Math.max(0, tasks - active),
       active,
       slots: this.state.slotLimit,
+      callsPerMinute: limits.callsPerMinute,
       capabilities: this.opts.capabilities ?? [],
       // Polls may not take the places kept for creates (CallBudget's createReserve).
       windows: [

@@ -1,7 +1,7 @@
 import type { LatencyModel } from './latency.js';
 import type { LogNormal } from './normal.js';
 import { BEYOND_GRID_BACKOFF, nextPollAt, PollTables } from './schedule.js';
-import { PRICE_FLOOR_MS, priceFromBudget, taskPrice, type WorkLeft } from './price.js';
+import { PRICE_FLOOR_MS, priceFromBudget, relativeShare, taskPrice, type WorkLeft } from './price.js';
 
 /**
  * When to poll a task.
@@ -63,6 +63,8 @@ export class PollPlanner {
   private readonly seen = new Map<string, boolean>();
   /** λ from the budget (price.ts) while the hour does not pace the run; null: feedback. */
   private budgetPrice: number | null = null;
+  /** The relative floor's divisor for the work left (price.ts relativeShare). */
+  private share = 1;
 
   constructor(
     readonly latency: LatencyModel,
@@ -96,8 +98,10 @@ export class PollPlanner {
   setBudget(work: WorkLeft | null): { priceMs: number; binding: number } | null {
     if (work === null) {
       this.budgetPrice = null;
+      this.share = 1;
       return null;
     }
+    this.share = relativeShare(work);
     const caps = work.capabilities.length > 0 ? work.capabilities : [...this.seen.keys()];
     const r = priceFromBudget(work, caps.map((c) => this.latency.typical(c)));
     // Followed in log steps of at most 30%: the calls to spare are a small difference of
@@ -158,7 +162,7 @@ export class PollPlanner {
     // probes on ten tasks were half a call a photo at 20 calls a minute).
     const plentiful = this.budgetPrice !== null && this.budgetPrice <= PRICE_FLOOR_MS;
     if (!plentiful && !hinted && this.latency.samples(capability) < PROBED_TASKS) return clamp(elapsedMs > 0 ? elapsedMs : 1000);
-    const at = nextPollAt(dist.table(taskPrice(this.priceMs, scaleMs) / scaleMs), elapsedMs / scaleMs) * scaleMs;
+    const at = nextPollAt(dist.table(taskPrice(this.priceMs, scaleMs, this.share) / scaleMs), elapsedMs / scaleMs) * scaleMs;
     return clamp(Number.isNaN(at) ? elapsedMs * (BEYOND_GRID_BACKOFF - 1) : at - elapsedMs);
   }
 }

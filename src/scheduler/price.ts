@@ -30,12 +30,15 @@ export const PRICE_FLOOR_MS = 150;
  * And a poll must save at least this share of its task's usual latency: a task of five
  * minutes is not worth a poll every 10 s even when calls are plentiful (the last, long
  * task of a call-bound run spent 60 polls so), while tasks of 5–20 s keep the 0.15 s floor.
+ * 0.5 %: at 1 % the long half of a bimodal service (40–60 s) was polled every 3–5 s near
+ * its end on a short job, and the slots waited on it (bench, issue 16: short-bimodal 202 s
+ * against 200 s, short-nohint 204 s against 202 s).
  */
-const RELATIVE_FLOOR = 0.01;
+const RELATIVE_FLOOR = 0.005;
 
-/** The price of a poll of a task of this scale: the run's price, or the floors'. */
-export function taskPrice(priceMs: number, scaleMs: number): number {
-  return Math.max(priceMs, RELATIVE_FLOOR * scaleMs);
+/** The price of a poll of a task of this scale: the run's price, or the relative floor ÷ `share` (relativeShare). */
+export function taskPrice(priceMs: number, scaleMs: number, share = 1): number {
+  return Math.max(priceMs, (RELATIVE_FLOOR * scaleMs) / share);
 }
 const PRICE_CEILING_MS = 600_000;
 
@@ -47,6 +50,8 @@ export interface WorkLeft {
   /** Tasks running now. */
   readonly active: number;
   readonly slots: number;
+  /** The key's calls a minute (the spec's 100, or fewer set in the job). */
+  readonly callsPerMinute: number;
   /** The job's steps: each photo's tasks are spread over these. */
   readonly capabilities: readonly string[];
   /** Each call window: room in it now, and how long until k calls more than that fit. */
@@ -65,7 +70,7 @@ function timesAt(work: WorkLeft, typicals: readonly (readonly Typical[])[], pric
   let mean = 0;
   for (const points of typicals) {
     for (const t of points) {
-      const table = t.dist.table(taskPrice(priceMs, t.scaleMs) / t.scaleMs);
+      const table = t.dist.table(taskPrice(priceMs, t.scaleMs, relativeShare(work)) / t.scaleMs);
       const w = 1 / (points.length * typicals.length);
       polls += w * table.polls;
       lag += w * table.lag * t.scaleMs;
@@ -99,9 +104,32 @@ function timesAt(work: WorkLeft, typicals: readonly (readonly Typical[])[], pric
  */
 const SLOT_SHARE = 0.8;
 
+/**
+ * Once nothing is left to upload or create, a task's lag keeps no other task from a slot:
+ * it delays the run's end, and a second of that is a second of every slot's time. So the
+ * floors are shared out over the slots: the last tasks are polled as a slot-second there
+ * costs `slots` of one earlier in the run (short-bimodal's last task: lag 1.4 s → 0.6 s).
+ */
+function finishingShare(work: WorkLeft): number {
+  return work.uploads <= 0 && work.tasks <= 0 ? Math.max(1, work.slots) : 1;
+}
+
+/**
+ * The relative floor's divisor. A key allowed fewer calls than the spec's 100 a minute is
+ * one the job has asked to be sparing with, and its floor rises with the square of the
+ * shortfall: 25× at 20 a minute. Its windows stop binding only when the last tasks run,
+ * and there a task drawn long (calls-heavy: 438 s, against a usual 8 s) took 26 polls at
+ * the spec key's floor, 11 at this one, while its lag stayed under 10 s.
+ */
+export function relativeShare(work: WorkLeft): number {
+  return finishingShare(work) * Math.min(1, work.callsPerMinute / SPEC_CALLS_PER_MINUTE) ** 2;
+}
+const SPEC_CALLS_PER_MINUTE = 100;
+
 /** The price, and which window (its index in `work.windows`) binds at it: -1 when none does. */
 export function priceFromBudget(work: WorkLeft, typicals: readonly (readonly Typical[])[]): { priceMs: number; binding: number } {
   if (typicals.length === 0 || work.tasks + work.active <= 0) return { priceMs: PRICE_FLOOR_MS, binding: -1 };
+  const floor = PRICE_FLOOR_MS / finishingShare(work);
   // The run's length at price λ: whichever of the calls and the slots takes longer.
   const length = (price: number) => {
     const t = timesAt(work, typicals, price);
@@ -110,9 +138,9 @@ export function priceFromBudget(work: WorkLeft, typicals: readonly (readonly Typ
   // λ from the floor up by ×1.1: the shortest run (the floor whenever the windows do not
   // bind, since then only the slots' time moves); among runs as long, the fewest polls (calls
   // made at one virtual instant leave the window together, so waits can tie).
-  let best = PRICE_FLOOR_MS;
+  let best = floor;
   let bestAt = length(best);
-  for (let price = PRICE_FLOOR_MS * 1.1; price <= PRICE_CEILING_MS; price *= 1.1) {
+  for (let price = floor * 1.1; price <= PRICE_CEILING_MS; price *= 1.1) {
     const at = length(price);
     if (at.ms < bestAt.ms || (at.ms === bestAt.ms && at.polls < bestAt.polls)) {
       best = price;

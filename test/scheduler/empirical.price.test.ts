@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fitResiduals, GridDist } from '../../src/scheduler/empirical.js';
 import { LatencyModel } from '../../src/scheduler/latency.js';
-import { PRICE_FLOOR_MS, priceFromBudget, type WorkLeft } from '../../src/scheduler/price.js';
+import { PRICE_FLOOR_MS, priceFromBudget, relativeShare, taskPrice, type WorkLeft } from '../../src/scheduler/price.js';
 import { nextPollAt, solvePollTable } from '../../src/scheduler/schedule.js';
 import { Rng } from '../../src/sim/random.js';
 import { RollingWindow } from '../../src/spec/window.js';
@@ -60,7 +60,7 @@ describe('shape-free latency (issue 16)', () => {
 
 describe('one price per poll, from the work left and the calls left', () => {
   const typical = [[{ scaleMs: 12_000, dist: GridDist.normal(0.3) }]];
-  const work = (windows: WorkLeft['windows'], n = 30): WorkLeft => ({ uploads: n, tasks: n, active: 0, slots: 3, capabilities: ['enhance'], windows });
+  const work = (windows: WorkLeft['windows'], n = 30, callsPerMinute = 100): WorkLeft => ({ uploads: n, tasks: n, active: 0, slots: 3, callsPerMinute, capabilities: ['enhance'], windows });
   const rolling = (limit: number, spanMs: number) => {
     const w = new RollingWindow(limit, spanMs);
     return { headroom: limit, waitFor: (k: number) => w.waitFor(0, k) };
@@ -73,7 +73,7 @@ describe('one price per poll, from the work left and the calls left', () => {
   });
 
   it('calls scarce (20 a minute): far above the floor, and the minute window binds', () => {
-    const p = priceFromBudget(work([rolling(20, 61_000), rolling(1000, 3_601_000)], 100), typical);
+    const p = priceFromBudget(work([rolling(20, 61_000), rolling(1000, 3_601_000)], 100, 20), typical);
     expect(p.priceMs).toBeGreaterThan(20 * PRICE_FLOOR_MS);
     expect(p.binding).toBe(0);
   });
@@ -84,6 +84,24 @@ describe('one price per poll, from the work left and the calls left', () => {
     const p = priceFromBudget(work([rolling(100, 61_000), hourFull], 300), typical);
     const t = GridDist.normal(0.3).table(p.priceMs / 12_000);
     expect(300 + 300 * (1 + t.polls)).toBeLessThanOrEqual(1000);
+  });
+
+  it('once only the last tasks run, the floor is shared over the slots: their lag is the end of the run', () => {
+    const last: WorkLeft = { ...work([rolling(100, 61_000), rolling(1000, 3_601_000)]), uploads: 0, tasks: 0, active: 3 };
+    expect(priceFromBudget(last, typical).priceMs).toBeCloseTo(PRICE_FLOOR_MS / 3, 6);
+    // one task to create still: the slot it waits for is worth the full floor
+    expect(priceFromBudget({ ...last, tasks: 1 }, typical).priceMs).toBe(PRICE_FLOOR_MS);
+  });
+
+  it('the relative floor: a long task is not polled for less than 0.5 % of its latency, more on a sparing key', () => {
+    const plenty = work([rolling(100, 61_000)]);
+    // 400 s task on a spec key: a poll must save 2 s
+    expect(taskPrice(PRICE_FLOOR_MS, 400_000, relativeShare(plenty))).toBeCloseTo(2_000, 6);
+    // the same task, alone at the end of a run on a 20-a-minute key: 25× as dear, shared over 3 slots
+    const sparingLast: WorkLeft = { ...work([rolling(20, 61_000)], 30, 20), uploads: 0, tasks: 0, active: 1 };
+    expect(taskPrice(PRICE_FLOOR_MS, 400_000, relativeShare(sparingLast))).toBeCloseTo((2_000 * 25) / 3, 6);
+    // and a 10 s task keeps the price of the run
+    expect(taskPrice(PRICE_FLOOR_MS, 10_000, relativeShare(plenty))).toBe(PRICE_FLOOR_MS);
   });
 
   it('a rolling window says how long until k more calls fit: the oldest must leave first', () => {
