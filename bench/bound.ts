@@ -7,7 +7,9 @@
  *   slots  the run's tasks, in its own order of submission, each into the first free of
  *          the key's slots, each held for its true latency alone (zero poll lag, calls taking
  *          no time) — not before the photo's previous step ended, nor before the calls that
- *          must precede its create (an upload a photo begun, a create a task before it) fit
+ *          must precede its create (an upload a photo begun, a create a task before it, and a
+ *          poll that saw each of the i − 2 tasks that had to end for task i to find one of 3
+ *          slots free: the 3-task limit is counted by the service, so every client makes them) fit
  *          the windows as read below: a task drawn long late in a call-bound run ends late
  *          for any client;
  *   calls  the calls the run's work needs at least — an upload per photo, a create and one
@@ -48,7 +50,7 @@ type LoggedTask = ReturnType<SimModel['taskLog']>[number];
  * nor before the calls that must precede the task's create could have been made: an upload
  * for each photo begun so far and a create for each task before it, at `callMs(calls)`.
  */
-function listSchedule(tasks: readonly LoggedTask[], startMs: number, extraMs: number, callMs: (calls: number) => number): number {
+export function listSchedule(tasks: readonly LoggedTask[], startMs: number, extraMs: number, callMs: (calls: number) => number): number {
   const slots = new Float64Array(SLOTS).fill(startMs);
   const photoFree = new Map<string, number>();
   let end = startMs;

@@ -118,7 +118,7 @@ export function table16(results: readonly Issue16Result[], seed: number): string
 export const LEGEND16 = [
   'darkroom s, bound s, peers: virtual seconds from the run\'s start to its end. lag: mean time from a task\'s end to the first poll that saw it, from the simulator\'s side.',
   'bound (bench/bound.ts): the run\'s own tasks in darkroom\'s order of submission, each into the first free of 3 slots, held for its true latency alone (zero poll lag, calls free of time),',
-  '  not before its photo\'s previous step ended nor before the calls that must precede its create (an upload a photo begun, a create a task before it) fit the windows as read below;',
+  '  not before its photo\'s previous step ended nor before the calls that must precede its create (an upload a photo begun, a create a task before it, and a poll that saw each of the i − 2 tasks that had to end to free one of 3 slots for task i) fit the windows as read below;',
   '  or, where larger ("calls"), the calls the work needs at least — an upload per photo, a create and one poll per task — at the windows\' rates: C ÷ callsPerMinute minutes, and the hour read as T* reads it, (⌈C ÷ callsPerHour⌉ − 1) hours.',
   'bound÷1s-lag: what a client losing exactly 1 s per task would reach, the same schedule with latency + 1 s. 2 s poller: fixed 2 s polls; waitTime+3 s: once at waitTime, then every 3 s;',
   '  both 600 ms between calls (the spec\'s 100 a minute; on a 20-a-minute key they meet 429s and wait Retry-After), no hour awareness. dr÷faster: darkroom\'s time ÷ the faster peer\'s.',
