@@ -3,6 +3,18 @@ import type { ItemRow, Ledger } from '../ledger/index.js';
 import type { KeyBudget } from './keyBudget.js';
 import type { LaneOptions, LaneState, RunControl } from './laneTypes.js';
 
+/**
+ * Photos uploaded ahead of the slots, beyond one. Uploads come last (due polls, then
+ * creates), so these take only room in the windows nothing else wanted — on a call-bound
+ * key, the minutes in which three long tasks hold every slot — and every photo needs its
+ * upload anyway, so it is a call moved earlier, not one more (bench, issue 16: calls-bimodal
+ * 1,049 → 1,008 s, calls-nohint 976 → 954 s). Not while the hour paces the key: there each
+ * call leaves at the hour's rate, and one spent early on an upload is a poll later (W4 fell
+ * from 0.95 to 0.94); nor more than two, as an upload may be forgotten by the service
+ * before its create (it is then uploaded again: stages/create).
+ */
+const UPLOADS_AHEAD = 2;
+
 /** One thing a lane may do next: one call for one photo. */
 export type Action = { kind: 'poll' | 'create' | 'upload'; item: ItemRow };
 
@@ -10,8 +22,8 @@ export type Action = { kind: 'poll' | 'create' | 'upload'; item: ItemRow };
  * A lane's queues, read from the ledger by state (docs/ARCHITECTURE.md § States): active
  * photos to poll, uploaded ones to create, queued ones to upload. Priorities when calls
  * are short: due polls, then creates into free slots, then uploads just in time (never
- * more inputs uploaded-but-not-created than free slots plus one, so an upload is not
- * spent long before its create).
+ * more inputs uploaded-but-not-created than free slots plus one, and UPLOADS_AHEAD more
+ * while the hour does not pace the key, so an upload is not spent long before its create).
  */
 export class LaneQueues {
   constructor(
@@ -89,10 +101,13 @@ export class LaneQueues {
     return known.length > 0 ? Math.max(clock.now() + 1, Math.min(...known)) : Infinity;
   }
 
-  /** Just in time: another upload only while fewer photos wait for a create than free slots plus one. */
+  /**
+   * Just in time: another upload only while fewer photos wait for a create than free slots
+   * plus one — plus UPLOADS_AHEAD while the hour does not pace the key.
+   */
   private uploadWanted(free: number): boolean {
     const waiting = this.ledger.items.countInStates(this.opts.keyFp, ['uploaded']) + this.state.uploadsInflight;
-    return waiting < free + 1;
+    return waiting < free + 1 + (this.budget.pacing ? 0 : UPLOADS_AHEAD);
   }
 
   /**
