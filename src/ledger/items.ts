@@ -213,6 +213,11 @@ export class Items {
     return this.db.prepare<[string, number], ItemRow>('SELECT * FROM items WHERE state = ? ORDER BY id LIMIT ?').all(state, limit);
   }
 
+  /** One key's items in `state`, fewest due first (a lane's tasks: its slots bound them). */
+  inStateFor(state: ItemState, keyFp: string, limit = 100): ItemRow[] {
+    return stmt<[string, string, number], ItemRow>(this.db, 'SELECT * FROM items WHERE state = ? AND key_fp = ? ORDER BY due_ms, id LIMIT ?').all(state, keyFp, limit);
+  }
+
   all(): ItemRow[] {
     return this.db.prepare<[], ItemRow>('SELECT * FROM items ORDER BY id').all();
   }

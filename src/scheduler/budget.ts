@@ -67,6 +67,16 @@ export class CallBudget {
     return this.pace.on;
   }
 
+  /**
+   * When the pacing bucket is (or will be, with no call before) full: from then on every
+   * moment without a call is a call the hour lost for good. NaN while not paced.
+   */
+  bucketFullAt(now: number): number {
+    if (!this.pace.on) return Number.NaN;
+    this.refill(now);
+    return now + Math.ceil(Math.max(0, this.pace.capacity - this.pace.tokens - 1e-9) / this.pace.perMs);
+  }
+
   /** Room left in the hour window now. */
   hourHeadroom(now: number): number {
     return this.hour.limit - this.hour.count(now);
@@ -129,6 +139,7 @@ export class CallBudget {
       const toFull = Math.max(0, (p.capacity - p.tokens) / p.perMs);
       if (p.on && dt > toFull) p.fullMs += dt - toFull;
       p.tokens = Math.min(p.capacity, p.tokens + dt * p.perMs);
+      if (p.capacity - p.tokens < 1e-9) p.tokens = p.capacity;
     }
     p.at = now;
   }

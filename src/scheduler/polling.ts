@@ -145,6 +145,17 @@ export class PollPlanner {
     this.logPrice = Math.min(Math.log(this.opts.priceMaxMs), Math.max(this.logFloor, this.logPrice + step));
   }
 
+  /**
+   * The chance that a task seen running `runningMs` after acceptance has ended by
+   * `elapsedMs`, as the latency model sees tasks of its kind.
+   */
+  endedChance(capability: string, hintMs: number | null, runningMs: number, elapsedMs: number): number {
+    const { scaleMs, dist } = this.latency.predictive(capability, hintMs);
+    const before = runningMs > 0 ? dist.cdf(runningMs / scaleMs) : 0;
+    if (before >= 1) return 1;
+    return Math.max(0, (dist.cdf(elapsedMs / scaleMs) - before) / (1 - before));
+  }
+
   private typical(capability: string, hinted: boolean): LogNormal {
     const base = this.latency.predict(capability, null);
     return hinted ? this.latency.predict(capability, Math.exp(base.mu)) : base;

@@ -33,7 +33,36 @@ describe('CallBudget', () => {
   });
 });
 
+describe('CallBudget.bucketFullAt (issue 16)', () => {
+  it('says when the paced bucket is full again, from which time a call not made is lost to the hour', () => {
+    const b = new CallBudget({ callsPerMinute: 100, callsPerHour: 3600 }, [], 0);
+    expect(b.bucketFullAt(0)).toBeNaN();
+    b.setPacing(true, 0);
+    expect(b.bucketFullAt(0)).toBe(0);
+    for (let i = 0; i < 3; i++) b.take(0);
+    // 36 tokens a second's worth each: three spent are full again three seconds later (and the 1 s margin of the window)
+    const full = b.bucketFullAt(0);
+    expect(full).toBeGreaterThan(2_900);
+    expect(full).toBeLessThan(3_100);
+    expect(b.bucketFullAt(full)).toBe(full);
+    b.setPacing(false, full);
+    expect(b.bucketFullAt(full)).toBeNaN();
+  });
+});
+
 describe('PollPlanner', () => {
+  it("gives the chance a task seen running has ended since, from the capability's learned latency", () => {
+    const m = new LatencyModel();
+    // restore ends between 9 and 11 s
+    for (let i = 0; i < 200; i++) m.observe('restore', null, 9_000, 11_000);
+    const p = new PollPlanner(m);
+    expect(p.endedChance('restore', null, 5_000, 5_000)).toBe(0);
+    expect(p.endedChance('restore', null, 5_000, 6_000)).toBeLessThan(0.05);
+    expect(p.endedChance('restore', null, 5_000, 14_000)).toBeGreaterThan(0.95);
+    // seen running at 10 s, half its course is behind it: 12 s is likelier ended than 10.5 s
+    expect(p.endedChance('restore', null, 10_000, 12_000)).toBeGreaterThan(p.endedChance('restore', null, 10_000, 10_500));
+  });
+
   it('polls later as the price of a poll rises, and never before the minimum interval', () => {
     const p = new PollPlanner(new LatencyModel());
     const early = p.firstDelay('enhance', 20_000);
