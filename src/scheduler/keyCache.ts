@@ -54,20 +54,27 @@ export class KeyCache {
 
   /** Read everything again, whatever changed (after a run's reconciliation rewrote its rows). */
   resync(now: number): void {
+    // The version first: a commit landing during the reads is read again next time.
+    const v = this.store.version();
     this.reload(now);
-    this.seen = this.store.version();
+    this.seen = v;
   }
 
   /**
    * A write of this process's own, reflected in the copy by the caller: the store's version
    * after it is one this copy has seen, unless someone else wrote first (then the next
-   * refresh reads everything again).
+   * refresh reads everything again). The version is read before the write inside one
+   * write transaction with it (a savepoint inside the caller's): a write outside one would
+   * wait for the lock while another process commits, and that commit, taken for this
+   * process's own, would never be read (its creates not counted: a fourth task sent).
    */
   ownWrite<T>(fn: () => T): T {
-    const fresh = this.store.version() === this.seen;
-    const r = fn();
-    if (fresh) this.seen = this.store.version();
-    return r;
+    return this.store.immediate(() => {
+      const fresh = this.store.version() === this.seen;
+      const r = fn();
+      if (fresh) this.seen = this.store.version();
+      return r;
+    });
   }
 
   /** Whether a row's owner still runs (this owner always does). */
