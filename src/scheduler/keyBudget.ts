@@ -130,9 +130,14 @@ export class KeyBudget implements ReservationBook {
     this.slots.createResolved(t.slotId, outcome, now);
   }
 
-  /** One of this owner's tasks reached an end (or its polling gave up): its slot is free. */
+  /** One of this owner's tasks reached an end: its slot is free. */
   taskEnded(taskId: string): void {
     this.slots.taskEnded(taskId);
+  }
+
+  /** One of this owner's tasks is given up while it may still run: its slot stays held (KeySlots.taskGivenUp). */
+  taskGivenUp(taskId: string): void {
+    this.slots.taskGivenUp(taskId);
   }
 
   // ---- reservations ------------------------------------------------------------------

@@ -115,7 +115,25 @@ export class KeySlots {
     });
   }
 
-  /** One of this owner's tasks reached an end (or its polling gave up): its slot is free. */
+  /**
+   * One of this owner's tasks is given up while it may still run (held at the polling cap,
+   * or its polls refused): the service still counts it, so its row stays, as a held one,
+   * until the task could have ended — or until a create accepted beyond the limit shows it
+   * is not running (createResolved).
+   */
+  taskGivenUp(taskId: string): void {
+    const cache = this.cache;
+    const mine = cache.slotRows.filter((r) => r.owner === this.opts.owner && r.kind === 'active' && r.ref === taskId);
+    if (mine.length === 0) return;
+    const bound = this.opts.taskBoundMs(true);
+    cache.ownWrite(() => {
+      for (const r of mine) cache.store.setSlot(r.id, 'held', taskId, r.since_ms, r.since_ms + bound);
+    });
+    const ids = new Set(mine.map((r) => r.id));
+    cache.updateRows((r) => ids.has(r.id), (r) => ({ kind: 'held', expires_ms: r.since_ms + bound }));
+  }
+
+  /** One of this owner's tasks reached an end: its slot is free. */
   taskEnded(taskId: string): void {
     const cache = this.cache;
     const mine = cache.slotRows.filter((r) => r.owner === this.opts.owner && r.kind === 'active' && r.ref === taskId);

@@ -156,7 +156,10 @@ export class Lane {
 
   private apply(fb: Feedback, action: Action, ticket: Reservation): void {
     if (action.kind === 'create') this.budget.createResolved(ticket, this.createOutcome(action.item, ticket));
-    if (action.kind === 'poll' && fb.taskEnded && action.item.task_id) this.budget.taskEnded(action.item.task_id);
+    if (action.kind === 'poll' && fb.taskEnded && action.item.task_id) {
+      if (fb.mayStillRun) this.budget.taskGivenUp(action.item.task_id);
+      else this.budget.taskEnded(action.item.task_id);
+    }
     if (fb.pauseUntilMs !== undefined) {
       this.budget.pauseUntil(fb.pauseUntilMs);
       this.ledger.calls.pause(this.opts.keyFp, fb.pauseUntilMs, clock.now());

@@ -15,6 +15,8 @@ export interface Feedback {
   readonly slotsFull?: boolean;
   /** A task reached a terminal state (its slot is free). */
   readonly taskEnded?: boolean;
+  /** With taskEnded: given up (the polling cap, polls refused), not seen to end: the service may still count it. */
+  readonly mayStillRun?: boolean;
 }
 
 /**

@@ -64,7 +64,8 @@ function keepPolling(ctx: StageContext, item: ItemRow, status: string, elapsedMs
   const capMs = ctx.config.limits.pollCapMinutes * 60_000;
   if (elapsedMs >= capMs) {
     ctx.ledger.tasks.timedOut(item, `task ${item.task_id} still ${status} after the polling cap of ${ctx.config.limits.pollCapMinutes} min; held`);
-    return { taskEnded: true };
+    // Still running as far as anyone knows: its slot stays counted (KeySlots.taskGivenUp).
+    return { taskEnded: true, mayStillRun: true };
   }
   const step = ctx.config.steps[item.step_index]!;
   const hint = ctx.ledger.tasks.waitHintOfCurrent(item);
@@ -117,7 +118,7 @@ function onPollError(ctx: StageContext, item: ItemRow, err: ApiError): Feedback 
       return {};
     case 'fix-request': {
       ledger.tasks.failed(item, 'REFUSED', `poll refused: ${err.message}`);
-      return { taskEnded: true };
+      return { taskEnded: true, mayStillRun: true };
     }
     default: {
       const at = retryAt(err, item.retries, ctx.random);

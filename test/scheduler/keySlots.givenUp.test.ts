@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CallRecord } from '../../src/api/index.js';
+import { installClock, VirtualClock } from '../../src/clock.js';
+import { KeyStore } from '../../src/ledger/index.js';
+import { KeyBudget } from '../../src/scheduler/keyBudget.js';
+
+/**
+ * A task darkroom gives up on without seeing it end — held at the polling cap, or its polls
+ * refused — may still run at the service, which counts it against the key's 3 slots. Its
+ * slot row must stay counted (as a held one) until the task could have ended, or a create
+ * sent into the slot it seemed to free meets a 429 on api_key_active_tasks.
+ */
+
+const T0 = Date.UTC(2026, 10, 22, 20);
+const FP = 'k_0a1b2c3d4e5f';
+const LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
+const BOUND_MS = 10 * 60_000;
+
+const dirs: string[] = [];
+const stores: KeyStore[] = [];
+let restoreClock: () => void;
+beforeEach(() => {
+  restoreClock = installClock(new VirtualClock(T0));
+});
+afterEach(() => {
+  restoreClock();
+  while (stores.length) stores.pop()!.close();
+  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
+});
+
+function budget(): KeyBudget {
+  const d = mkdtempSync(path.join(tmpdir(), 'darkroom-givenup-'));
+  dirs.push(d);
+  const store = KeyStore.openFor(path.join(d, 'state'), FP);
+  stores.push(store);
+  return new KeyBudget(store, { owner: 'run-a', limits: LIMITS, taskBoundMs: () => BOUND_MS, callTimeoutMs: 1000, marginMs: 1000, createReserve: 0, liveness: () => true }, T0);
+}
+
+/** A create sent at `at` and accepted as `taskId`. */
+function accepted(a: KeyBudget, at: number, itemId: number, taskId: string): void {
+  const t = a.reserve(at, 'create', { itemId });
+  expect(t).toBeDefined();
+  const id = `dr-${taskId}`;
+  a.sending(t!, at, id);
+  a.answered(t!, answer(at, id));
+  a.createResolved(t!, { kind: 'accepted', taskId }, at);
+  a.settle(t!);
+}
+
+function answer(atMs: number, sentRequestId: string): CallRecord {
+  return { atMs, method: 'POST', endpoint: '/api/v1/restore', path: '/x', httpStatus: 200, businessCode: 0, requestId: 'srv', sentRequestId, durationMs: 5, errorCode: null, sent: true, retryAfterMs: null, rateLimit: null };
+}
+
+/** Three tasks running, accepted just after T0. */
+function threeRunning(a: KeyBudget): void {
+  for (let i = 1; i <= 3; i++) accepted(a, T0 + i, i, `t${i}`);
+}
+
+describe('a task given up while it may still run', () => {
+  it('keeps its slot counted until it could have ended; a task seen ending frees its slot at once', () => {
+    const a = budget();
+    threeRunning(a);
+    expect(a.slotsInUse(T0 + 10)).toBe(3);
+
+    a.taskGivenUp('t1');
+    expect(a.slotsInUse(T0 + 20)).toBe(3);
+    expect(a.reserve(T0 + 20, 'create', { itemId: 4 })).toBeUndefined();
+    // …until the task bound from its start has passed
+    expect(a.slotsInUse(T0 + 1 + BOUND_MS + 1)).toBe(2);
+
+    a.taskEnded('t2');
+    expect(a.slotsInUse(T0 + 1 + BOUND_MS + 2)).toBe(1);
+  });
+
+  it('a create the service accepts beyond the count shows the given-up task ended: its held row gives way', () => {
+    const a = budget();
+    threeRunning(a);
+    a.taskGivenUp('t1');
+    // the service took a fourth create (sent under a higher limit): t1 cannot be running
+    const t = a.reserve(T0 + 100, 'create', { itemId: 4, slotLimit: 4 });
+    expect(t).toBeDefined();
+    a.sending(t!, T0 + 100, 'dr-t4');
+    a.answered(t!, answer(T0 + 100, 'dr-t4'));
+    a.createResolved(t!, { kind: 'accepted', taskId: 't4' }, T0 + 100);
+    a.settle(t!);
+    expect(a.slotsInUse(T0 + 101)).toBe(3);
+  });
+});
