@@ -11,8 +11,8 @@ import type { LaneOptions, LaneState, RunControl } from './laneTypes.js';
  * 1,049 → 1,008 s, calls-nohint 976 → 954 s). Not while the hour paces the key: there each
  * call leaves at the hour's rate, and one spent early on an upload is a poll later (W4 fell
  * from 0.95 to 0.94) — unless the pacing bucket is full, when a call not made is lost to the
- * hour anyway (long-percap 28,411 → 28,357 s); nor more than two, as an upload may be forgotten by the service
- * before its create (it is then uploaded again: stages/create).
+ * hour anyway (long-percap 28,411 → 28,357 s). Nor more than two: an upload may be
+ * forgotten by the service before its create (it is then uploaded again: stages/create).
  */
 const UPLOADS_AHEAD = 2;
 
