@@ -1,12 +1,11 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/api/index.js';
-import { installClock, VirtualClock } from '../../src/clock.js';
 import { KeyStore } from '../../src/ledger/index.js';
 import { KeyBudget } from '../../src/scheduler/keyBudget.js';
 import type { KeyBudgetOptions } from '../../src/scheduler/keyOptions.js';
+import { keyStores } from '../helpers/keyStores.js';
 
 /**
  * Issue 12, points 3 and 4: the per-key store every darkroom process on the machine
@@ -21,32 +20,8 @@ const BOUND = 5 * 60_000;
 const TIMEOUT = 1000;
 const LIMITS = { callsPerMinute: 10, callsPerHour: 100, activeTasks: 3 };
 
-const dirs: string[] = [];
-const stores: KeyStore[] = [];
-let restoreClock: () => void;
-let vclock: VirtualClock;
 // Times are given explicitly; what the budget reads from the clock itself (an answer's time) is T0.
-beforeEach(() => {
-  vclock = new VirtualClock(T0);
-  restoreClock = installClock(vclock);
-});
-afterEach(() => {
-  restoreClock();
-  while (stores.length) stores.pop()!.close();
-  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
-});
-
-function stateDir(): string {
-  const d = mkdtempSync(path.join(tmpdir(), 'darkroom-keystore-'));
-  dirs.push(d);
-  return path.join(d, 'state');
-}
-
-function open(dir: string): KeyStore {
-  const s = KeyStore.openFor(dir, FP);
-  stores.push(s);
-  return s;
-}
+const { stateDir, open, clock } = keyStores(T0, FP);
 
 /** One process's budget: its owner id, and which other processes it believes alive. */
 function budget(store: KeyStore, owner: string, o: Partial<KeyBudgetOptions> & { alive?: Set<number> } = {}, now = T0): KeyBudget {
@@ -159,12 +134,12 @@ describe('a call without an answer', () => {
     const p = budget(open(dir), 'run-a', { marginMs: 1000 });
     const late = p.reserve(T0, 'poll')!;
     p.sending(late, T0, 'dr-late');
-    vclock.advanceTo(T0 + 8_000); // a loaded machine: the answer is read 8 s after the call left
+    clock().advanceTo(T0 + 8_000); // a loaded machine: the answer is read 8 s after the call left
     p.answered(late, answer('dr-late'));
     p.settle(late);
     const lost = p.reserve(T0 + 8_000, 'poll')!;
     p.sending(lost, T0 + 8_000, 'dr-lost');
-    vclock.advanceTo(T0 + 20_000); // no answer at all (a timeout): it may have arrived until now
+    clock().advanceTo(T0 + 20_000); // no answer at all (a timeout): it may have arrived until now
     p.answered(lost, answer('dr-lost', 200, { httpStatus: null, businessCode: null }));
     p.settle(lost);
     // Windows of 61 s (the margin): from T0+7 s and from T0+20 s, in this process and any other.

@@ -1,13 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/api/index.js';
-import { installClock, VirtualClock } from '../../src/clock.js';
-import { KeyStore } from '../../src/ledger/index.js';
 import { KeyBudget } from '../../src/scheduler/keyBudget.js';
+import { keyStores } from '../helpers/keyStores.js';
 
 /**
  * Two darkroom processes on one key (cli.shared-key.test.ts failed once under load with
@@ -27,25 +23,10 @@ const FP = 'k_0123456789ab';
 const LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
 const BETTER_SQLITE3 = createRequire(import.meta.url).resolve('better-sqlite3');
 
-const dirs: string[] = [];
-const stores: KeyStore[] = [];
-let restoreClock: () => void;
-let vclock: VirtualClock;
-beforeEach(() => {
-  vclock = new VirtualClock(T0);
-  restoreClock = installClock(vclock);
-});
-afterEach(() => {
-  restoreClock();
-  while (stores.length) stores.pop()!.close();
-  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
-});
+const { stateDir, open, clock } = keyStores(T0, FP);
 
 function budget(): { a: KeyBudget; file: string } {
-  const d = mkdtempSync(path.join(tmpdir(), 'darkroom-keystore-'));
-  dirs.push(d);
-  const store = KeyStore.openFor(path.join(d, 'state'), FP);
-  stores.push(store);
+  const store = open(stateDir());
   const a = new KeyBudget(store, { owner: 'run-a', limits: LIMITS, taskBoundMs: () => 5 * 60_000, callTimeoutMs: 1000, marginMs: 1000, createReserve: 0, liveness: () => true }, T0);
   return { a, file: store.file };
 }
@@ -119,7 +100,7 @@ describe('a write to the key store that waits for another process\'s commit', ()
     const { a, file } = budget();
     const t = a.reserve(T0, 'poll')!;
     a.sending(t, T0, 'dr-p1');
-    vclock.advanceTo(T0 + 5_000); // read late: the call is re-timed to its answer less the margin
+    clock().advanceTo(T0 + 5_000); // read late: the call is re-timed to its answer less the margin
     expect(a.slotsInUse(T0 + 5_000)).toBe(0);
 
     await commitDuring(file, () => a.answered(t, answer('dr-p1')));

@@ -1,11 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/api/index.js';
-import { installClock, VirtualClock } from '../../src/clock.js';
-import { KeyStore } from '../../src/ledger/index.js';
 import { KeyBudget } from '../../src/scheduler/keyBudget.js';
+import { keyStores } from '../helpers/keyStores.js';
 
 /**
  * A task darkroom gives up on without seeing it end — held at the polling cap, or its polls
@@ -19,24 +15,10 @@ const FP = 'k_0a1b2c3d4e5f';
 const LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
 const BOUND_MS = 10 * 60_000;
 
-const dirs: string[] = [];
-const stores: KeyStore[] = [];
-let restoreClock: () => void;
-beforeEach(() => {
-  restoreClock = installClock(new VirtualClock(T0));
-});
-afterEach(() => {
-  restoreClock();
-  while (stores.length) stores.pop()!.close();
-  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
-});
+const { stateDir, open } = keyStores(T0, FP);
 
 function budget(): KeyBudget {
-  const d = mkdtempSync(path.join(tmpdir(), 'darkroom-givenup-'));
-  dirs.push(d);
-  const store = KeyStore.openFor(path.join(d, 'state'), FP);
-  stores.push(store);
-  return new KeyBudget(store, { owner: 'run-a', limits: LIMITS, taskBoundMs: () => BOUND_MS, callTimeoutMs: 1000, marginMs: 1000, createReserve: 0, liveness: () => true }, T0);
+  return new KeyBudget(open(stateDir()), { owner: 'run-a', limits: LIMITS, taskBoundMs: () => BOUND_MS, callTimeoutMs: 1000, marginMs: 1000, createReserve: 0, liveness: () => true }, T0);
 }
 
 /** A create sent at `at` and accepted as `taskId`. */
