@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
+import type { CallRecord } from '../../src/api/index.js';
 import { installClock, VirtualClock } from '../../src/clock.js';
 import { KeyStore } from '../../src/ledger/index.js';
 
@@ -35,5 +36,25 @@ export function keyStores(t0: number, fp: string): { stateDir: () => string; ope
       return s;
     },
     clock: () => vclock,
+  };
+}
+
+/** A call's answer as the client reports it to the budget (a poll's, 200, unless `extra` says else). */
+export function callAnswer(atMs: number, sentRequestId: string, httpStatus = 200, extra: Partial<CallRecord> = {}): CallRecord {
+  return {
+    atMs,
+    method: 'GET',
+    endpoint: '/api/v1/tasks/{businessType}/{taskId}',
+    path: '/x',
+    httpStatus,
+    businessCode: httpStatus === 200 ? 0 : -1000,
+    requestId: 'srv',
+    sentRequestId,
+    durationMs: 5,
+    errorCode: null,
+    sent: true,
+    retryAfterMs: null,
+    rateLimit: null,
+    ...extra,
   };
 }

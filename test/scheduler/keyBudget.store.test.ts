@@ -5,7 +5,7 @@ import type { CallRecord } from '../../src/api/index.js';
 import { KeyStore } from '../../src/ledger/index.js';
 import { KeyBudget } from '../../src/scheduler/keyBudget.js';
 import type { KeyBudgetOptions } from '../../src/scheduler/keyOptions.js';
-import { keyStores } from '../helpers/keyStores.js';
+import { callAnswer, keyStores } from '../helpers/keyStores.js';
 
 /**
  * Issue 12, points 3 and 4: the per-key store every darkroom process on the machine
@@ -22,6 +22,7 @@ const LIMITS = { callsPerMinute: 10, callsPerHour: 100, activeTasks: 3 };
 
 // Times are given explicitly; what the budget reads from the clock itself (an answer's time) is T0.
 const { stateDir, open, clock } = keyStores(T0, FP);
+const answer = (sentRequestId: string, httpStatus = 200, extra: Partial<CallRecord> = {}) => callAnswer(T0, sentRequestId, httpStatus, extra);
 
 /** One process's budget: its owner id, and which other processes it believes alive. */
 function budget(store: KeyStore, owner: string, o: Partial<KeyBudgetOptions> & { alive?: Set<number> } = {}, now = T0): KeyBudget {
@@ -31,25 +32,6 @@ function budget(store: KeyStore, owner: string, o: Partial<KeyBudgetOptions> & {
     { owner, limits: LIMITS, taskBoundMs: () => BOUND, callTimeoutMs: TIMEOUT, marginMs: 0, createReserve: 0, liveness: (pid) => alive.has(pid), ...o },
     now,
   );
-}
-
-function answer(sentRequestId: string, httpStatus = 200, extra: Partial<CallRecord> = {}): CallRecord {
-  return {
-    atMs: T0,
-    method: 'GET',
-    endpoint: '/api/v1/tasks/{businessType}/{taskId}',
-    path: '/x',
-    httpStatus,
-    businessCode: httpStatus === 200 ? 0 : -1000,
-    requestId: 'srv',
-    sentRequestId,
-    durationMs: 5,
-    errorCode: null,
-    sent: true,
-    retryAfterMs: null,
-    rateLimit: null,
-    ...extra,
-  };
 }
 
 describe('the key store file', () => {

@@ -1,9 +1,8 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../src/api/index.js';
 import { KeyBudget } from '../../src/scheduler/keyBudget.js';
-import { keyStores } from '../helpers/keyStores.js';
+import { callAnswer, keyStores } from '../helpers/keyStores.js';
 
 /**
  * Two darkroom processes on one key (cli.shared-key.test.ts failed once under load with
@@ -24,6 +23,7 @@ const LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
 const BETTER_SQLITE3 = createRequire(import.meta.url).resolve('better-sqlite3');
 
 const { stateDir, open, clock } = keyStores(T0, FP);
+const answer = (sentRequestId: string) => callAnswer(T0, sentRequestId);
 
 function budget(): { a: KeyBudget; file: string } {
   const store = open(stateDir());
@@ -58,24 +58,6 @@ async function commitDuring(file: string, write: () => void): Promise<void> {
   Atomics.store(flags, 1, 1);
   write();
   expect(await exited).toBe(0);
-}
-
-function answer(sentRequestId: string): CallRecord {
-  return {
-    atMs: T0,
-    method: 'GET',
-    endpoint: '/api/v1/tasks/{businessType}/{taskId}',
-    path: '/x',
-    httpStatus: 200,
-    businessCode: 0,
-    requestId: 'srv',
-    sentRequestId,
-    durationMs: 5,
-    errorCode: null,
-    sent: true,
-    retryAfterMs: null,
-    rateLimit: null,
-  };
 }
 
 describe('a write to the key store that waits for another process\'s commit', () => {

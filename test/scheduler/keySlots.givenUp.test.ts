@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../src/api/index.js';
 import { KeyBudget } from '../../src/scheduler/keyBudget.js';
-import { keyStores } from '../helpers/keyStores.js';
+import { callAnswer, keyStores } from '../helpers/keyStores.js';
 
 /**
  * A task darkroom gives up on without seeing it end — held at the polling cap, or its polls
@@ -27,13 +26,9 @@ function accepted(a: KeyBudget, at: number, itemId: number, taskId: string): voi
   expect(t).toBeDefined();
   const id = `dr-${taskId}`;
   a.sending(t!, at, id);
-  a.answered(t!, answer(at, id));
+  a.answered(t!, callAnswer(at, id, 200, { method: 'POST', endpoint: '/api/v1/restore' }));
   a.createResolved(t!, { kind: 'accepted', taskId }, at);
   a.settle(t!);
-}
-
-function answer(atMs: number, sentRequestId: string): CallRecord {
-  return { atMs, method: 'POST', endpoint: '/api/v1/restore', path: '/x', httpStatus: 200, businessCode: 0, requestId: 'srv', sentRequestId, durationMs: 5, errorCode: null, sent: true, retryAfterMs: null, rateLimit: null };
 }
 
 /** Three tasks running, accepted just after T0. */
@@ -65,7 +60,7 @@ describe('a task given up while it may still run', () => {
     const t = a.reserve(T0 + 100, 'create', { itemId: 4, slotLimit: 4 });
     expect(t).toBeDefined();
     a.sending(t!, T0 + 100, 'dr-t4');
-    a.answered(t!, answer(T0 + 100, 'dr-t4'));
+    a.answered(t!, callAnswer(T0 + 100, 'dr-t4', 200, { method: 'POST', endpoint: '/api/v1/restore' }));
     a.createResolved(t!, { kind: 'accepted', taskId: 't4' }, T0 + 100);
     a.settle(t!);
     expect(a.slotsInUse(T0 + 101)).toBe(3);
