@@ -123,7 +123,7 @@ export class KeySlots {
    */
   taskGivenUp(taskId: string): void {
     const cache = this.cache;
-    const mine = cache.slotRows.filter((r) => r.owner === this.opts.owner && r.kind === 'active' && r.ref === taskId);
+    const mine = this.ownTask(taskId);
     if (mine.length === 0) return;
     const bound = this.opts.taskBoundMs(true);
     cache.ownWrite(() => {
@@ -136,7 +136,7 @@ export class KeySlots {
   /** One of this owner's tasks reached an end: its slot is free. */
   taskEnded(taskId: string): void {
     const cache = this.cache;
-    const mine = cache.slotRows.filter((r) => r.owner === this.opts.owner && r.kind === 'active' && r.ref === taskId);
+    const mine = this.ownTask(taskId);
     if (mine.length === 0) return;
     cache.ownWrite(() => cache.store.deleteTaskSlot(this.opts.owner, taskId));
     for (const r of mine) cache.dropRow(r.id);
@@ -156,6 +156,11 @@ export class KeySlots {
     this.appliedBound = bound;
     cache.ownWrite(() => cache.store.reboundOwner(this.opts.owner, bound));
     cache.updateRows((r) => own(r) && r.kind !== 'released', (r) => ({ expires_ms: r.since_ms + bound }));
+  }
+
+  /** This owner's row of a running task. */
+  private ownTask(taskId: string): SlotRow[] {
+    return this.cache.slotRows.filter((r) => r.owner === this.opts.owner && r.kind === 'active' && r.ref === taskId);
   }
 
   private counted(r: SlotRow, now: number): boolean {

@@ -100,16 +100,18 @@ export class LaneQueues {
     const fp = this.opts.keyFp;
     const items = this.ledger.items;
     const inflight = this.state.inflightItems;
-    const dues = [items.earliestDue('active', fp, inflight)];
+    const poll = items.earliestDue('active', fp, inflight);
+    const dues = [poll];
     if (!this.control.noCreates && !this.control.stopped) {
       const free = this.freeSlots();
       if (free > 0) dues.push(items.earliestDue('uploaded', fp, inflight));
       // Waiting for a slot that no event of this run will free (a held create expiring,
       // another process's task): wake when it may have changed.
       else if (items.hasInStates(fp, ['uploaded'])) dues.push(this.budget.nextSlotChangeAt(clock.now()));
-      if (this.uploadWanted(free)) dues.push(items.earliestDue('queued', fp, inflight, this.opts.gate?.onlyTaken));
-      else if (items.earliestDue('queued', fp, inflight, this.opts.gate?.onlyTaken) !== undefined) dues.push(this.uploadAheadAt(free));
-      if (this.budget.pacing && items.earliestDue('active', fp, inflight) !== undefined) {
+      const upload = items.earliestDue('queued', fp, inflight, this.opts.gate?.onlyTaken);
+      if (this.uploadWanted(free)) dues.push(upload);
+      else if (upload !== undefined) dues.push(this.uploadAheadAt(free));
+      if (this.budget.pacing && poll !== undefined) {
         const full = this.budget.calls.bucketFullAt(clock.now());
         dues.push(full > clock.now() ? full : clock.now() + POLL_AHEAD_RECHECK_MS);
       }
