@@ -56,4 +56,8 @@ async function main(): Promise<void> {
   console.log(spreadTable(rows));
 }
 
-await main();
+// A wrong option is one line, not a stack.
+await main().catch((err: unknown) => {
+  console.error(`bench:seeds: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 2;
+});
