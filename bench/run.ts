@@ -20,7 +20,7 @@ import { measureDiscover, measureStatus } from './ledger.js';
 import { simulateNaive } from './naive.js';
 import { simulateDarkroom } from './simulate.js';
 import { LEGEND16, table16 } from './table16.js';
-import { variant, workloadByName, WORKLOADS, type Workload } from './workloads.js';
+import { variant, workloadByName, workloadNames, WORKLOADS, type Workload } from './workloads.js';
 
 const RESULT_TAG = 'DARKROOM_BENCH_RESULT ';
 
@@ -136,9 +136,7 @@ async function main(): Promise<void> {
     return;
   }
   if (values['only-ledger'] && values['no-ledger']) throw new Error('--only-ledger and --no-ledger: expected at most one');
-  const kinds = new Set(WORKLOADS.map((w) => w.kind as string));
-  const pick = (s: string) => (kinds.has(s) ? WORKLOADS.filter((w) => w.kind === s).map((w) => w.name) : [workloadByName(s).name]);
-  const names = values['only-ledger'] ? [] : values.only ? values.only.split(',').flatMap((s) => pick(s.trim())) : WORKLOADS.map((w) => w.name);
+  const names = values['only-ledger'] ? [] : values.only ? workloadNames(values.only) : WORKLOADS.map((w) => w.name);
   const results: Outcome[] = [];
   for (const name of names) {
     process.stderr.write(`bench: ${name}${values.quick ? ' (quick)' : scale ? ` (scale ${scale})` : ''}…\n`);

@@ -15,7 +15,7 @@ import { simulateNaive } from './naive.js';
 import { simulateDarkroom } from './simulate.js';
 import { type SeedFigures, spreadTable } from './spreadTable.js';
 import { targets } from './table16.js';
-import { workloadByName, WORKLOADS } from './workloads.js';
+import { workloadByName, workloadNames } from './workloads.js';
 
 /** The target's name: "wall ≤ 0.90×peer (0.92)" → "wall ≤ 0.90×peer". */
 function targetName(line: string): string {
@@ -25,6 +25,7 @@ function targetName(line: string): string {
 async function figuresFor(name: string, seed: number): Promise<SeedFigures> {
   const w = workloadByName(name);
   const ours = await simulateDarkroom(w, { seed });
+  // The long workloads' peers take tens of virtual hours each, and their one target needs none.
   const peers = w.kind === 'long' ? [] : [await simulateNaive(w, { seed, peer: 'poll2s' }), await simulateNaive(w, { seed, peer: 'wait3s' })];
   const [poll2s = null, wait3s = null]: (RunFigures | null)[] = peers;
   const faster = peers.length > 0 ? Math.min(...peers.map((p) => p.actualS)) : Number.NaN;
@@ -42,8 +43,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { only: { type: 'string', default: 'short,calls' }, seeds: { type: 'string', default: '6' } }, strict: true });
   const seeds = Number(values.seeds);
   if (!Number.isInteger(seeds) || seeds < 1) throw new Error(`--seeds: expected a whole number ≥ 1, got ${values.seeds}`);
-  const kinds = new Set(WORKLOADS.map((w) => w.kind as string));
-  const names = values.only.split(',').flatMap((s) => (kinds.has(s.trim()) ? WORKLOADS.filter((w) => w.kind === s.trim()).map((w) => w.name) : [workloadByName(s.trim()).name]));
+  const names = workloadNames(values.only);
   if (names.some((n) => workloadByName(n).kind === 'W')) throw new Error('--only: W1–W4 have their own table in `npm run bench`; this spread is for issue 16\'s workloads');
   const rows: SeedFigures[] = [];
   for (const name of names) {

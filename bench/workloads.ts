@@ -140,6 +140,15 @@ export function workloadByName(name: string): Workload {
   return w;
 }
 
+/** The workloads an `--only` list names: workload names, or kinds (W, short, calls, long) for all of theirs. */
+export function workloadNames(only: string): string[] {
+  const kinds = new Set(WORKLOADS.map((w) => w.kind as string));
+  return only.split(',').flatMap((s) => {
+    const name = s.trim();
+    return kinds.has(name) ? WORKLOADS.filter((w) => w.kind === name).map((w) => w.name) : [workloadByName(name).name];
+  });
+}
+
 /** The same workload with `photos` photos (at least one a key). */
 export function withPhotos(w: Workload, photos: number): Workload {
   return { ...w, photos: Math.max(w.keys, Math.round(photos)) };
