@@ -20,17 +20,19 @@ const MAY_IMPORT = {
   ledger: ['clock', 'spec'],
   api: ['clock', 'spec'],
   sim: ['clock', 'spec'],
+  // ExifTool: the inputs' metadata on the outputs, knowing nothing of the ledger.
+  metadata: ['clock', 'spec'],
   scheduler: ['clock', 'spec', 'log', 'config', 'api', 'ledger'],
-  outputs: ['clock', 'spec', 'log', 'config', 'ledger'],
+  outputs: ['clock', 'spec', 'log', 'config', 'ledger', 'metadata'],
   inputs: ['clock', 'spec', 'log', 'config', 'ledger', 'outputs'],
   stages: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs'],
   progress: ['clock', 'spec', 'ledger'],
   report: ['clock', 'spec', 'log', 'config', 'ledger'],
-  run: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress'],
+  run: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'metadata'],
   // The library: what the public entry hands out, built on every part but the simulator.
-  lib: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'report', 'run'],
+  lib: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'report', 'run', 'metadata'],
   // Each command as a function that returns what to print and its exit code (cli/ prints and exits).
-  commands: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'report', 'run', 'lib'],
+  commands: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'report', 'run', 'lib', 'metadata'],
   // The public entries (package.json `exports`): `darkroom` and `darkroom/sim`.
   index: ['clock', 'config', 'lib', 'run', 'commands'],
   simulator: ['sim'],
@@ -40,7 +42,7 @@ const MAY_IMPORT = {
 for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (!['errors', 'spec', 'fsdirs', 'cli'].includes(part)) allowed.push('errors');
 // fsdirs.ts: log, the ledger and every part above the ledger make folders.
 for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (['log', 'ledger'].includes(part) || allowed.includes('ledger')) allowed.push('fsdirs');
-const PARTS = ['clock', 'spec', 'errors', 'fsdirs', 'log', 'config', 'ledger', 'api', 'sim', 'scheduler', 'outputs', 'inputs', 'stages', 'progress', 'report', 'run', 'lib', 'commands', 'index', 'simulator', 'cli'];
+const PARTS = ['clock', 'spec', 'errors', 'fsdirs', 'log', 'config', 'ledger', 'api', 'sim', 'metadata', 'scheduler', 'outputs', 'inputs', 'stages', 'progress', 'report', 'run', 'lib', 'commands', 'index', 'simulator', 'cli'];
 const FILES = new Set(['clock', 'log', 'errors', 'fsdirs', 'index', 'simulator']);
 const pathOf = (part) => (FILES.has(part) ? `./src/${part}.ts` : `./src/${part}`);
 

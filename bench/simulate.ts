@@ -51,7 +51,9 @@ function prepareJob(w: Workload): { dir: string; jobsFile: string } {
   const job = {
     service: { baseUrl: 'http://sim.invalid', keys: benchKeys(w).map((k) => ({ apiKeyEnv: k.env })) },
     input: { dir: './photos' },
-    output: { dir: './out' },
+    // The scheduling workloads measure calls and slots in virtual time: ExifTool's real time
+    // per output would only lengthen the wall clock. The metadata step has a workload of its own.
+    output: { dir: './out', metadata: 'none' },
     ...(w.limits ? { limits: { callsPerMinute: w.limits.callsPerMinute, callsPerHour: w.limits.callsPerHour } } : {}),
     steps: w.steps.map((capability) => ({ capability })),
     ledger: './state/darkroom.db',

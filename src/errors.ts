@@ -18,6 +18,7 @@
  * - `SERVICE`: any other error answer of the service to a single call
  * - `OUTPUT`: the output folder cannot be written or has no room, before anything was paid
  * - `OUTPUT_WRITE`, `OUTPUT_TARGET`: a file could not be written
+ * - `METADATA_TOOL`: ExifTool, which carries the inputs' metadata to the outputs, cannot start (no perl)
  * - `ABORTED`: the caller's signal was aborted before any work started
  * - `EVENT_HANDLER`: the caller's `onEvent` threw: the run stopped as an abort would (its error is the `cause`)
  * - `INTERNAL`: anything else (a bug: the message says where the details are)
@@ -42,6 +43,7 @@ export type DarkroomErrorCode =
   | 'OUTPUT'
   | 'OUTPUT_WRITE'
   | 'OUTPUT_TARGET'
+  | 'METADATA_TOOL'
   | 'ABORTED'
   | 'EVENT_HANDLER'
   | 'INTERNAL';
@@ -68,6 +70,8 @@ const EXIT_CODE: Record<DarkroomErrorCode, 1 | 2 | 3 | 130> = {
   OUTPUT: 2,
   OUTPUT_WRITE: 1,
   OUTPUT_TARGET: 2,
+  // Before any upload: install perl, or ask for no metadata; nothing was spent.
+  METADATA_TOOL: 2,
   ABORTED: 130,
   // Library only: the CLI's own handler never throws.
   EVENT_HANDLER: 1,

@@ -14,6 +14,7 @@
 import type { Logger } from 'pino';
 import type { Job, JobOptions } from './lib/job.js';
 import type { Plan, PlanOptions, PlanResult, PlanStep } from './lib/plan.js';
+import type { ManifestSummary } from './lib/manifest.js';
 import type { RetrySummary } from './lib/retry.js';
 import type { RunOptions as LibRunOptions, RunSummary } from './lib/run.js';
 import type { StatusSummary } from './lib/status.js';
@@ -118,6 +119,19 @@ export async function status(job: Job | string, opts?: JobOptions | null): Promi
 export async function plan(job: Job | string, opts?: (JobOptions & PlanOptions) | null): Promise<Plan> {
   const { planOfJob } = await import('./lib/plan.js');
   return planOfJob(job, opts ?? {});
+}
+
+/**
+ * Write `manifest-sha256.txt`, `manifest-sha512.txt` (BagIt payload-manifest lines, which
+ * `sha256sum -c` reads from the output folder) and `provenance.csv` in the job's output
+ * folder, from the checksums recorded when each file was written; every file is read again,
+ * and those missing or changed since are named in the result.
+ *
+ * @throws {@link DarkroomError} `NO_LEDGER` when the job never ran, `CONFIG` for a bad job, `OUTPUT_WRITE` when the folder cannot take the files.
+ */
+export async function manifest(job: Job | string, opts?: JobOptions | null): Promise<ManifestSummary> {
+  const { manifestOfJob } = await import('./lib/manifest.js');
+  return manifestOfJob({ ...(opts ?? {}), job });
 }
 
 /**

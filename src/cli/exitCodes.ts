@@ -3,7 +3,7 @@
  * `credits --help` never shows run's codes (issue 13). The codes themselves are EXIT in
  * errors.ts; docs/ARCHITECTURE.md § Command-line contract gives their meaning.
  */
-export type CommandName = 'run' | 'status' | 'retry' | 'plan' | 'credits' | 'usage' | 'report' | 'sim' | 'completion';
+export type CommandName = 'run' | 'status' | 'retry' | 'plan' | 'credits' | 'usage' | 'report' | 'manifest' | 'sim' | 'completion';
 
 const CODES = {
   ok: '0 every photo done',
@@ -26,6 +26,7 @@ const PER_COMMAND: Record<CommandName, readonly string[]> = {
   credits: ['0 the credits are printed', CODES.usage, '3 an account problem (invalid key, not subscribed)'],
   usage: ['0 the windows are printed', CODES.usage, '3 an account problem (invalid key, not subscribed)'],
   report: ['0 the report is written', CODES.usage],
+  manifest: ['0 the manifests are written', '1 written, and some file darkroom wrote is missing or changed since', CODES.usage],
   sim: ['0 stopped by Ctrl-C', CODES.usage],
   completion: ['0 the script is printed'],
 };

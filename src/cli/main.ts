@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
-import { clock, creditsCommand, DEFAULT_LEDGER_FILE, planCommand, progressFor, reportCommand, retryCommand, runCommand, statusCommand, usageCommand, watchStatus } from '../index.js';
+import { clock, creditsCommand, DEFAULT_LEDGER_FILE, manifestCommand, planCommand, progressFor, reportCommand, retryCommand, runCommand, statusCommand, usageCommand, watchStatus } from '../index.js';
 import { askOnTerminal } from './ask.js';
 import { describeError, EXIT } from './errors.js';
 import { withGuardOptions } from './guardOptions.js';
@@ -255,6 +255,22 @@ export async function main(argv: string[]): Promise<number> {
       },
     )
     .command(
+      'manifest [jobs]',
+      'checksums of every output (manifest-sha256.txt, manifest-sha512.txt, as sha256sum -c reads them) and provenance.csv, in the output folder',
+      (y) =>
+        y
+          .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger and output folder)' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: `ledger file (default: ./${DEFAULT_LEDGER_FILE}); without a jobs file, the output folder is the one its last run wrote to` })
+          .option('json', { type: 'boolean', default: false, describe: '{"outputDir","files","outputs","written":[…],"missing":[…],"changed":[…],"takenNow"}' })
+          .example('darkroom manifest jobs.yaml', 'then: cd out && sha256sum -c manifest-sha256.txt')
+          .epilog(exitCodesEpilog('manifest')),
+      async (a) => {
+        const r = await manifestCommand({ jobs: a.jobs, ledger: a.ledger, json: a.json });
+        out(r.text);
+        exitCode = r.exitCode;
+      },
+    )
+    .command(
       'sim',
       'serve the built-in service simulator on 127.0.0.1 (no key or network needed)',
       (y) =>
@@ -292,7 +308,7 @@ export async function main(argv: string[]): Promise<number> {
       },
     )
     .completion('completion', 'print a shell completion script (bash; zsh when $SHELL is zsh): darkroom completion >> ~/.bashrc')
-    .demandCommand(1, 'name a command: run, status, plan, retry, report, credits, usage or sim')
+    .demandCommand(1, 'name a command: run, status, plan, retry, report, manifest, credits, usage or sim')
     .recommendCommands()
     .strict()
     .epilog(EPILOG)

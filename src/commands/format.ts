@@ -10,6 +10,9 @@ export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { cal
     `photos   ${s.total} total · ${s.done} done · ${s.failed} failed${s.skipped ? ` (${s.skipped} skipped)` : ''} · ${s.held} held · ${s.pending} pending${s.gone ? ` · ${s.gone} gone` : ''}`,
   );
   if (s.paidNotDownloaded > 0) lines.push(paidNotDownloadedLine(s.paidNotDownloaded, jobsFile));
+  if (s.metadataNotCarried > 0) {
+    lines.push(`metadata ${s.metadataNotCarried} output(s) written without their input's metadata: the photos are done, the reasons are listed below`);
+  }
   if (s.gone) lines.push(`gone     ${s.gone} photo(s) whose files left the input folder before they were done: not in the total; they come back with their files`);
   const busy = Object.entries(s.states).filter(([k, n]) => n > 0 && !['done', 'failed', 'held', 'skipped', 'gone'].includes(k));
   if (busy.length > 0) lines.push(`in work  ${busy.map(([k, n]) => `${k} ${n}`).join(' · ')}`);
@@ -36,6 +39,10 @@ export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { cal
   if (why.length > 0) {
     lines.push('', 'paid, not yet downloaded:');
     for (const n of why) lines.push(`  ${n.path}: ${n.reason}`);
+  }
+  if (s.metadataNotes.length > 0) {
+    lines.push('', 'metadata not carried:');
+    for (const n of s.metadataNotes) lines.push(`  ${n.path}: metadata not carried: ${n.reason}`);
   }
   return lines.join('\n');
 }

@@ -9,6 +9,8 @@ import type { PlanIo } from '../lib/plan.js';
 import type { AccountCommandArgs } from './credits.js';
 import type { PlanArgs } from './plan.js';
 import type { ReportArgs, ReportResult } from './report.js';
+import type { ManifestArgs } from './manifest.js';
+import type { ManifestSummary } from '../lib/manifest.js';
 import type { RetryArgs, RetryIo, RetryOutcome } from './retryTypes.js';
 import type { RunArgs, RunIo, RunOutcome } from './run.js';
 import type { StatusArgs } from './status.js';
@@ -17,7 +19,7 @@ import type { AccountIo } from '../lib/account.js';
 import type { PlanResult } from '../lib/plan.js';
 
 export { EXIT } from './exit.js';
-export type { AccountCommandArgs, AccountIo, PlanArgs, PlanIo, ReportArgs, ReportResult, RetryArgs, RetryIo, RetryOutcome, RunArgs, RunIo, RunOutcome, StatusArgs, WriteStreams };
+export type { AccountCommandArgs, AccountIo, ManifestArgs, ManifestSummary, PlanArgs, PlanIo, ReportArgs, ReportResult, RetryArgs, RetryIo, RetryOutcome, RunArgs, RunIo, RunOutcome, StatusArgs, WriteStreams };
 export type { Display } from './run.js';
 export type { GuardArgs } from './guards.js';
 export type { OutputTarget } from './outputFile.js';
@@ -65,4 +67,9 @@ export async function usageCommand(args: AccountCommandArgs, io: AccountIo): Pro
 /** `darkroom report`: the HTML page and its thumbnails, written; the summary to print. `streams` take `--out -`. */
 export async function reportCommand(args: ReportArgs, env: NodeJS.ProcessEnv, streams: WriteStreams): Promise<ReportResult> {
   return (await import('./report.js')).reportCommand(args, env, streams);
+}
+
+/** `darkroom manifest`: manifest-sha256.txt, manifest-sha512.txt and provenance.csv in the output folder; the lines to print and the exit code. */
+export async function manifestCommand(args: ManifestArgs): Promise<{ text: string; exitCode: number; summary: ManifestSummary }> {
+  return (await import('./manifest.js')).manifestCommand(args);
 }

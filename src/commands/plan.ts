@@ -34,6 +34,23 @@ export async function planCommand(args: PlanArgs, io: PlanIo): Promise<{ exitCod
   return { exitCode, plan, text: args.json ? JSON.stringify(plan) : formatPlan(plan) };
 }
 
+/** What the outputs will carry of their inputs' metadata (the job file's output.metadata and output.sidecar). */
+function metadataLine(p: PlanResult): string {
+  const m = p.metadata;
+  const ai = `each says in XMP that a trained model${m.aiSystem ? ` (${m.aiSystem})` : ''} altered it, and from which original`;
+  const what =
+    m.level === 'all'
+      ? `all: every input's EXIF, IPTC and XMP carried to its output (dates, GPS, camera, captions, keywords, creator, rights…); ${ai}`
+      : m.level === 'basic'
+        ? `basic: dates, GPS, title, description, keywords, creator and rights carried to every output; ${ai}`
+        : "none: every output is the service's bytes exactly, with no metadata of its input and no AI disclosure";
+  const fixes = m.level === 'none' ? '' : '; Orientation 1, no stale thumbnail, sRGB';
+  const srgb = m.toSrgb > 0 ? `; ${m.toSrgb} input(s) with a non-sRGB colour profile converted to sRGB for upload` : '';
+  const side = m.sidecars.length > 0 ? `; sidecars: ${m.sidecars.map((s) => `<output>.${s}`).join(', ')}` : '';
+  const problem = m.problem ? ` — but ${m.problem}: a run would stop before any upload; install perl, or set output.metadata: none` : '';
+  return `metadata ${what}${fixes}${srgb}${side}${problem}`;
+}
+
 function formatPlan(p: PlanResult): string {
   const rel = (f: string) => path.relative(process.cwd(), f) || f;
   const L: string[] = [];
@@ -71,6 +88,7 @@ function formatPlan(p: PlanResult): string {
   L.push(
     `time     at best ${formatDuration(t.ms)} with ${t.keys} key(s) at ${t.limits.callsPerMinute}/min, ${t.limits.callsPerHour}/h and ${t.limits.activeTasks} tasks each — ${t.binds} bound (hour ${formatDuration(t.hourMs)} · minute ${formatDuration(t.minuteMs)} · slots ${formatDuration(t.slotsMs)})${t.usedHour ? `; ${t.usedHour} calls already in the last hour count` : ''}`,
   );
+  L.push(metadataLine(p));
   if (p.stepsChange) {
     const c = p.stepsChange;
     if (c.redo > 0) {

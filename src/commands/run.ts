@@ -85,6 +85,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
       baseUrl,
       keys,
       stateDir: stateDirFrom(io.env),
+      env: io.env,
       human: (line) => (live ? live.log(line) : io.stderr(line)),
       guards,
       breakLock: args.breakLock,

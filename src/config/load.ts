@@ -12,6 +12,8 @@ export interface Config {
   /** Absolute path of the YAML file. */
   readonly file: string;
   readonly baseUrl: string | null;
+  /** The service's name as outputs state it (service.name, else the base URL's host; null with neither). */
+  readonly serviceName: string | null;
   /** Names of the environment variables holding the keys, one lane each. */
   readonly keyEnvs: readonly string[];
   readonly timeoutMs: number;
@@ -47,7 +49,22 @@ export interface OutputConfig {
   readonly layout: 'mirror' | 'flat';
   readonly pattern: string;
   readonly keepIntermediates: boolean;
-  readonly sidecar: boolean;
+  /** The input's metadata carried to each output (output.metadata). */
+  readonly metadata: 'all' | 'basic' | 'none';
+  /** Which sidecars go beside each output (output.sidecar; `true` is `json`). */
+  readonly sidecar: Sidecars;
+}
+
+export interface Sidecars {
+  /** <output>.json: source hash, steps, task ids, timings. */
+  readonly json: boolean;
+  /** <output>.xmp: the input's metadata and the provenance, as XMP. */
+  readonly xmp: boolean;
+}
+
+/** output.sidecar as written → which sidecars. */
+export function sidecarsOf(v: boolean | 'json' | 'xmp' | 'both'): Sidecars {
+  return { json: v === true || v === 'json' || v === 'both', xmp: v === 'xmp' || v === 'both' };
 }
 
 export interface LoadOptions {
@@ -126,6 +143,7 @@ function configFrom(raw: unknown, src: JobSource, opts: LoadOptions): { job: Job
   const config: Config = {
     file: abs,
     baseUrl: baseUrl?.replace(/\/+$/, '') ?? null,
+    serviceName: job.service.name ?? hostOf(baseUrl),
     keyEnvs,
     timeoutMs: job.service.timeoutMs,
     limits: job.limits,
@@ -143,7 +161,8 @@ function configFrom(raw: unknown, src: JobSource, opts: LoadOptions): { job: Job
       layout: job.output.layout,
       pattern: job.output.pattern,
       keepIntermediates: job.output.keepIntermediates,
-      sidecar: job.output.sidecar,
+      metadata: job.output.metadata,
+      sidecar: sidecarsOf(job.output.sidecar),
     },
     steps: job.steps,
     businessTypes: resolveBusinessTypes(job.service.businessTypes ?? {}),
@@ -157,6 +176,15 @@ function configFrom(raw: unknown, src: JobSource, opts: LoadOptions): { job: Job
     },
   };
   return { job, config };
+}
+
+function hostOf(url: string | null): string | null {
+  if (url === null) return null;
+  try {
+    return new URL(url).host;
+  } catch {
+    return null;
+  }
 }
 
 export interface ResolvedKey {

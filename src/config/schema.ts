@@ -26,6 +26,11 @@ const serviceSchema = z
     baseUrl: z.url({ protocol: /^https?$/ }).optional(),
     apiKeyEnv: keyRef.shape.apiKeyEnv.optional(),
     keys: z.array(keyRef).min(1).optional(),
+    /**
+     * The service's name as outputs state it (XMP `Iptc4xmpExt:AISystemUsed`, "the AI system
+     * used"); default the base URL's host.
+     */
+    name: z.string().min(1).max(200).optional(),
     /** Per-call timeout of API calls, ms. */
     timeoutMs: positiveInt.default(30_000),
     /**
@@ -144,8 +149,18 @@ const outputSchema = z
     pattern: z.string().min(1).default('{name}.{ext}'),
     /** Also download each earlier step's result (normally only its URL is passed on). */
     keepIntermediates: z.boolean().default(false),
-    /** A JSON file beside each output (<output>.json): source hash, steps, task ids, timings. */
-    sidecar: z.boolean().default(false),
+    /**
+     * The input's metadata on each output (EXIF, IPTC, XMP; src/metadata/tags.ts): `all`, or
+     * `basic` (dates, GPS, title, description, keywords, creator, rights), each with the AI
+     * disclosure and provenance in XMP; `none`: the service's bytes exactly.
+     */
+    metadata: z.enum(['all', 'basic', 'none']).default('all'),
+    /**
+     * Files beside each output: `json` (or true): <output>.json (source hash, steps, task ids,
+     * timings); `xmp`: <output>.xmp, the input's metadata and the provenance as XMP (the
+     * sidecar digiKam and darktable read); `both`; false: none.
+     */
+    sidecar: z.union([z.boolean(), z.enum(['json', 'xmp', 'both'])]).default(false),
   })
   .superRefine((output, ctx) => {
     const problem = checkPattern(output.pattern);

@@ -10,6 +10,7 @@ import { DECODE_PARALLEL, DecodeQueue } from './decode.js';
 import { headerFacts } from './headers.js';
 import { hiddenLine, hiddenMatcher } from './hidden.js';
 import { hashFile, isContentHash, nameIdentity, urlIdentity } from './identity.js';
+import type { MetadataOptions } from '../outputs/metadata.js';
 import { assignOutputNames, namingOptions } from '../outputs/naming.js';
 import { writeOutputsOfDone } from '../outputs/otherOutputs.js';
 import { skipUnwritableBeforeCreate } from '../outputs/outputPaths.js';
@@ -217,6 +218,8 @@ export interface DiscoverIntoOptions {
   readonly log: Logger;
   /** A look at the files between finding and recording them (the runner's same-file check). */
   readonly adjust?: (found: Found[]) => Found[];
+  /** The input's metadata on the outputs: a new name of a photo done gets its own provenance. */
+  readonly metadata?: MetadataOptions | undefined;
 }
 
 /**
@@ -241,11 +244,14 @@ export async function discoverInto(config: Config, ledger: Ledger, opts: Discove
   const naming = namingOptions(config);
   assignOutputNames(ledger, naming);
   ledger.setMeta('pipeline', JSON.stringify(config.steps.map((s) => s.capability)));
+  // Where the outputs go, for `darkroom manifest` run with the ledger alone.
+  ledger.setMeta('output.dir', config.output.dir);
   const { copied, missing } = await writeOutputsOfDone(ledger, {
     outputDir: config.output.dir,
     naming,
+    metadata: opts.metadata,
     write: (target, bytes) => writeBufferAtomically(target, bytes, config.output.dir),
-    copy: (target, from) => copyAtomically(from.path, target, from.bytes, config.output.dir),
+    copy: (target, from, w) => copyAtomically(from.path, target, config.output.dir, w),
     log: opts.log,
   });
   const unwritable = skipUnwritableBeforeCreate(ledger, config, opts.log);

@@ -1,4 +1,5 @@
-import { crc32 } from 'node:zlib';
+import { crc32, inflateSync } from 'node:zlib';
+import { notSrgb } from './colour.js';
 
 /**
  * What discovery needs to know of a plain PNG or JPEG (its size in pixels, EXIF
@@ -9,7 +10,8 @@ import { crc32 } from 'node:zlib';
  * reading these few dozen bytes takes microseconds a file. So the
  * common cases are read here, and anything unusual — a header that runs past the bytes at
  * hand, an eXIf chunk, 12-bit or CMYK JPEG, EXIF stored in an unexpected way, WEBP —
- * returns null, and the caller asks sharp, as before. Only what sharp would report
+ * returns null, and the caller asks sharp, as before; so does a colour profile other than
+ * sRGB's, whose photo is converted (colour.ts). Only what sharp would report
  * identically is answered here (test/inputs/headers.test.ts compares the two).
  */
 export interface HeaderFacts {
@@ -48,6 +50,8 @@ function pngFacts(b: Buffer): HeaderFacts | null {
     const type = b.toString('latin1', at + 4, at + 8);
     if (type === 'IDAT') break;
     if (type === 'eXIf' || type === 'IEND' || len > MAX_DIMENSION) return null;
+    // A colour profile other than sRGB's: sharp reads the photo, which is converted (colour.ts).
+    if (type === 'iCCP' && !srgbPngProfile(b, at + 8, len)) return null;
     at += 12 + len;
   }
   return { width, height, orientation: 1, sixteenBit: depth > 8 };
@@ -84,6 +88,9 @@ function jpegFacts(b: Buffer): HeaderFacts | null {
       // 12-bit, CMYK/YCCK (4 components) and a height given later (DNL): sharp's to judge.
       if (precision !== 8 || width === 0 || height === 0 || (components !== 1 && components !== 3)) return null;
       frame = { width, height };
+    } else if (marker === 0xe2 && len >= 14 && b.toString('latin1', data, data + 12) === 'ICC_PROFILE\0') {
+      // A colour profile other than sRGB's, or one in several pieces: sharp reads the photo (colour.ts).
+      if (b[data + 12] !== 1 || b[data + 13] !== 1 || notSrgb(b.subarray(data + 14, end), undefined) !== null) return null;
     } else if (marker === 0xe1 && len >= 8 && b.toString('latin1', data, data + 6) === 'Exif\0\0') {
       if (orientation !== null) return null;
       orientation = exifOrientation(b.subarray(data + 6, end));
@@ -93,6 +100,18 @@ function jpegFacts(b: Buffer): HeaderFacts | null {
   }
   if (frame === null) return null;
   return { ...frame, orientation: orientation ?? 1, sixteenBit: false };
+}
+
+/** An iCCP chunk (name, NUL, method 0, zlib data) holding an sRGB profile. */
+function srgbPngProfile(b: Buffer, data: number, len: number): boolean {
+  if (data + len > b.length) return false;
+  const nul = b.indexOf(0, data);
+  if (nul < 0 || nul + 2 > data + len || b[nul + 1] !== 0) return false;
+  try {
+    return notSrgb(inflateSync(b.subarray(nul + 2, data + len), { maxOutputLength: 1 << 20 }), undefined) === null;
+  } catch {
+    return false;
+  }
 }
 
 /** The Orientation tag (0x0112) of IFD0 in a TIFF-structured EXIF block: 1 when absent, null when in doubt. */

@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import { clock } from '../clock.js';
 import { DEFAULT_MAX_INPUT_PIXELS } from '../config/index.js';
 import { bmpSize, BmpError, decodeBmp, isBmp } from './bmp.js';
+import { notSrgb } from './colour.js';
 import { headerFacts } from './headers.js';
 import { readHead, readWhole, sha256 } from './read.js';
 import { CONTENT_TYPES, EXTENSIONS, sniffImage, type ImageType } from '../spec/images.js';
@@ -18,6 +19,8 @@ import { CONTENT_TYPES, EXTENSIONS, sniffImage, type ImageType } from '../spec/i
  *   to PNG when the image has alpha or was a PNG (lossless stays lossless);
  * - an EXIF orientation other than 1: the pixels are turned, so every step sees the photo
  *   upright whatever the service does with EXIF;
+ * - a colour profile other than sRGB (wide gamut, grey, CMYK; colour.ts): the numbers are
+ *   converted to sRGB, which the service assumes (sharp converts through the embedded profile);
  * - more pixels than input.maxPixels: scaled down to fit, aspect kept.
  * With transcode: off, TIFF and BMP are skipped, images over maxPixels are skipped, and
  * everything else goes as it is.
@@ -67,6 +70,8 @@ interface Facts {
   readonly orientation: number;
   readonly sixteenBit: boolean;
   readonly hasAlpha: boolean;
+  /** Why its numbers are not sRGB (a wide-gamut, grey or CMYK profile, colour.ts), or null. */
+  readonly colour: string | null;
 }
 
 /** How the operator knows each type, in messages. */
@@ -101,6 +106,7 @@ function decide(type: SourceType, f: Facts, opts: TranscodeOptions): { skipReaso
   if (type === 'tiff' || type === 'bmp') why.push(NAMES[type]);
   else if (f.sixteenBit) why.push(`16-bit ${NAMES[type]}`);
   if (f.orientation > 1) why.push(`EXIF orientation ${f.orientation}`);
+  if (f.colour !== null) why.push(`${f.colour} converted to sRGB`);
   if (over) why.push(`${f.width}×${f.height} over input.maxPixels`);
   return { skipReason: null, transcode: why.length > 0 ? why.join(', ') : null };
 }
@@ -109,7 +115,7 @@ async function factsOf(type: SourceType, input: string | Buffer): Promise<Facts>
   if (type === 'bmp') {
     const head = typeof input === 'string' ? await readHead(input, HEAD_BYTES) : input.subarray(0, HEAD_BYTES);
     const { width, height } = bmpSize(head);
-    return { width, height, orientation: 1, sixteenBit: false, hasAlpha: false };
+    return { width, height, orientation: 1, sixteenBit: false, hasAlpha: false, colour: null };
   }
   // Headers only: no pixel limit here, so an image over it is refused by decide() with its size.
   const m = await sharp(input, { limitInputPixels: false }).metadata();
@@ -120,6 +126,7 @@ async function factsOf(type: SourceType, input: string | Buffer): Promise<Facts>
     orientation: m.orientation ?? 1,
     sixteenBit,
     hasAlpha: m.hasAlpha ?? false,
+    colour: notSrgb(m.icc, m.space),
   };
 }
 
@@ -148,7 +155,7 @@ export async function inspectSource(file: string, sizeBytes: number, opts: Trans
   try {
     const known = type === 'png' || type === 'jpeg' ? headerFacts(head) : null;
     // hasAlpha does not enter the decision; a conversion reads the facts again, with sharp.
-    facts = known ? { ...known, hasAlpha: false } : await clock.io(factsOf(type, file));
+    facts = known ? { ...known, hasAlpha: false, colour: null } : await clock.io(factsOf(type, file));
   } catch (err) {
     return { type, skipReason: `cannot read the ${NAMES[type]} image: ${firstLine(err)}`, transcode: null };
   }
@@ -214,7 +221,7 @@ export async function prepareUpload(item: PrepareItem, opts: TranscodeOptions): 
     // Plain PNG and JPEG headers say all the decision needs (sharp's metadata() is ~0.2 ms
     // of CPU even for a tiny image); the conversion itself wants sharp's full facts.
     const known = type === 'png' || type === 'jpeg' ? headerFacts(bytes) : null;
-    let facts = known ? { ...known, hasAlpha: false } : await clock.io(factsOf(type, bytes));
+    let facts = known ? { ...known, hasAlpha: false, colour: null } : await clock.io(factsOf(type, bytes));
     const d = decide(type, facts, opts);
     if (d.skipReason) return { kind: 'skip', reason: d.skipReason };
     if (d.transcode === null) {

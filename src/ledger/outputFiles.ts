@@ -19,6 +19,38 @@ export interface OutputFile {
   readonly kind: 'output' | 'intermediate' | 'sidecar';
   readonly stepIndex: number | null;
   readonly bytes: number;
+  /** Checksums (hex) of the file as written; absent when they were not taken. */
+  readonly sha256?: string | undefined;
+  readonly sha512?: string | undefined;
+  /** What metadata the file carries (outputs and intermediates). */
+  readonly meta?: FileMetadata | undefined;
+}
+
+/** What an output carries of its input's metadata (migration 009's columns). */
+export interface FileMetadata {
+  /** all / basic: the input's tags at that level with the AI disclosure; provenance: the disclosure only; none: the service's bytes. */
+  readonly level: 'all' | 'basic' | 'provenance' | 'none';
+  /** Why the input's metadata is not on the file, or null. */
+  readonly note: string | null;
+  readonly dateTaken: string | null;
+  readonly caption: string | null;
+}
+
+/** A file darkroom wrote, as the manifest and the report read it. */
+export interface WrittenFileRow {
+  readonly path: string;
+  readonly itemId: number;
+  readonly inputId: number | null;
+  readonly kind: OutputFile['kind'];
+  readonly stepIndex: number | null;
+  readonly bytes: number;
+  readonly sha256: string | null;
+  readonly sha512: string | null;
+  readonly meta: FileMetadata['level'] | null;
+  readonly metaNote: string | null;
+  readonly metaTaken: string | null;
+  readonly metaCaption: string | null;
+  readonly writtenMs: number;
 }
 
 export interface AttemptRecord {
@@ -34,11 +66,38 @@ export interface AttemptRecord {
 }
 
 export class OutputFiles {
+  /** The columns of output_files a reader may select: a ledger opened read-only is not migrated, and may predate some. */
+  private columns: string | undefined;
+
   constructor(
     private readonly db: Database.Database,
     private readonly items: Items,
     private readonly inputs: Inputs,
   ) {}
+
+  /** The written-file columns as `f.` selections, with NULL for those this ledger's schema has not got yet. */
+  private fileColumns(): string {
+    if (this.columns === undefined) {
+      const have = new Set(stmt<[], { name: string }>(this.db, 'PRAGMA table_info(output_files)').all().map((c) => c.name));
+      const col = (name: string, as: string) => (have.has(name) ? `f.${name} AS ${as}` : `NULL AS ${as}`);
+      this.columns = [
+        'f.path',
+        'f.item_id AS itemId',
+        'f.input_id AS inputId',
+        'f.kind',
+        'f.step_index AS stepIndex',
+        'f.bytes',
+        col('sha256', 'sha256'),
+        col('sha512', 'sha512'),
+        col('meta', 'meta'),
+        col('meta_note', 'metaNote'),
+        col('meta_taken', 'metaTaken'),
+        col('meta_caption', 'metaCaption'),
+        'f.written_ms AS writtenMs',
+      ].join(', ');
+    }
+    return this.columns;
+  }
 
   /** A file darkroom wrote (after its rename into place); an output also becomes its name's output. */
   recordFile(f: OutputFile): void {
@@ -46,15 +105,59 @@ export class OutputFiles {
     inTransaction(this.db, () => {
       stmt(
         this.db,
-        `INSERT INTO output_files (path, item_id, input_id, kind, step_index, bytes, written_ms, steps_sig)
-         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT steps_sig FROM items WHERE id = ?))
+        `INSERT INTO output_files (path, item_id, input_id, kind, step_index, bytes, written_ms, steps_sig,
+           sha256, sha512, meta, meta_note, meta_taken, meta_caption)
+         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT steps_sig FROM items WHERE id = ?), ?, ?, ?, ?, ?, ?)
          ON CONFLICT (path) DO UPDATE SET item_id = excluded.item_id, input_id = excluded.input_id, kind = excluded.kind,
-           step_index = excluded.step_index, bytes = excluded.bytes, written_ms = excluded.written_ms, steps_sig = excluded.steps_sig`,
-      ).run(f.path, f.itemId, f.inputId, f.kind, f.stepIndex, f.bytes, now, f.itemId);
+           step_index = excluded.step_index, bytes = excluded.bytes, written_ms = excluded.written_ms, steps_sig = excluded.steps_sig,
+           sha256 = excluded.sha256, sha512 = excluded.sha512, meta = excluded.meta, meta_note = excluded.meta_note,
+           meta_taken = excluded.meta_taken, meta_caption = excluded.meta_caption`,
+      ).run(
+        f.path,
+        f.itemId,
+        f.inputId,
+        f.kind,
+        f.stepIndex,
+        f.bytes,
+        now,
+        f.itemId,
+        f.sha256 ?? null,
+        f.sha512 ?? null,
+        f.meta?.level ?? null,
+        f.meta?.note ?? null,
+        f.meta?.dateTaken ?? null,
+        f.meta?.caption ?? null,
+      );
       if (f.kind === 'output' && f.inputId !== null) {
         stmt(this.db, 'UPDATE inputs SET output_path = ?, written_ms = ? WHERE id = ?').run(f.path, now, f.inputId);
       }
     });
+  }
+
+  /**
+   * Every file darkroom wrote that it still counts as its own, by path: outputs,
+   * intermediates and sidecars (the manifest's payload).
+   */
+  writtenFiles(): WrittenFileRow[] {
+    return stmt<[], WrittenFileRow>(this.db, `SELECT ${this.fileColumns()} FROM output_files f ORDER BY f.path`).all();
+  }
+
+  /** The outputs of one photo with what they carry, its first output first (the report, status). */
+  metadataOf(itemId: number): WrittenFileRow[] {
+    return stmt<[number], WrittenFileRow>(
+      this.db,
+      `SELECT ${this.fileColumns()} FROM output_files f LEFT JOIN items i ON i.id = f.item_id
+       WHERE f.item_id = ? AND f.kind = 'output' ORDER BY (f.path = i.output_path) DESC, f.path`,
+    ).all(itemId);
+  }
+
+  /** What a file darkroom wrote carries (undefined: not one of darkroom's, or written before this was recorded). */
+  fileMetadata(file: string): FileMetadata | undefined {
+    const r = stmt<[string], { meta: FileMetadata['level'] | null; note: string | null; taken: string | null; caption: string | null }>(
+      this.db,
+      'SELECT meta, meta_note AS note, meta_taken AS taken, meta_caption AS caption FROM output_files WHERE path = ?',
+    ).get(file);
+    return r?.meta ? { level: r.meta, note: r.note, dateTaken: r.taken, caption: r.caption } : undefined;
   }
 
   /** Whether darkroom wrote this file (so it may write it again). */

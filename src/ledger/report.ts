@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { PROBLEM_COLUMNS, PROBLEM_STATES, readStatus, type LedgerStatus, type ProblemItem } from './status.js';
+import { hasOutputMetadata, PROBLEM_COLUMNS, PROBLEM_STATES, readStatus, type LedgerStatus, type ProblemItem } from './status.js';
 import { IDLE_GAP_MS, readActivity, readThroughput, type ReportActivity, type ReportBucket } from './reportTime.js';
 import { stmt } from './statements.js';
 
@@ -45,6 +45,13 @@ export interface ReportPhoto {
   readonly tasks: number;
   /** Its last change. */
   readonly atMs: number;
+  /** What its output carries of the input's metadata (FileMetadata's level), null when unknown. */
+  readonly meta: string | null;
+  /** Why the input's metadata is not on the output, or null. */
+  readonly metaNote: string | null;
+  /** When the photo was taken and its caption, as carried to the output. */
+  readonly metaTaken: string | null;
+  readonly metaCaption: string | null;
 }
 
 /** Tasks that ended SUCCESS, by capability: the ones charged (the spec refunds FAIL and ERROR). */
@@ -171,13 +178,16 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
     const doneSpan = doneRow.f === null || doneRow.l === null ? null : { firstMs: doneRow.f, lastMs: doneRow.l };
 
     const throughput = readThroughput(db, span, opts.maxBuckets ?? 60);
+    const meta = hasOutputMetadata(db)
+      ? 'o.meta AS meta, o.meta_note AS metaNote, o.meta_taken AS metaTaken, o.meta_caption AS metaCaption'
+      : 'NULL AS meta, NULL AS metaNote, NULL AS metaTaken, NULL AS metaCaption';
     const photos = stmt<[number], ReportPhoto>(
       db,
       `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
               i.size_bytes AS inBytes, i.output_path AS outputPath, i.updated_ms AS atMs,
-              (SELECT o.bytes FROM output_files o WHERE o.path = i.output_path) AS outBytes,
+              o.bytes AS outBytes, ${meta},
               (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id) AS tasks
-       FROM items i ORDER BY i.rel_path LIMIT ?`,
+       FROM items i LEFT JOIN output_files o ON o.path = i.output_path ORDER BY i.rel_path LIMIT ?`,
     ).all(photoLimit);
     const photoCount = stmt<[], { n: number }>(db, 'SELECT COUNT(*) AS n FROM items').get()!.n;
     const charged = stmt<[], ReportCharged>(

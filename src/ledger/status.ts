@@ -74,6 +74,21 @@ export interface LedgerStatus {
   readonly paidNotDownloaded: number;
   /** The first 200 of them, with why their last download failed. */
   readonly notDownloaded: readonly NotDownloaded[];
+  /**
+   * Outputs written without their input's metadata although output.metadata asked for it
+   * (a corrupt EXIF, an input gone, an ExifTool error): the photo is done, its output is the
+   * service's, marked with why.
+   */
+  readonly metadataNotCarried: number;
+  /** The first 200 of them: the input's path, the output, and why. */
+  readonly metadataNotes: readonly MetadataNote[];
+}
+
+/** An output its input's metadata did not reach, and why. */
+export interface MetadataNote {
+  readonly path: string;
+  readonly output: string;
+  readonly reason: string;
 }
 
 /** Everything `darkroom status` shows, read from the ledger alone. */
@@ -116,7 +131,27 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
     problems,
     paidNotDownloaded: countNotDownloaded(db),
     notDownloaded: listNotDownloaded(db, problemLimit),
+    ...metadataNotes(db, problemLimit),
   };
+}
+
+/** Whether output_files has migration 009's columns: a ledger opened read-only is not migrated, and may predate them. */
+export function hasOutputMetadata(db: Database.Database): boolean {
+  return stmt<[], { name: string }>(db, 'PRAGMA table_info(output_files)').all().some((c) => c.name === 'meta_note');
+}
+
+/** Outputs marked "metadata not carried" (none on a ledger older than migration 009, read as it is). */
+function metadataNotes(db: Database.Database, limit: number): { metadataNotCarried: number; metadataNotes: MetadataNote[] } {
+  if (!hasOutputMetadata(db)) return { metadataNotCarried: 0, metadataNotes: [] };
+  const where = "f.kind = 'output' AND f.meta_note IS NOT NULL";
+  const n = stmt<[], { n: number }>(db, `SELECT COUNT(*) AS n FROM output_files f WHERE ${where}`).get()!.n;
+  const notes = stmt<[number], MetadataNote>(
+    db,
+    `SELECT COALESCE(n.name, i.rel_path) AS path, f.path AS output, f.meta_note AS reason
+     FROM output_files f JOIN items i ON i.id = f.item_id LEFT JOIN inputs n ON n.id = f.input_id
+     WHERE ${where} ORDER BY f.path LIMIT ?`,
+  ).all(limit);
+  return { metadataNotCarried: n, metadataNotes: notes };
 }
 
 /** The steps the last run recorded (`meta.pipeline`), else those the creates were made for, folded with the items. */

@@ -10,6 +10,7 @@ import { describeChange, type StepsChange } from '../run/stepsCheck.js';
 import { ASSUMED_LATENCY_MS, estimate, expectedAttempts } from '../progress/model.js';
 import { withAccountClient } from './account.js';
 import { toDarkroomError } from './errors.js';
+import { exifToolProblem } from '../metadata/exiftool.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 import type { PlanIo, PlanOptions, PlanResult, PlanStep } from './planTypes.js';
 
@@ -147,6 +148,13 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
     time,
     account,
     stepsChange,
+    metadata: {
+      level: config.output.metadata,
+      sidecars: [...(config.output.sidecar.json ? ['json' as const] : []), ...(config.output.sidecar.xmp ? ['xmp' as const] : [])],
+      aiSystem: config.serviceName,
+      toSrgb: found.filter((f) => f.transcode?.includes('converted to sRGB')).length,
+      problem: config.output.metadata !== 'none' || config.output.sidecar.xmp ? exifToolProblem(io.env) : null,
+    },
   };
 }
 

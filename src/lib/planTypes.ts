@@ -93,4 +93,15 @@ export interface PlanResult {
    * `run` refuses them; the figures above are those of `run --redo-steps`.
    */
   readonly stepsChange: StepsChange | null;
+  /** What each output will carry (output.metadata, output.sidecar) and whether ExifTool can run here. */
+  readonly metadata: {
+    readonly level: 'all' | 'basic' | 'none';
+    readonly sidecars: readonly ('json' | 'xmp')[];
+    /** The AI system the outputs will name (service.name, else the base URL's host). */
+    readonly aiSystem: string | null;
+    /** Inputs to be converted to sRGB before upload (a wide-gamut, grey or CMYK profile). */
+    readonly toSrgb: number;
+    /** Why ExifTool cannot run here (no perl), when the job needs it: a run would stop before any upload. */
+    readonly problem: string | null;
+  };
 }

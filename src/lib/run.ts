@@ -55,6 +55,7 @@ export async function runJobLibrary(job: Job | string, opts: RunOptions): Promis
       baseUrl,
       keys,
       stateDir: stateDirFrom(env),
+      env,
       logger: opts.logger ? safeLogger(opts.logger) : undefined,
       signal,
       onEvent: (e) => {

@@ -17,7 +17,7 @@ export interface RunSummary extends Omit<SummaryEvent, 'type'> {
  * the output folder (`OUTPUT`), the ledger moved (`LEDGER_MOVED`), the caller's `onEvent`
  * threw (`EVENT_HANDLER`).
  */
-export type RunStopCode = 'ACCOUNT' | 'CONFIG' | 'NOT_THE_SERVICE' | 'SERVICE_UNREACHABLE' | 'OUTPUT' | 'LEDGER_MOVED' | 'EVENT_HANDLER';
+export type RunStopCode = 'ACCOUNT' | 'CONFIG' | 'NOT_THE_SERVICE' | 'SERVICE_UNREACHABLE' | 'OUTPUT' | 'LEDGER_MOVED' | 'METADATA_TOOL' | 'EVENT_HANDLER';
 
 /**
  * A run that stopped for a problem a rerun cannot get past until it is fixed (the account,

@@ -26,6 +26,8 @@ export interface SessionOptions {
   readonly redoSteps?: boolean | undefined;
   /** The in-process simulator's transport (tests); undici otherwise. */
   readonly transport?: Transport | undefined;
+  /** The environment perl is looked for in (its PATH), for ExifTool; the process's by default. */
+  readonly env?: NodeJS.ProcessEnv | undefined;
   /**
    * Called once the ledger is locked and the logger made, before any work: the CLI starts
    * its display here (`contact` says whether the service answers, for an outage's
@@ -83,6 +85,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
       ...(opts.redoSteps ? { redoSteps: true } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.transport ? { transport: opts.transport } : {}),
+      ...(opts.env ? { env: opts.env } : {}),
     });
     return { result, rescue: result.halt?.kind === 'ledger' ? ledger.rescueIfDeleted() : null };
   } finally {

@@ -82,6 +82,8 @@ function statusFigures(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'defau
     eta: p.pending === 0 ? null : p.eta,
     paidNotDownloaded: s.paidNotDownloaded,
     notDownloaded: s.notDownloaded,
+    metadataNotCarried: s.metadataNotCarried,
+    metadataNotes: s.metadataNotes,
   };
 }
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { clock } from '../clock.js';
 import { crashPoint } from '../ledger/index.js';
 import { DownloadError } from './downloadError.js';
-import { fsStep, fsStepAsync, nodeOutputFs, type OutputFs } from './outputfs.js';
+import { Checksums, fsStep, fsStepAsync, nodeOutputFs, type FileFacts, type OutputFs } from './outputfs.js';
 
 /**
  * Atomic output files (L4): written to a temp file in the target's own folder, fsynced,
@@ -36,7 +36,14 @@ export interface BodySource {
 export interface WriteOptions {
   readonly fs?: OutputFs;
   /** Called once the file is complete and fsynced, just before the rename (the ledger records the file here). */
-  readonly beforeRename?: (bytes: number) => void;
+  readonly beforeRename?: (facts: FileFacts) => void;
+  /**
+   * Turns the complete temp file into the one to put in place (the input's metadata carried
+   * onto it, outputs/metadata.ts): returns that file's path, in the same folder, or `temp`
+   * itself to keep it as it is. Runs before the rename, so a kill at any moment leaves
+   * either no output or a whole one with its metadata.
+   */
+  readonly finalize?: (temp: string, dir: string) => Promise<string>;
 }
 
 /**
@@ -48,10 +55,32 @@ export interface WriteOptions {
  * the ledger's own fsync on the `done` commit that follows. One clock.ioTurn, not inline:
  * the write still ends after the events already queued, as the thread-pool version did, so
  * a simulation's order of events is what it was. Streamed bodies go through writeStream.
+ * With `finalize` (another program rewrites the file) the body is written in one turn, then
+ * finalized and sealed as a streamed one is.
  */
-export function writeBufferAtomically(target: string, bytes: Buffer, outputDir: string, opts: WriteOptions = {}): Promise<void> {
+export async function writeBufferAtomically(target: string, bytes: Buffer, outputDir: string, opts: WriteOptions = {}): Promise<FileFacts> {
+  const fs = opts.fs ?? nodeOutputFs;
+  const sums = new Checksums();
+  sums.update(bytes);
+  const facts = sums.facts();
+  if (opts.finalize) {
+    const { temp, dir } = await clock.ioTurn(() => {
+      const dir = prepareFolder(target, outputDir, fs);
+      const temp = tempPathIn(dir);
+      const fd = fsStep('create a file in', dir, () => fs.create(temp));
+      try {
+        fsStep('write', target, () => fs.write(fd, bytes));
+      } catch (err) {
+        fs.close(fd);
+        fs.remove(temp);
+        throw err;
+      }
+      fs.close(fd);
+      return { temp, dir };
+    });
+    return settle(temp, target, dir, facts, fs, opts, false);
+  }
   return clock.ioTurn(() => {
-    const fs = opts.fs ?? nodeOutputFs;
     const dir = prepareFolder(target, outputDir, fs);
     const temp = tempPathIn(dir);
     const fd = fsStep('create a file in', dir, () => fs.create(temp));
@@ -64,20 +93,21 @@ export function writeBufferAtomically(target: string, bytes: Buffer, outputDir: 
       throw err;
     }
     fs.close(fd);
-    finish(temp, target, dir, bytes.length, fs, opts);
+    finish(temp, target, dir, facts, fs, opts);
+    return facts;
   });
 }
 
 /**
  * A body as it arrives, chunk by chunk, through the thread pool: memory stays at one chunk
  * (undici's are 64 KiB) whatever the size of the result. A body already whole (`rest`
- * null) is written in one turn as writeBufferAtomically does. Returns the bytes written.
+ * null) is written in one turn as writeBufferAtomically does. Returns the file's size and
+ * checksums, taken as the bytes went by (or read back after `finalize` rewrote it).
  */
-export async function writeStreamAtomically(target: string, src: BodySource, outputDir: string, opts: WriteOptions = {}): Promise<number> {
+export async function writeStreamAtomically(target: string, src: BodySource, outputDir: string, opts: WriteOptions = {}): Promise<FileFacts> {
   if (src.rest === null) {
     src.check?.(src.head.length);
-    await writeBufferAtomically(target, src.head, outputDir, opts);
-    return src.head.length;
+    return writeBufferAtomically(target, src.head, outputDir, opts);
   }
   const rest = src.rest;
   return clock.hold(
@@ -86,26 +116,31 @@ export async function writeStreamAtomically(target: string, src: BodySource, out
       const dir = prepareFolder(target, outputDir, fs);
       const temp = tempPathIn(dir);
       const fd = fsStep('create a file in', dir, () => fs.create(temp));
-      let total = 0;
+      const sums = new Checksums();
       try {
         await fsStepAsync('write', target, () => fs.writeAsync(fd, src.head));
-        total += src.head.length;
+        sums.update(src.head);
         for (;;) {
           const next = await rest.next();
           if (next.done) break;
           await fsStepAsync('write', target, () => fs.writeAsync(fd, next.value));
-          total += next.value.length;
+          sums.update(next.value);
         }
-        src.check?.(total);
-        await fsStepAsync('fsync', target, () => fs.fsyncAsync(fd));
-      } catch (err) {
+        const facts = sums.facts();
+        src.check?.(facts.bytes);
+        // A file finalize replaces is never renamed into place: its fsync would be wasted.
+        if (!opts.finalize) await fsStepAsync('fsync', target, () => fs.fsyncAsync(fd));
         fs.close(fd);
+        return await settle(temp, target, dir, facts, fs, opts, !opts.finalize);
+      } catch (err) {
+        try {
+          fs.close(fd);
+        } catch {
+          // closed already
+        }
         fs.remove(temp);
         throw err;
       }
-      fs.close(fd);
-      finish(temp, target, dir, total, fs, opts);
-      return total;
     })(),
   );
 }
@@ -113,24 +148,63 @@ export async function writeStreamAtomically(target: string, src: BodySource, out
 /**
  * Another output from a file already written (a duplicate's copy, an intermediate under a
  * second name): the kernel copies it (copy_file_range where it can), so no result is ever
- * read into memory to be written again.
+ * read into memory to be written again; it is read back once, to be checksummed.
  */
-export async function copyAtomically(from: string, target: string, bytes: number, outputDir: string, opts: WriteOptions = {}): Promise<void> {
+export async function copyAtomically(from: string, target: string, outputDir: string, opts: WriteOptions = {}): Promise<FileFacts> {
   const fs = opts.fs ?? nodeOutputFs;
   const dir = prepareFolder(target, outputDir, fs);
   const temp = tempPathIn(dir);
+  let facts: FileFacts;
   try {
     await clock.io(fsStepAsync('copy to', target, () => fs.copyAsync(from, temp)));
+    facts = await clock.io(fsStepAsync('read back', target, () => fs.sealAsync(temp)));
   } catch (err) {
     fs.remove(temp);
     throw err;
   }
-  finish(temp, target, dir, bytes, fs, opts);
+  return settle(temp, target, dir, facts, fs, opts, true);
 }
 
-function finish(temp: string, target: string, dir: string, bytes: number, fs: OutputFs, opts: WriteOptions): void {
+/**
+ * The temp file's last steps: `finalize` (when asked), then the file that results is
+ * fsynced (and checksummed, when it is a new one) and renamed into place. `synced`: the
+ * temp file was fsynced already.
+ */
+async function settle(temp: string, target: string, dir: string, facts: FileFacts, fs: OutputFs, opts: WriteOptions, synced: boolean): Promise<FileFacts> {
+  let file = temp;
+  let final = facts;
+  if (opts.finalize) {
+    try {
+      file = await opts.finalize(temp, dir);
+    } catch (err) {
+      fs.remove(temp);
+      throw err;
+    }
+    if (file !== temp) {
+      fs.remove(temp);
+      try {
+        final = await clock.io(fsStepAsync('fsync', target, () => fs.sealAsync(file)));
+      } catch (err) {
+        fs.remove(file);
+        throw err;
+      }
+    }
+  }
+  if (file === temp && !synced) {
+    try {
+      await clock.io(fsStepAsync('fsync', target, () => fs.sealAsync(file)));
+    } catch (err) {
+      fs.remove(file);
+      throw err;
+    }
+  }
+  finish(file, target, dir, final, fs, opts);
+  return final;
+}
+
+function finish(temp: string, target: string, dir: string, facts: FileFacts, fs: OutputFs, opts: WriteOptions): void {
   try {
-    opts.beforeRename?.(bytes);
+    opts.beforeRename?.(facts);
   } catch (err) {
     fs.remove(temp);
     throw err;

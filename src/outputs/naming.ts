@@ -109,7 +109,7 @@ export interface OutputTarget {
   readonly path: string;
 }
 
-export const DEFAULT_OUTPUT: OutputConfig = { dir: '', layout: 'mirror', pattern: '{name}.{ext}', keepIntermediates: false, sidecar: false };
+export const DEFAULT_OUTPUT: OutputConfig = { dir: '', layout: 'mirror', pattern: '{name}.{ext}', keepIntermediates: false, metadata: 'none', sidecar: { json: false, xmp: false } };
 
 /**
  * Every output of a finished photo, the first one being the item's own (its label's). An

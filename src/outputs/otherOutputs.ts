@@ -3,7 +3,11 @@ import path from 'node:path';
 import { clock } from '../clock.js';
 import type { ItemRow, Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import { OutputWriteError } from './outputfs.js';
+import type { FileMetadata } from '../ledger/index.js';
+import { MetadataWriteError } from '../metadata/writer.js';
+import { tempPathIn, type WriteOptions } from './atomic.js';
+import { carryStep, metadataSource, NO_METADATA, provenanceOf, type MetadataOptions } from './metadata.js';
+import { Checksums, OutputWriteError, type FileFacts } from './outputfs.js';
 import { EXTENSIONS, sniffImage } from '../spec/images.js';
 import { checkTargets, DEFAULT_OUTPUT, inside, outputTargets, relOutputPath, type NamingOptions, type OutputTarget } from './naming.js';
 
@@ -14,26 +18,31 @@ import { checkTargets, DEFAULT_OUTPUT, inside, outputTargets, relOutputPath, typ
  */
 
 /**
- * A result as written to its first file: where, how many bytes, its type; `data` when the
- * whole result was in memory anyway (the in-process simulator hands results over whole).
+ * A result as written to its first file: where, its size and checksums, its type, what
+ * metadata it carries; `data` when the whole result was in memory anyway (the in-process
+ * simulator hands results over whole).
  */
 export interface WrittenResult {
   readonly path: string;
   readonly bytes: number;
+  readonly facts: FileFacts;
   readonly ext: string;
+  readonly meta: FileMetadata;
   readonly data?: Buffer;
 }
 
-/** Where an intermediate goes once its type is known, and the ledger's record of it, made just before the rename. */
-export type Placement = { readonly target: string; readonly beforeRename: (bytes: number) => void } | null;
+/** Where an intermediate goes once its type is known, and what is done before its rename. */
+export type Placement = { readonly target: string; readonly write: WriteOptions } | null;
 
 export interface WriteIo {
   readonly outputDir: string;
   readonly naming?: NamingOptions | undefined;
+  /** The input's metadata on the outputs, and the XMP sidecars; absent: none. */
+  readonly metadata?: MetadataOptions | undefined;
   /** Write a small file atomically (L4: temp file, fsync, rename, folder fsync): a sidecar. */
-  readonly write: (target: string, bytes: Buffer) => Promise<void>;
+  readonly write: (target: string, bytes: Buffer) => Promise<FileFacts>;
   /** Another output with the content of one already written (L4 too): copied, never read into memory. */
-  readonly copy: (target: string, from: WrittenResult) => Promise<void>;
+  readonly copy: (target: string, from: WrittenResult, opts: WriteOptions) => Promise<FileFacts>;
   /** Fetch a result URL (an intermediate), checked as the final result is, straight into the file `place` names. */
   readonly download: (url: string, place: (ext: string) => Placement) => Promise<WrittenResult | null>;
   readonly log: Logger;
@@ -53,17 +62,61 @@ export async function writeOtherOutputs(
 ): Promise<void> {
   const opts = io.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
   const last = Math.max(0, opts.steps.length - 1);
+  const record = (t: OutputTarget, facts: FileFacts, meta: FileMetadata) =>
+    ledger.outputFiles.recordFile({ path: t.path, itemId: item.id, inputId: t.input?.id ?? null, kind: 'output', stepIndex: last, bytes: facts.bytes, sha256: facts.sha256, sha512: facts.sha512, meta });
+  const outputs = new Map<string, WrittenResult>();
   // Each file is recorded before it is renamed into place (as the first output is claimed):
   // a crash between the two leaves a file this ledger owns, written again on the next run,
   // not one it would refuse as a stranger's.
   for (const [i, t] of targets.entries()) {
-    ledger.outputFiles.recordFile({ path: t.path, itemId: item.id, inputId: t.input?.id ?? null, kind: 'output', stepIndex: last, bytes: result.bytes });
-    if (i > 0) await clock.hold(io.copy(t.path, result));
+    if (i === 0) {
+      record(t, result.facts, result.meta);
+      outputs.set(t.path, result);
+      continue;
+    }
+    let meta = result.meta;
+    const finalize = repointStep(io, ledger, item, t, last, opts, result, (m) => (meta = m));
+    const facts = await clock.hold(io.copy(t.path, result, { beforeRename: (f) => record(t, f, meta), ...(finalize ? { finalize } : {}) }));
+    outputs.set(t.path, { ...result, path: t.path, facts, bytes: facts.bytes, meta });
   }
   if (opts.output.keepIntermediates) await writeIntermediates(ledger, item, targets, opts, io);
-  if (opts.output.sidecar) {
-    for (const t of targets) await writeSidecar(ledger, item, t, result, opts, io);
+  for (const t of targets) {
+    const written = outputs.get(t.path) ?? result;
+    if (opts.output.sidecar.json) await writeSidecar(ledger, item, t, written, opts, io);
+    if (opts.output.sidecar.xmp) await writeXmpSidecar(ledger, item, t, last, opts, io);
   }
+}
+
+/**
+ * The finalize of a copy of an output already written (another name of the same photo):
+ * the same bytes, with this name's identity and original path (metadata/writer.ts repoint).
+ * Nothing to do when the output carries no metadata.
+ */
+function repointStep(
+  io: Pick<WriteIo, 'metadata' | 'log'>,
+  ledger: Ledger,
+  item: ItemRow,
+  t: OutputTarget,
+  lastStep: number,
+  opts: NamingOptions,
+  from: Pick<WrittenResult, 'meta'>,
+  record: (m: FileMetadata) => void,
+): ((temp: string, dir: string) => Promise<string>) | undefined {
+  const meta = io.metadata;
+  const writer = meta?.writer;
+  if (!meta || !writer || from.meta.level === 'none') return undefined;
+  return async (temp, dir) => {
+    const out = tempPathIn(dir);
+    try {
+      await writer.repoint(temp, out, provenanceOf(ledger, item, t.input, opts, lastStep, meta, t.path));
+      return out;
+    } catch (err) {
+      if (!(err instanceof MetadataWriteError)) throw err;
+      io.log.warn({ item: item.id }, `${t.path}: ${err.message}; it names the original under its other name`);
+      record({ ...from.meta, note: `${err.message}; it names the original under its other name` });
+      return temp;
+    }
+  };
 }
 
 async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readonly OutputTarget[], opts: NamingOptions, io: WriteIo): Promise<void> {
@@ -73,8 +126,19 @@ async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readon
     if (!ok) continue;
     // The files this intermediate goes to, known once its type is: the first is downloaded, the others copied from it.
     let files: { file: string; t: OutputTarget }[] = [];
-    const record = (f: { file: string; t: OutputTarget }, bytes: number) =>
-      ledger.outputFiles.recordFile({ path: f.file, itemId: item.id, inputId: f.t.input?.id ?? null, kind: 'intermediate', stepIndex: step, bytes });
+    let meta: FileMetadata = NO_METADATA;
+    const record = (f: { file: string; t: OutputTarget }, facts: FileFacts, m: FileMetadata) =>
+      ledger.outputFiles.recordFile({
+        path: f.file,
+        itemId: item.id,
+        inputId: f.t.input?.id ?? null,
+        kind: 'intermediate',
+        stepIndex: step,
+        bytes: facts.bytes,
+        sha256: facts.sha256,
+        sha512: facts.sha512,
+        meta: m,
+      });
     let got: WrittenResult | null;
     try {
       got = await clock.hold(
@@ -90,7 +154,9 @@ async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readon
             files.push({ file, t });
           }
           const first = files[0];
-          return first ? { target: first.file, beforeRename: (bytes: number) => record(first, bytes) } : null;
+          if (!first) return null;
+          const finalize = io.metadata ? carryStep(io.metadata, ledger, item, { ...first.t, path: first.file }, ext, step, opts, (m) => (meta = m)) : undefined;
+          return { target: first.file, write: { beforeRename: (facts) => record(first, facts, meta), ...(finalize ? { finalize } : {}) } };
         }),
       );
     } catch (err) {
@@ -100,9 +166,11 @@ async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readon
       continue;
     }
     if (got === null) continue;
+    const first = { ...got, meta };
     for (const f of files.slice(1)) {
-      record(f, got.bytes);
-      await clock.hold(io.copy(f.file, got));
+      let m = meta;
+      const finalize = repointStep(io, ledger, item, { ...f.t, path: f.file }, step, opts, first, (x) => (m = x));
+      await clock.hold(io.copy(f.file, first, { beforeRename: (facts) => record(f, facts, m), ...(finalize ? { finalize } : {}) }));
     }
   }
 }
@@ -132,9 +200,16 @@ export interface Sidecar {
     durationMs: number | null;
   }[];
   readonly timings: { foundAt: string; writtenAt: string; totalMs: number; tasksMs: number };
+  /** The output's SHA-256 as written (null when it was not taken). */
+  readonly sha256: string | null;
+  /** What the output carries of its input's metadata (output.metadata), and why not, if not. */
+  readonly metadata: { readonly level: FileMetadata['level']; readonly note: string | null };
 }
 
-function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, result: { bytes: number; ext: string }, opts: NamingOptions, outputDir: string): Sidecar {
+/** What a sidecar says of the output it describes. */
+type SidecarFacts = { readonly bytes: number; readonly ext: string; readonly facts?: FileFacts | undefined; readonly meta?: FileMetadata | undefined };
+
+function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, result: SidecarFacts, opts: NamingOptions, outputDir: string): Sidecar {
   const attempts = ledger.outputFiles.attemptsOf(item.id);
   const stepCount = Math.max(opts.steps.length, ...attempts.map((a) => a.step_index + 1));
   const steps = Array.from({ length: stepCount }, (_, i) => {
@@ -182,6 +257,8 @@ function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, result: { 
       totalMs: now - item.created_ms,
       tasksMs: steps.reduce((a, s) => a + (s.durationMs ?? 0), 0),
     },
+    sha256: result.facts?.sha256 ?? null,
+    metadata: { level: result.meta?.level ?? 'none', note: result.meta?.note ?? null },
   };
 }
 
@@ -189,22 +266,51 @@ async function writeSidecar(
   ledger: Ledger,
   item: ItemRow,
   t: OutputTarget,
-  result: { bytes: number; ext: string },
+  result: SidecarFacts,
   opts: NamingOptions,
   io: Pick<WriteIo, 'outputDir' | 'write' | 'log'>,
 ): Promise<void> {
-  const file = `${t.path}.json`;
+  const bytes = Buffer.from(`${JSON.stringify(buildSidecar(ledger, item, t, result, opts, io.outputDir), null, 2)}\n`);
+  await putSidecar(ledger, item, t, `${t.path}.json`, bytes, io);
+}
+
+/**
+ * <output>.xmp, the name digiKam and darktable look for: the disclosure, the provenance and
+ * the input's metadata as XMP (metadata/writer.ts sidecar), whatever output.metadata puts
+ * in the image itself (none: the input's tags at `all`).
+ */
+async function writeXmpSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, lastStep: number, opts: NamingOptions, io: Pick<WriteIo, 'outputDir' | 'write' | 'log' | 'metadata'>): Promise<void> {
+  const meta = io.metadata;
+  if (!meta?.writer) return;
+  const file = `${t.path}.xmp`;
+  let bytes: Buffer;
+  try {
+    bytes = await meta.writer.sidecar({
+      level: meta.level === 'none' ? 'all' : meta.level,
+      source: metadataSource(item, t.input),
+      provenance: provenanceOf(ledger, item, t.input, opts, lastStep, meta, t.path),
+    });
+  } catch (err) {
+    io.log.warn({ item: item.id }, `sidecar ${file} not written: ${(err as Error).message}`);
+    return;
+  }
+  await putSidecar(ledger, item, t, file, bytes, io);
+}
+
+async function putSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, file: string, bytes: Buffer, io: Pick<WriteIo, 'write' | 'log'>): Promise<void> {
   const owner = ledger.outputFiles.fileAt(file);
   if ((existsSync(file) && owner === undefined) || (owner !== undefined && owner.kind !== 'sidecar')) {
     io.log.warn({ item: item.id }, `sidecar ${file} not written: another file has that name`);
     return;
   }
-  const bytes = Buffer.from(`${JSON.stringify(buildSidecar(ledger, item, t, result, opts, io.outputDir), null, 2)}\n`);
-  ledger.outputFiles.recordFile({ path: file, itemId: item.id, inputId: t.input?.id ?? null, kind: 'sidecar', stepIndex: null, bytes: bytes.length });
+  const sums = new Checksums();
+  sums.update(bytes);
+  const facts = sums.facts();
+  ledger.outputFiles.recordFile({ path: file, itemId: item.id, inputId: t.input?.id ?? null, kind: 'sidecar', stepIndex: null, bytes: bytes.length, sha256: facts.sha256, sha512: facts.sha512 });
   try {
     await clock.hold(io.write(file, bytes));
   } catch (err) {
-    // An output name near the 255-byte limit leaves no room for `.json`: the output stands without its sidecar.
+    // An output name near the 255-byte limit leaves no room for `.json` or `.xmp`: the output stands without its sidecar.
     if (!(err instanceof OutputWriteError && err.errno === 'ENAMETOOLONG')) throw err;
     io.log.warn({ item: item.id }, `sidecar ${file} not written: ${err.message}`);
   }
@@ -247,9 +353,21 @@ export async function writeOutputsOfDone(
       missing.push(input.name);
       continue;
     }
-    ledger.outputFiles.recordFile({ path: target.path, itemId: item.id, inputId: input.id, kind: 'output', stepIndex: Math.max(0, opts.steps.length - 1), bytes: size });
-    if (target.path !== source) await clock.hold(io.copy(target.path, { path: source, bytes: size, ext }));
-    if (opts.output.sidecar) await writeSidecar(ledger, item, target, { bytes: size, ext }, opts, io);
+    const last = Math.max(0, opts.steps.length - 1);
+    const was = ledger.outputFiles.fileMetadata(source) ?? NO_METADATA;
+    let meta = was;
+    let facts: FileFacts | undefined;
+    const record = (f: FileFacts) =>
+      ledger.outputFiles.recordFile({ path: target.path, itemId: item.id, inputId: input.id, kind: 'output', stepIndex: last, bytes: f.bytes, sha256: f.sha256, sha512: f.sha512, meta });
+    if (target.path !== source) {
+      const finalize = repointStep(io, ledger, item, target, last, opts, { meta: was }, (m) => (meta = m));
+      const from = { path: source, bytes: size, ext, meta: was, facts: { bytes: size, sha256: '', sha512: '' } };
+      facts = await clock.hold(io.copy(target.path, from, { beforeRename: record, ...(finalize ? { finalize } : {}) }));
+    } else {
+      ledger.outputFiles.recordFile({ path: target.path, itemId: item.id, inputId: input.id, kind: 'output', stepIndex: last, bytes: size, meta });
+    }
+    if (opts.output.sidecar.json) await writeSidecar(ledger, item, target, { bytes: facts?.bytes ?? size, ext, facts, meta }, opts, io);
+    if (opts.output.sidecar.xmp) await writeXmpSidecar(ledger, item, target, last, opts, io);
     copied++;
   }
   return { copied, missing };

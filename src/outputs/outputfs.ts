@@ -1,4 +1,5 @@
-import { closeSync, constants, copyFile, fsync, fsyncSync, openSync, renameSync, rmSync, statfsSync, write, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, constants, copyFile, fsync, fsyncSync, openSync, read, renameSync, rmSync, statfsSync, write, writeSync } from 'node:fs';
 import { DarkroomError } from '../errors.js';
 import { makeDirs } from '../fsdirs.js';
 
@@ -34,7 +35,36 @@ export interface OutputFs {
   syncDir(dir: string): void;
   /** Bytes an unprivileged writer may still use on the file system holding `dir` (statfs f_bavail × f_bsize). */
   freeBytes(dir: string): number;
+  /** A file another program wrote (ExifTool): read it through to hash it, and fsync it. */
+  sealAsync(file: string): Promise<FileFacts>;
 }
+
+/** A file as written: its size and checksums (hex), for the ledger and the manifests. */
+export interface FileFacts {
+  readonly bytes: number;
+  readonly sha256: string;
+  readonly sha512: string;
+}
+
+/** Both checksums of bytes seen chunk by chunk. */
+export class Checksums {
+  private readonly s256 = createHash('sha256');
+  private readonly s512 = createHash('sha512');
+  private n = 0;
+
+  update(chunk: Uint8Array): void {
+    this.s256.update(chunk);
+    this.s512.update(chunk);
+    this.n += chunk.length;
+  }
+
+  facts(): FileFacts {
+    return { bytes: this.n, sha256: this.s256.digest('hex'), sha512: this.s512.digest('hex') };
+  }
+}
+
+/** Read in 1 MiB pieces: memory stays flat whatever the file's size. */
+const SEAL_CHUNK = 1024 * 1024;
 
 const promised = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, v?: T) => void) => void): Promise<T> =>
   new Promise<T>((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v as T))));
@@ -76,7 +106,26 @@ export const nodeOutputFs: OutputFs = {
     const s = statfsSync(dir);
     return s.bavail * s.bsize;
   },
+  sealAsync: (file) => checksumFile(file, true),
 };
+
+/** A file's size and checksums, read through in 1 MiB pieces; fsynced too when `sync`. */
+export async function checksumFile(file: string, sync = false): Promise<FileFacts> {
+  const fd = openSync(file, 'r');
+  try {
+    const sums = new Checksums();
+    const buf = Buffer.allocUnsafe(SEAL_CHUNK);
+    for (;;) {
+      const n = await promised<number>((cb) => read(fd, buf, 0, SEAL_CHUNK, null, (err, got) => cb(err, got)));
+      if (n === 0) break;
+      sums.update(buf.subarray(0, n));
+    }
+    if (sync) await promised<void>((cb) => fsync(fd, (err) => cb(err)));
+    return sums.facts();
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /**
  * errno codes of a write that say the output folder cannot take files now (full, over

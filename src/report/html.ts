@@ -184,7 +184,7 @@ export function renderReport(p: ReportPage): string {
   out.push(photosControls(p.rows));
   out.push(
     '<div class="tablewrap"><table class="photos" id="photo-table">',
-    '<thead><tr><th>Photo</th><th>State</th><th>Before</th><th>After</th><th>In</th><th>Out</th></tr></thead>',
+    '<thead><tr><th>Photo</th><th>State</th><th>Before</th><th>After</th><th>In</th><th>Out</th><th>Metadata</th></tr></thead>',
     '<tbody id="photo-rows"></tbody></table></div>',
     '<noscript><p class="warn">The photo list needs JavaScript; the figures above do not.</p></noscript>',
   );

@@ -22,6 +22,17 @@ export function photosControls(rows: readonly ReportRow[]): string {
   );
 }
 
+/**
+ * What the photo's output carries of its input's metadata, for its row: l the level (all,
+ * basic, provenance, none), t when it was taken and c its caption as carried, n why the
+ * input's metadata is not there; null when no output was written with this recorded.
+ */
+function metadataJson(r: ReportRow, clean: (s: string) => string): { l: string; t: string | null; c: string | null; n: string | null } | null {
+  const p = r.photo;
+  if (p.meta === null || p.outputPath === null) return null;
+  return { l: p.meta, t: p.metaTaken === null ? null : clean(p.metaTaken), c: p.metaCaption === null ? null : clean(p.metaCaption), n: p.metaNote === null ? null : clean(p.metaNote) };
+}
+
 type JsonFacts = { f: string; w: number; h: number; b: number; t: string | null } | { x: string; d: string };
 
 /** The rows as compact JSON for the script, every text already cleaned; safe inside a script element. */
@@ -37,6 +48,7 @@ export function photosJson(rows: readonly ReportRow[], thumbsHref: string | null
     o: r.output === null ? null : facts(r.output),
     h: r.href,
     c: formatChanged(r.input, r.output) ? 1 : 0,
+    m: metadataJson(r, clean),
   }));
   return JSON.stringify({ thumbs: thumbsHref, pageSize: 100, photos: list })
     .replace(/</g, '\\u003c')

@@ -40,6 +40,17 @@ export const PHOTOS_SCRIPT = String.raw`(function () {
     if (!f.t || data.thumbs === null) return '<div class="thumb none"></div>';
     return '<img class="thumb" loading="lazy" decoding="async" src="' + esc(data.thumbs + '/' + f.t) + '" alt="' + esc(which + ': ' + p) + '">';
   }
+  // What the output carries of the input's metadata, and that it says an AI altered it.
+  function meta(m) {
+    if (!m) return '<span class="muted">–</span>';
+    var ai = m.l === 'none' ? '' : '<div class="ai">AI disclosed</div>';
+    if (m.n) return '<div class="missing">metadata not carried</div><div class="reason">' + esc(m.n) + '</div>' + ai;
+    if (m.l === 'none') return '<span class="muted">none (output.metadata: none)</span>';
+    if (m.l === 'provenance') return ai;
+    var taken = m.t ? '<div>taken ' + esc(m.t) + '</div>' : '<div class="muted">no date taken in the input</div>';
+    var caption = m.c ? '<div class="caption">“' + esc(m.c) + '”</div>' : '<div class="muted">no caption in the input</div>';
+    return taken + caption + ai;
+  }
   function matches(r, state, q) {
     if (state === 'problems' ? !PROBLEMS[r.g] : state === 'changed' ? !r.c : state !== 'all' && r.g !== state) return false;
     return q === '' || r.p.toLowerCase().indexOf(q) >= 0;
@@ -56,6 +67,7 @@ export const PHOTOS_SCRIPT = String.raw`(function () {
       '<td>' + (r.o ? thumb(r.o, 'output', r.p) : '<div class="thumb none"></div>') + '</td>' +
       '<td class="facts">' + facts(r.i) + '</td>' +
       '<td class="facts">' + facts(r.o) + flag + '</td>' +
+      '<td class="meta">' + meta(r.m) + '</td>' +
       '</tr>';
   }
   function draw() {
@@ -64,7 +76,7 @@ export const PHOTOS_SCRIPT = String.raw`(function () {
     var pages = Math.max(1, Math.ceil(shown.length / data.pageSize));
     if (page >= pages) page = pages - 1;
     var slice = shown.slice(page * data.pageSize, (page + 1) * data.pageSize);
-    tbody.innerHTML = slice.length ? slice.map(row).join('') : '<tr><td colspan="6" class="muted">No photo matches.</td></tr>';
+    tbody.innerHTML = slice.length ? slice.map(row).join('') : '<tr><td colspan="7" class="muted">No photo matches.</td></tr>';
     info.textContent = shown.length + ' photo' + (shown.length === 1 ? '' : 's') + ' · page ' + (page + 1) + ' of ' + pages;
     prev.disabled = page === 0;
     next.disabled = page >= pages - 1;
@@ -93,5 +105,8 @@ div.thumb.placeholder{display:flex;align-items:center;justify-content:center;bor
 .flag.changed{display:inline-block;margin-top:3px;padding:0 6px;border-radius:8px;background:#fdecc8;color:#7a4d00;font-size:12px;font-weight:600}
 tr.fmt-changed td{background:#fffbef}
 .missing{color:var(--failed);font-weight:600}
+table.photos td.meta{font-size:12.5px;min-width:160px;max-width:300px;overflow-wrap:anywhere}
+table.photos td.meta .caption{font-style:italic}
+table.photos td.meta .ai{display:inline-block;margin-top:3px;padding:0 6px;border-radius:8px;background:#e4ecf7;color:#234;font-size:12px}
 .badge.done{background:var(--done)}.badge.gone{background:#6b7580}.badge.pending{background:#9aa4ae}
 `.replace(/\n/g, '');

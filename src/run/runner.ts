@@ -4,6 +4,7 @@
  * helpers live beside it (credits.ts, keys.ts, guards.ts, events.ts).
  */
 import { setMaxListeners } from 'node:events';
+import path from 'node:path';
 import { ApiClient, type CallRecord, type Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import type { Config, ResolvedKey } from '../config/index.js';
@@ -30,6 +31,9 @@ import { stopForConfig } from '../stages/configStop.js';
 import { openKeyBudgets, seedFromUsage, type KeyStoreOptions } from './keys.js';
 import { ledgerGuard } from './ledgerGuard.js';
 import type { OutputFs } from '../outputs/outputfs.js';
+import { DARKROOM_AGENT } from '../metadata/agent.js';
+import { MetadataWriter } from '../metadata/writer.js';
+import type { MetadataOptions } from '../outputs/metadata.js';
 import { pollStage } from '../stages/poll.js';
 import type { ResultFetch } from '../stages/result.js';
 import { ServiceContact } from './serviceContact.js';
@@ -76,6 +80,14 @@ export interface RunOptions extends KeyStoreOptions {
   readonly guards?: GuardLimits;
   /** The run's events (events.ts): photos done/failed/held/skipped, a guard tripping, the summary last. */
   readonly onEvent?: (e: RunEvent) => void;
+  /** The environment perl is looked for in (its PATH), for ExifTool; the process's by default. */
+  readonly env?: NodeJS.ProcessEnv;
+  /**
+   * ExifTool already started, for the outputs' metadata (a benchmark or a test running many
+   * jobs): the run uses it and leaves it running. By default a run starts its own when the
+   * job asks for metadata or XMP sidecars, and ends it.
+   */
+  readonly metadataWriter?: MetadataWriter;
 }
 
 export interface RunResult {
@@ -103,7 +115,6 @@ export interface RunResult {
 /** One `darkroom run`: recover, discover, then drive every lane and the downloader to the end. */
 export async function runJob(opts: RunOptions): Promise<RunResult> {
   const { config, ledger, log } = opts;
-  const random = opts.random ?? Math.random;
   // Before anything else: an output folder that cannot take a file stops the run with 0 calls.
   const outputProblem = probeOutputFolder(config.output.dir, opts.outputFs);
   const tempFilesSwept = outputProblem === null ? sweepTempFiles(config.output.dir) : 0;
@@ -119,6 +130,31 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   }
   // From here every photo that ends (discovery's skips included) is one event.
   const feed = opts.onEvent ? new PhotoEventFeed(ledger, config, opts.onEvent) : undefined;
+  const run: RunState = { stopped: false, noCreates: false, accountStop: undefined, halt: undefined };
+  // ExifTool, before any call: without it no output could carry its metadata (no perl, say).
+  const tool = await startMetadata(config, opts, run, log);
+  try {
+    return await runStarted(opts, { outputProblem, tempFilesSwept, recovered, steps, feed, run, metadata: tool.options });
+  } finally {
+    await tool.end();
+  }
+}
+
+interface Started {
+  readonly outputProblem: string | null;
+  readonly tempFilesSwept: number;
+  readonly recovered: RecoveryReport;
+  readonly steps: StepsCheck;
+  readonly feed: PhotoEventFeed | undefined;
+  readonly run: RunState;
+  readonly metadata: MetadataOptions | undefined;
+}
+
+/** The run once its ledger is recovered, its steps checked and ExifTool started: discovery, lanes, downloads, the end. */
+async function runStarted(opts: RunOptions, started: Started): Promise<RunResult> {
+  const { config, ledger, log } = opts;
+  const random = opts.random ?? Math.random;
+  const { outputProblem, tempFilesSwept, recovered, steps, feed, run, metadata } = started;
   // Paid results not yet on disk (an earlier run's outage, full disk, a file in the way) come first.
   ledger.outputs.dueAllNow();
   // L2: ambiguous creates are resent only when an operator says so, here by the config.
@@ -131,14 +167,13 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   const { found, added, hidden, gone } =
     outputProblem === null
       ? await clock
-          .hold(discoverInto(config, ledger, { keyFps: opts.keys.map((k) => k.fingerprint), log, adjust: skipSameFile }))
+          .hold(discoverInto(config, ledger, { keyFps: opts.keys.map((k) => k.fingerprint), log, adjust: skipSameFile, metadata }))
           .then((d) => ({ ...d, gone: d.identity.gone }))
       : { found: [], added: { added: 0, known: 0 }, hidden: 0, gone: 0 };
   stampNewPhotos(config, ledger);
   retireStaleOutputs(ledger, log);
   log.info({ found: found.length, ...added, recovered, tempFilesSwept }, 'run started');
 
-  const run: RunState = { stopped: false, noCreates: false, accountStop: undefined, halt: undefined };
   feed?.pull();
   // Each finished action: the events it made, then whoever draws.
   const onActivity = () => {
@@ -251,6 +286,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     allowHttp: opts.baseUrl.startsWith('http:'),
     resultFetch: opts.resultFetch,
     fs: opts.outputFs,
+    metadata,
     onActivity,
     wakeLanes: () => {
       for (const lane of lanes) lane.wake();
@@ -335,6 +371,37 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   };
   opts.onEvent?.(summaryEvent(status, exitCode, stoppedBy(result), result.creditsSpent ?? null, clock.now()));
   return result;
+}
+
+/**
+ * ExifTool for the outputs' metadata and the XMP sidecars, started when the job asks for
+ * either (a writer handed in is used as it is). When it cannot start, the run halts before
+ * any call with one line saying why and what to do (exit 2).
+ */
+async function startMetadata(config: Config, opts: RunOptions, run: RunState, log: Logger): Promise<{ options: MetadataOptions | undefined; end: () => Promise<void> }> {
+  const wanted = config.output.metadata !== 'none' || config.output.sidecar.xmp;
+  const base = { level: config.output.metadata, xmpSidecar: config.output.sidecar.xmp, aiSystem: config.serviceName ?? 'unknown', agent: DARKROOM_AGENT };
+  if (!wanted) return { options: { ...base, writer: null }, end: async () => {} };
+  if (opts.metadataWriter) return { options: { ...base, writer: opts.metadataWriter }, end: async () => {} };
+  const writer = new MetadataWriter({ env: opts.env });
+  try {
+    const version = await writer.start();
+    log.debug({ exiftool: version }, 'ExifTool started');
+    return { options: { ...base, writer }, end: () => writer.end() };
+  } catch (err) {
+    await writer.end().catch(() => undefined);
+    const message = metadataToolMessage(config, err);
+    log.error({}, message);
+    haltRun(run, { kind: 'config', code: 'METADATA_TOOL', immediate: true, exitCode: 2, message });
+    return { options: undefined, end: async () => {} };
+  }
+}
+
+/** Why ExifTool cannot run, and the two ways on: install perl, or ask for nothing ExifTool writes. */
+function metadataToolMessage(config: Config, err: unknown): string {
+  const why = err instanceof Error ? err.message : String(err);
+  const off = [config.output.metadata !== 'none' ? 'output.metadata: none' : null, config.output.sidecar.xmp ? 'output.sidecar without xmp' : null].filter(Boolean).join(' and ');
+  return `cannot carry the photos' metadata: ${why}; install perl (it ships with macOS; on Debian or Ubuntu: apt install perl), or set ${off} in ${path.basename(config.file)} to write outputs without it; nothing was uploaded`;
 }
 
 /** Why the run stopped early, for the summary event; null when it ran to its end. */

@@ -38,22 +38,28 @@ export interface CapabilityInfo {
   readonly inEnumeration: boolean;
   /** Credits per image where the spec states it; other costs are "not shown" (config). */
   readonly credits: number | null;
+  /**
+   * What the step did to the picture, in XMP's words (`stEvt:action` of the output's
+   * `xmpMM:History`): darkroom's, not the spec's.
+   */
+  readonly historyAction: 'edited' | 'resized';
 }
 
 export const CAPABILITIES: Readonly<Record<Capability, CapabilityInfo>> = {
-  enhance: { path: '/api/v1/enhance/generate', acceptsMode: true, businessType: 'ENHANCE', inEnumeration: true, credits: 1 },
-  restore: { path: '/api/v1/restore/generate', acceptsMode: false, businessType: 'RESTORE', inEnumeration: true, credits: null },
-  colorize: { path: '/api/v1/colorize/generate', acceptsMode: false, businessType: 'COLORIZE', inEnumeration: false, credits: null },
-  unblur: { path: '/api/v1/unblur/generate', acceptsMode: true, businessType: 'UNBLUR', inEnumeration: true, credits: null },
-  upscale: { path: '/api/v1/upscale/generate', acceptsMode: true, businessType: 'UPSCALE', inEnumeration: true, credits: null },
+  enhance: { path: '/api/v1/enhance/generate', acceptsMode: true, businessType: 'ENHANCE', inEnumeration: true, credits: 1, historyAction: 'edited' },
+  restore: { path: '/api/v1/restore/generate', acceptsMode: false, businessType: 'RESTORE', inEnumeration: true, credits: null, historyAction: 'edited' },
+  colorize: { path: '/api/v1/colorize/generate', acceptsMode: false, businessType: 'COLORIZE', inEnumeration: false, credits: null, historyAction: 'edited' },
+  unblur: { path: '/api/v1/unblur/generate', acceptsMode: true, businessType: 'UNBLUR', inEnumeration: true, credits: null, historyAction: 'edited' },
+  upscale: { path: '/api/v1/upscale/generate', acceptsMode: true, businessType: 'UPSCALE', inEnumeration: true, credits: null, historyAction: 'resized' },
   'remove-background': {
     path: '/api/v1/background/remove/generate',
     acceptsMode: false,
     businessType: 'REMOVE_BACKGROUND',
     inEnumeration: false,
     credits: null,
+    historyAction: 'edited',
   },
-  image2image: { path: '/api/v1/image2image/generate', acceptsMode: false, businessType: 'IMAGE_TO_IMAGE', inEnumeration: true, credits: 1 },
+  image2image: { path: '/api/v1/image2image/generate', acceptsMode: false, businessType: 'IMAGE_TO_IMAGE', inEnumeration: true, credits: 1, historyAction: 'edited' },
 };
 
 export function isCapability(s: string): s is Capability {

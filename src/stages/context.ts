@@ -29,9 +29,10 @@ export interface RunHalt {
   readonly exitCode: 1 | 2 | 4;
   /**
    * A config halt for the base URL: the code `plan()` gives for the same URL (the library's
-   * RunStoppedError carries it); else the halt's code follows from its kind.
+   * RunStoppedError carries it), or ExifTool that cannot start; else the halt's code follows
+   * from its kind.
    */
-  readonly code?: 'NOT_THE_SERVICE' | 'SERVICE_UNREACHABLE' | undefined;
+  readonly code?: 'NOT_THE_SERVICE' | 'SERVICE_UNREACHABLE' | 'METADATA_TOOL' | undefined;
   /** true: no call of any kind from now on; false: paid work (polls, downloads) goes on. */
   readonly immediate: boolean;
 }

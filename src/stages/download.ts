@@ -6,8 +6,10 @@ import type { Logger } from '../log.js';
 import { fullJitter } from '../scheduler/backoff.js';
 import { copyAtomically, writeBufferAtomically, writeStreamAtomically } from '../outputs/atomic.js';
 import { DownloadError } from '../outputs/downloadError.js';
-import { checkTargets, outputTargets, type NamingOptions } from '../outputs/naming.js';
-import { writeOtherOutputs, type WrittenResult } from '../outputs/otherOutputs.js';
+import type { FileMetadata } from '../ledger/index.js';
+import { carryStep, NO_METADATA, type MetadataOptions } from '../outputs/metadata.js';
+import { checkTargets, DEFAULT_OUTPUT, outputTargets, type NamingOptions } from '../outputs/naming.js';
+import { writeOtherOutputs, type Placement, type WrittenResult } from '../outputs/otherOutputs.js';
 import { OutputWriteError, type OutputFs } from '../outputs/outputfs.js';
 import { withResult, type ResultFetch } from './result.js';
 
@@ -30,6 +32,8 @@ export interface DownloadOptions {
   readonly naming?: NamingOptions;
   /** The file-system calls that write outputs (outputs/outputfs.ts); tests inject a full or read-only disk here. */
   readonly fs?: OutputFs;
+  /** The input's metadata on the outputs and the XMP sidecars (outputs/metadata.ts); absent: none. */
+  readonly metadata?: MetadataOptions;
   /**
    * The output folder cannot take files (ENOSPC, EROFS, EACCES, EDQUOT…): the runner stops
    * new creates. The photo itself stays paid-for and is retried.
@@ -97,17 +101,24 @@ export async function downloadStage(ledger: Ledger, item: ItemRow, opts: Downloa
         throw new DownloadError('DARKROOM_OUTPUT_TAKEN', `${target} is the output of ${rival.rel_path} already (two inputs differ only in their extension); rename one of them and run again`, true);
       }
       claimed = { ...claimed, output_path: target };
-      const bytes = await writeStreamAtomically(target, r, opts.outputDir, write);
+      let meta: FileMetadata = NO_METADATA;
+      const naming = opts.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
+      const last = Math.max(0, naming.steps.length - 1);
+      const finalize = opts.metadata ? carryStep(opts.metadata, ledger, claimed, targets[0]!, r.ext, last, naming, (m) => (meta = m), opts.fs) : undefined;
+      const facts = await writeStreamAtomically(target, r, opts.outputDir, { ...write, ...(finalize ? { finalize } : {}) });
       crashPoint('output');
-      const result: WrittenResult = { path: target, bytes, ext: r.ext, ...(r.rest === null ? { data: r.head } : {}) };
+      if (meta.note !== null) opts.log.warn({ item: claimed.id, file: target }, `metadata not carried: ${meta.note}`);
+      const result: WrittenResult = { path: target, bytes: facts.bytes, facts, ext: r.ext, meta, ...(r.rest === null && meta.level === 'none' ? { data: r.head } : {}) };
       return { targets, result };
     });
     await writeOtherOutputs(ledger, claimed, written.result, written.targets, {
       outputDir: opts.outputDir,
       naming: opts.naming,
+      metadata: opts.metadata,
       log: opts.log,
       write: (t, b) => writeBufferAtomically(t, b, opts.outputDir, write),
-      copy: (t, from) => (from.data ? writeBufferAtomically(t, from.data, opts.outputDir, write) : copyAtomically(from.path, t, from.bytes, opts.outputDir, write)),
+      copy: (t, from, w) =>
+        from.data ? writeBufferAtomically(t, from.data, opts.outputDir, { ...write, ...w }) : copyAtomically(from.path, t, opts.outputDir, { ...write, ...w }),
       download: (url, place) => downloadTo(url, place, opts),
     });
     ledger.outputs.done(claimed, written.result.path);
@@ -168,16 +179,13 @@ function afterFailure(ledger: Ledger, claimed: ItemRow, err: unknown, opts: Down
  * result's type is known (null: not wanted, dropped unread); checked and streamed as the
  * final result is.
  */
-async function downloadTo(
-  url: string,
-  place: (ext: string) => { target: string; beforeRename: (bytes: number) => void } | null,
-  opts: DownloadOptions,
-): Promise<WrittenResult | null> {
+async function downloadTo(url: string, place: (ext: string) => Placement, opts: DownloadOptions): Promise<WrittenResult | null> {
   return withResult(url, opts, async (r) => {
     const where = place(r.ext);
     if (where === null) return null;
-    const bytes = await writeStreamAtomically(where.target, r, opts.outputDir, { fs: opts.fs, beforeRename: where.beforeRename });
-    return { path: where.target, bytes, ext: r.ext, ...(r.rest === null ? { data: r.head } : {}) };
+    const facts = await writeStreamAtomically(where.target, r, opts.outputDir, { ...(opts.fs ? { fs: opts.fs } : {}), ...where.write });
+    // The metadata the file carries is its placement's to record; `data` only when the file is the service's bytes.
+    return { path: where.target, bytes: facts.bytes, facts, ext: r.ext, meta: NO_METADATA, ...(r.rest === null && !where.write.finalize ? { data: r.head } : {}) };
   });
 }
 

@@ -6,6 +6,7 @@ import type { Notifier } from '../scheduler/notifier.js';
 import { haltRun, type RunState } from './context.js';
 import { downloadStage, type DownloadOptions } from './download.js';
 import { namingOptions } from '../outputs/naming.js';
+import type { MetadataOptions } from '../outputs/metadata.js';
 import type { OutputFs, OutputWriteError } from '../outputs/outputfs.js';
 import type { ResultFetch } from './result.js';
 
@@ -19,6 +20,8 @@ export interface DownloaderOptions {
   readonly allowHttp: boolean;
   readonly resultFetch?: ResultFetch | undefined;
   readonly fs?: OutputFs | undefined;
+  /** The input's metadata on the outputs and the XMP sidecars (outputs/metadata.ts). */
+  readonly metadata?: MetadataOptions | undefined;
   readonly onActivity?: (() => void) | undefined;
   /** Wake the lanes so they see a stop or a halt at once. */
   readonly wakeLanes?: (() => void) | undefined;
@@ -85,6 +88,7 @@ export async function downloadLoop(
     log,
     ...(o.resultFetch ? { fetch: o.resultFetch } : {}),
     ...(o.fs ? { fs: o.fs } : {}),
+    ...(o.metadata ? { metadata: o.metadata } : {}),
     onDiskError: (err) => {
       if (run.halt === undefined) log.error({ code: err.errno, file: err.file }, `output folder cannot take files: ${err.message}; no new creates`);
       haltRun(run, { kind: 'disk', immediate: false, exitCode: 1, message: diskHaltMessage(err) });

@@ -17,7 +17,7 @@ describe('loadConfig: archive jobs (issue 5)', () => {
     expect(c.input).toMatchObject({ transcode: 'auto', maxPixels: null, urls: null, exclude: [] });
     expect(c.input.include[0]).toMatch(/tif,tiff,bmp/);
     expect(c.input.include[0]).toMatch(/TIF,TIFF,BMP/);
-    expect(c.output).toMatchObject({ layout: 'mirror', pattern: '{name}.{ext}', keepIntermediates: false, sidecar: false });
+    expect(c.output).toMatchObject({ layout: 'mirror', pattern: '{name}.{ext}', keepIntermediates: false, metadata: 'all', sidecar: { json: false, xmp: false } });
     expect(c.businessTypes).toMatchObject({ colorize: 'COLORIZE', 'remove-background': 'REMOVE_BACKGROUND', enhance: 'ENHANCE', image2image: 'IMAGE_TO_IMAGE' });
   });
 
@@ -37,7 +37,7 @@ describe('loadConfig: archive jobs (issue 5)', () => {
     );
     const c = loadConfig(file, { env: {} });
     expect(c.input).toMatchObject({ dir: null, urls: path.join(path.dirname(file), 'list.txt'), maxPixels: 40_000_000 });
-    expect(c.output).toMatchObject({ layout: 'flat', pattern: '{step}/{name}.{ext}', keepIntermediates: true, sidecar: true });
+    expect(c.output).toMatchObject({ layout: 'flat', pattern: '{step}/{name}.{ext}', keepIntermediates: true, sidecar: { json: true, xmp: false } });
     expect(c.businessTypes.colorize).toBe('COLOURIZE_V2');
     expect(c.businessTypes['remove-background']).toBe('BG_REMOVE');
     expect(c.businessTypes.restore).toBe('RESTORE');

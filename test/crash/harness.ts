@@ -16,8 +16,10 @@
  * --yes` — an operator's decision, so their second create is expected — and the loop goes
  * on until every photo is done.
  *
- * What is checked at the end: every input has exactly one output, byte-identical to the
- * clean run's; the simulator's audit shows one create per photo except photos the ledger
+ * What is checked at the end: every input has exactly one output, whole, decoding to the
+ * clean run's pixels and carrying its input's metadata as the clean run's does (the inputs
+ * carry dates, captions, keywords, GPS and a thumbnail, written by ExifTool; the tasks'
+ * ids and times differ between the runs, so the bytes do); the simulator's audit shows one create per photo except photos the ledger
  * held as ambiguous (or whose task vanished and was, as recorded, created again); no
  * create the ledger does not know of; no temp file left; `PRAGMA integrity_check` ok; and
  * the key's limits held across every kill, as the simulator counts them (issue 12): never
@@ -36,6 +38,7 @@ import type { FaultConfig, FaultProfileName } from '../../src/sim/faults.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { makeTempDir, writePhoto } from '../helpers/job.js';
+import { Exif, pixelPrint } from '../helpers/metadata.js';
 import { Rng } from '../../src/sim/random.js';
 
 export interface CrashTestOptions {
@@ -110,19 +113,69 @@ const KEY = 'crash-test-key-0f1e2d3c4b5a';
 const SPEC_LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
 const TEMP_SUFFIX = '.darkroom-tmp';
 
-/** Photos: distinct small images in nested folders, three formats, some odd names. */
-async function writePhotos(dir: string, n: number): Promise<string[]> {
+/**
+ * Photos: distinct small images in nested folders, three formats, some odd names, each with
+ * the metadata an archive gives its scans (a date, a caption, keywords, GPS; the JPEGs an
+ * EXIF thumbnail too), written by ExifTool.
+ */
+async function writePhotos(dir: string, n: number, exif: Exif): Promise<string[]> {
   const rels: string[] = [];
+  const thumb = path.join(dir, '.thumb.jpg');
+  await writePhoto(thumb, 99, 'jpeg');
   for (let i = 0; i < n; i++) {
     const format = i % 5 === 3 ? 'png' : i % 5 === 4 ? 'webp' : 'jpeg';
     const ext = format === 'jpeg' ? 'jpg' : format;
     const folder = i % 4 === 0 ? '' : `roll ${i % 4}/`;
     const name = i % 13 === 7 ? `frame ${i} — “café”` : `frame-${String(i).padStart(3, '0')}`;
     const rel = `${folder}${name}.${ext}`;
-    await writePhoto(path.join(dir, rel), i, format);
+    const file = path.join(dir, rel);
+    await writePhoto(file, i, format);
+    await exif.write(file, [
+      `-EXIF:DateTimeOriginal=19${String(50 + (i % 50)).padStart(2, '0')}:0${1 + (i % 9)}:1${i % 10} 12:00:00`,
+      `-XMP-dc:Description=Frame ${i} of the ${1950 + (i % 50)} roll`,
+      '-XMP-dc:Subject=archive',
+      `-XMP-dc:Subject=roll ${i % 4}`,
+      '-GPSLatitude=51.5',
+      '-GPSLatitudeRef=N',
+      '-GPSLongitude=0.12',
+      '-GPSLongitudeRef=W',
+      ...(format === 'jpeg' ? [`-ThumbnailImage<=${thumb}`, `-IPTC:Caption-Abstract=Frame ${i} of the ${1950 + (i % 50)} roll`] : []),
+    ]);
     rels.push(rel);
   }
+  rmSync(thumb);
   return rels.sort();
+}
+
+/**
+ * Why `mine` is not the clean run's `theirs` of the same input, or null: it must decode in
+ * full to the same pixels, carry the input's date and caption, no thumbnail, Orientation 1,
+ * and say what was done to it as the clean run's output says (tasks' ids and times aside).
+ */
+async function differs(mine: string, theirs: string, exif: Exif): Promise<string | null> {
+  let pixels: [string, string];
+  try {
+    pixels = [await pixelPrint(mine), await pixelPrint(theirs)];
+  } catch (err) {
+    return `does not decode (${(err as Error).message})`;
+  }
+  if (pixels[0] !== pixels[1]) return 'its pixels differ from the clean run\'s';
+  const [a, b] = [await exif.read(mine, true), await exif.read(theirs, true)];
+  const stable = (t: Record<string, unknown>) =>
+    JSON.stringify({
+      taken: t['ExifIFD:DateTimeOriginal'],
+      caption: t['XMP-dc:Description'] ?? t['IPTC:Caption-Abstract'],
+      keywords: t['XMP-dc:Subject'],
+      gps: t['GPS:GPSLatitude'],
+      orientation: t['IFD0:Orientation'],
+      thumbnail: t['IFD1:ThumbnailImage'] ?? null,
+      source: t['XMP-iptcExt:DigitalSourceType'],
+      derived: t['XMP-xmpMM:DerivedFrom'],
+      steps: ((t['XMP-xmpMM:History'] as { Action: string; Parameters: string }[] | undefined) ?? []).map((h) => [h.Action, h.Parameters.replace(/task=\S+/, 'task')]),
+    });
+  if (a['XMP-iptcExt:DigitalSourceType'] === undefined || a['ExifIFD:DateTimeOriginal'] === undefined) return 'it carries no metadata';
+  if (stable(a) !== stable(b)) return `its metadata differs from the clean run's: ${stable(a)} vs ${stable(b)}`;
+  return null;
 }
 
 function jobFile(dir: string, opts: { timeoutMs: number; limits?: CrashTestOptions['limits']; pollCapMinutes?: number | undefined }): string {
@@ -188,9 +241,10 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
   const root = makeTempDir('darkroom-crash-');
   const problems: string[] = [];
   const sims: RunningSim[] = [];
+  const exif = new Exif();
   try {
     const photosDir = path.join(root, 'photos-src');
-    const rels = await writePhotos(photosDir, opts.photos);
+    const rels = await writePhotos(photosDir, opts.photos, exif);
 
     // 1. The clean run: no faults, no kills.
     const cleanDir = path.join(root, 'clean');
@@ -346,8 +400,9 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
       if (mine.length !== 1) mismatches.push(`${rel}: ${mine.length} outputs (${mine.join(', ')})`);
       else if (theirs.length !== 1) mismatches.push(`${rel}: the clean run has ${theirs.length} outputs`);
       else if (mine[0] !== theirs[0]) mismatches.push(`${rel}: output ${mine[0]} but the clean run wrote ${theirs[0]}`);
-      else if (sha(readFileSync(path.join(dir, 'out', mine[0]!))) !== sha(readFileSync(path.join(cleanDir, 'out', theirs[0]!)))) {
-        mismatches.push(`${rel}: output differs from the clean run's`);
+      else {
+        const why = await differs(path.join(dir, 'out', mine[0]!), path.join(cleanDir, 'out', theirs[0]!), exif);
+        if (why !== null) mismatches.push(`${rel}: ${why}`);
       }
       const creates = audit.createsPerSource[sourceId(path.join(dir, 'photos', rel))] ?? 0;
       createsHistogram[String(creates)] = (createsHistogram[String(creates)] ?? 0) + 1;
@@ -402,6 +457,7 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
       windows,
     };
   } finally {
+    await exif.end();
     await Promise.all(sims.map((s) => s.close()));
     rmSync(root, { recursive: true, force: true });
   }
@@ -418,7 +474,7 @@ export function formatCrashReport(r: CrashReport): string {
     .join(', ');
   const lines = [
     `kills            ${r.kills} (${phases}) over ${r.runs} runs`,
-    `photos           ${r.photos}, every one with exactly one output byte-identical to the clean run's: ${r.mismatches.length === 0 ? 'yes' : `NO (${r.mismatches.length})`}`,
+    `photos           ${r.photos}, every one with exactly one output, whole, the clean run's pixels and metadata: ${r.mismatches.length === 0 ? 'yes' : `NO (${r.mismatches.length})`}`,
     `creates/photo    ${hist}`,
     `held items       ${r.held.length} (create outcome unknown; listed by status with reason, re-queued by retry --held ${r.retries} time(s))`,
     ...r.held.slice(0, 20).map((h) => `                   ${h.path}: ${h.reason}`),

@@ -16,7 +16,7 @@ const H = (c: string) => c.repeat(64).slice(0, 64);
 const f = (name: string, hash: string): FoundFile => ({ name, src: `/in/${name}`, sizeBytes: 1, mtimeMs: 1, contentHash: hash, skipReason: null });
 const steps = (...caps: string[]) => caps.map((capability) => ({ capability }) as StepConfig);
 const naming = (output: Partial<OutputConfig>, s = steps('restore', 'upscale')): NamingOptions => ({
-  output: { dir: '/out', layout: 'mirror', pattern: '{name}.{ext}', keepIntermediates: false, sidecar: false, ...output },
+  output: { dir: '/out', layout: 'mirror', pattern: '{name}.{ext}', keepIntermediates: false, metadata: 'none', sidecar: { json: false, xmp: false }, ...output },
   steps: s,
 });
 

@@ -133,7 +133,7 @@ describe('before the first call', () => {
   });
 
   it('estimates from the ratio of output to input bytes the ledger has seen, else from the stated default', () => {
-    const cfg = { steps: [{ capability: 'enhance' as const }], output: { dir: '/o', layout: 'mirror' as const, pattern: '{name}.{ext}', keepIntermediates: false, sidecar: false } };
+    const cfg = { steps: [{ capability: 'enhance' as const }], output: { dir: '/o', layout: 'mirror' as const, pattern: '{name}.{ext}', keepIntermediates: false, metadata: 'none' as const, sidecar: { json: false, xmp: false } } };
     const facts = { photos: 10, inputBytes: 10_000_000, unknownSize: 0, extraNames: 0, observed: { photos: 0, outputBytes: 0, inputBytes: 0 } };
     expect(expectedOutputBytes(facts, cfg)).toMatchObject({ bytes: 10_000_000 * DEFAULT_OUTPUT_RATIO, ratio: DEFAULT_OUTPUT_RATIO });
     const seen = { ...facts, observed: { photos: 4, outputBytes: 12_000_000, inputBytes: 4_000_000 } };

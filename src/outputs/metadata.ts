@@ -1,0 +1,136 @@
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import type { FileMetadata, InputRow, ItemRow, Ledger } from '../ledger/index.js';
+import { MetadataWriteError, type MetadataSource, type MetadataWriter } from '../metadata/writer.js';
+import type { Provenance } from '../metadata/provenance.js';
+import type { MetadataLevel, OutputKind } from '../metadata/tags.js';
+import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
+import { tempPathIn } from './atomic.js';
+import type { NamingOptions, OutputTarget } from './naming.js';
+import { nodeOutputFs, OutputWriteError, type OutputFs } from './outputfs.js';
+
+/**
+ * The input's metadata on its outputs (output.metadata), and what each output says of
+ * itself: the glue between the ledger's facts (which original, which steps, which tasks)
+ * and ExifTool (metadata/writer.ts). Runs in the download stage, beside the lanes: it never
+ * holds a task slot or spends a call.
+ */
+
+export interface MetadataOptions {
+  /** output.metadata. */
+  readonly level: MetadataLevel;
+  /** output.sidecar includes xmp: <output>.xmp beside each output. */
+  readonly xmpSidecar: boolean;
+  /** ExifTool, started; null when nothing needs it (metadata none, no XMP sidecar). */
+  readonly writer: MetadataWriter | null;
+  /** Iptc4xmpExt:AISystemUsed: service.name, else the base URL's host. */
+  readonly aiSystem: string;
+  /** stEvt:softwareAgent: "darkroom <version>". */
+  readonly agent: string;
+}
+
+/** What an output carries when no metadata is asked for. */
+export const NO_METADATA: FileMetadata = { level: 'none', note: null, dateTaken: null, caption: null };
+
+/** The output's kind for ExifTool, from its extension. */
+export function kindOf(ext: string): OutputKind {
+  return ext === 'png' ? 'png' : ext === 'webp' ? 'webp' : 'jpeg';
+}
+
+/**
+ * The provenance of one file: the original it came from (under the name `input`), the steps
+ * up to `lastStep` with their tasks, and an identity that the same file written again keeps.
+ */
+export function provenanceOf(ledger: Ledger, item: ItemRow, input: InputRow | null, naming: NamingOptions, lastStep: number, meta: MetadataOptions, outPath: string): Provenance {
+  const attempts = ledger.outputFiles.attemptsOf(item.id);
+  const steps = [];
+  const tasks: string[] = [];
+  for (let i = 0; i <= lastStep; i++) {
+    const used = attempts.filter((a) => a.step_index === i && a.status === 'SUCCESS').at(-1);
+    const cfg = naming.steps[i];
+    const capability = cfg?.capability ?? used?.capability ?? 'unknown';
+    const params = [`capability=${capability}`];
+    for (const k of ['mode', 'resolution', 'style'] as const) if (cfg?.[k] !== undefined) params.push(`${k}=${cfg[k]}`);
+    if (used) {
+      params.push(`task=${used.task_id}`);
+      tasks.push(used.task_id);
+    }
+    steps.push({
+      action: isCapability(capability) ? CAPABILITIES[capability].historyAction : 'edited',
+      whenMs: used?.ended_ms ?? used?.started_ms ?? item.updated_ms,
+      parameters: params.join('; '),
+    });
+  }
+  const url = input?.kind === 'url' || (input === null && item.content_hash?.startsWith('url:') === true);
+  const sha = item.content_hash !== null && /^[0-9a-f]{64}$/.test(item.content_hash) ? item.content_hash : null;
+  return {
+    aiSystem: meta.aiSystem,
+    agent: meta.agent,
+    original: { path: url ? (input?.src ?? item.src_path) : (input?.name ?? item.rel_path), sha256: url ? null : sha },
+    steps,
+    identity: [item.content_hash ?? item.rel_path, item.steps_sig ?? '', tasks.join(','), path.basename(outPath), input?.id ?? ''].join('|'),
+  };
+}
+
+/**
+ * Where the input's metadata is read from: the name's own file, if it is still the file
+ * discovery found (same size and modification time); else why there is nothing to read.
+ */
+export function metadataSource(item: ItemRow, input: InputRow | null): MetadataSource {
+  if (input?.kind === 'url' || (input === null && item.content_hash?.startsWith('url:'))) {
+    return { none: 'a URL input: darkroom never holds its file, so it has no metadata to carry' };
+  }
+  const file = input?.src ?? item.src_path;
+  let st;
+  try {
+    st = statSync(file);
+  } catch (err) {
+    return { none: `the input ${input?.name ?? item.rel_path} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
+  }
+  const size = input?.size_bytes ?? item.size_bytes;
+  const mtime = input?.mtime_ms ?? null;
+  if ((size !== null && st.size !== size) || (mtime !== null && Math.abs(st.mtimeMs - mtime) >= 1)) {
+    return { none: 'the input changed after it was found; the next run processes its new version' };
+  }
+  return { file };
+}
+
+/**
+ * The `finalize` of an output's write (outputs/atomic.ts): the service's bytes in `temp`
+ * get the input's metadata in a new temp file beside it, which is what is renamed into
+ * place. `record` learns what the file carries. When ExifTool cannot write the file at all,
+ * the service's bytes go in as they are, marked with the reason: the photo is paid for, so
+ * its output is never held back for its metadata. ExifTool does not say why a write failed;
+ * when the folder has no room for another copy, that is the reason, and the write fails as
+ * a full disk does (the photo is retried once there is room).
+ */
+export function carryStep(
+  meta: MetadataOptions,
+  ledger: Ledger,
+  item: ItemRow,
+  target: OutputTarget,
+  ext: string,
+  lastStep: number,
+  naming: NamingOptions,
+  record: (m: FileMetadata) => void,
+  fs: OutputFs = nodeOutputFs,
+): ((temp: string, dir: string) => Promise<string>) | undefined {
+  const writer = meta.writer;
+  if (meta.level === 'none' || writer === null) return undefined;
+  const level = meta.level;
+  return async (temp, dir) => {
+    const out = tempPathIn(dir);
+    const provenance = provenanceOf(ledger, item, target.input, naming, lastStep, meta, target.path);
+    try {
+      const r = await writer.carry({ raw: temp, out, kind: kindOf(ext), level, source: metadataSource(item, target.input), provenance });
+      record({ level: r.carried, note: r.note, dateTaken: r.dateTaken, caption: r.caption });
+      return out;
+    } catch (err) {
+      if (!(err instanceof MetadataWriteError)) throw err;
+      const size = statSync(temp).size;
+      if (fs.freeBytes(dir) < size + 64 * 1024) throw new OutputWriteError('write the metadata of', target.path, { code: 'ENOSPC' });
+      record({ level: 'none', note: err.message, dateTaken: null, caption: null });
+      return temp;
+    }
+  };
+}
