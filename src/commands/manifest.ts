@@ -26,7 +26,11 @@ export async function manifestCommand(args: ManifestArgs): Promise<{ text: strin
   });
   const exitCode = summary.missing.length > 0 || summary.changed.length > 0 ? EXIT.someFailed : EXIT.ok;
   if (args.json) return { text: JSON.stringify(summary), exitCode, summary };
-  const rel = (p: string) => path.relative(cwd, p) || '.';
+  // Relative to where the command was typed when the folder is below it, else absolute.
+  const rel = (p: string) => {
+    const r = path.relative(cwd, p);
+    return r === '' ? '.' : r.startsWith('..') || path.isAbsolute(r) ? p : r;
+  };
   const dir = rel(summary.outputDir);
   const lines = [
     `manifest ${summary.files} file${summary.files === 1 ? '' : 's'} (${summary.outputs} output${summary.outputs === 1 ? '' : 's'}) in ${dir}/: ${summary.written.map((w) => path.basename(w)).join(', ')}`,

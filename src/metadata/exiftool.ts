@@ -51,6 +51,22 @@ export class ExifToolUnavailable extends Error {
 }
 
 /**
+ * ExifTool in `-stay_open` mode never ends by itself: at the end of its input it sleeps
+ * and reads again, 100 times a second, for ever. A darkroom that is killed (kill -9, an OOM
+ * kill, a power cut of the terminal) cannot end it, and every kill would leave two perl
+ * processes behind. So ExifTool is started through this perl: it forks a watcher that
+ * checks once a second whether darkroom is still alive and, if not, kills ExifTool, then
+ * becomes ExifTool itself (exec, same process, same pipes). The watcher ends with ExifTool.
+ */
+const WATCHDOG = [
+  'my $parent = getppid(); my $me = $$;',
+  'my $w = fork();',
+  'if (defined $w && $w == 0) { close STDIN; close STDOUT; close STDERR;',
+  '  while (1) { sleep 1; exit 0 if getppid() != $me; if (!kill(0, $parent)) { kill("KILL", $me); exit 0; } } }',
+  'exec($^X, @ARGV) or die "cannot start ExifTool: $!\\n";',
+].join(' ');
+
+/**
  * A command that does not finish in this time is ended and its process started again: a
  * multi-gigabyte TIFF master is read in well under a minute, so this is a hung process.
  */
@@ -79,7 +95,7 @@ export class ExifToolProcess {
             processFactory: async () => {
               if (this.perl === null) throw new ExifToolUnavailable('ExifTool needs perl, and there is no perl on PATH');
               const script = await this.et.exiftoolPath();
-              return spawn(this.perl, [script, ...DefaultExifToolOptions.exiftoolArgs], {
+              return spawn(this.perl, ['-e', WATCHDOG, script, ...DefaultExifToolOptions.exiftoolArgs], {
                 stdio: 'pipe',
                 shell: false,
                 detached: false,

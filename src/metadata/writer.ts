@@ -118,9 +118,12 @@ export class MetadataWriter {
       note = "the input's name holds a line break, which ExifTool's commands cannot carry";
       source = null;
     }
+    let readWarnings: readonly string[] = [];
     if (source !== null) {
       try {
-        summary = await this.summary(source);
+        const read = await this.summary(source);
+        summary = read.summary;
+        readWarnings = read.warnings;
       } catch (err) {
         note = `ExifTool cannot read the input's metadata: ${firstLine(err)}`;
         source = null;
@@ -129,7 +132,9 @@ export class MetadataWriter {
     if (source !== null) {
       try {
         const out = await this.write(req, [...copyArgs(req.level, source, req.kind), ...FIXES], summary.ids);
-        return { carried: req.level, note: null, dateTaken: summary.dateTaken, caption: summary.caption, warnings: out.warnings };
+        const damage = damaged([...readWarnings, ...out.warnings], source);
+        const why = damage === null ? null : `the input's metadata is damaged (${damage}); ExifTool carried what it could read`;
+        return { carried: req.level, note: why, dateTaken: summary.dateTaken, caption: summary.caption, warnings: out.warnings };
       } catch (err) {
         note = `ExifTool cannot copy the input's metadata: ${firstLine(err)}`;
         rmSync(req.out, { force: true });
@@ -156,7 +161,7 @@ export class MetadataWriter {
       let ids = NO_SOURCE_IDS;
       if (source !== null) {
         try {
-          ids = (await this.summary(source)).ids;
+          ids = (await this.summary(source)).summary.ids;
           await this.tool.run(['-m', ...sidecarCopyArgs(req.level, source), ...provenanceArgs(req.provenance, ids), '-o', file]);
           return await clock.ioTurn(() => readFileSync(file));
         } catch {
@@ -210,10 +215,10 @@ export class MetadataWriter {
     return out;
   }
 
-  private async summary(source: string): Promise<Summary> {
+  private async summary(source: string): Promise<{ summary: Summary; warnings: readonly string[] }> {
     const out = await this.tool.run(['-j', '-G1', ...SUMMARY_TAGS, source]);
     const tags = (JSON.parse(out.stdout) as Record<string, unknown>[])[0] ?? {};
-    return summarize(tags);
+    return { summary: summarize(tags), warnings: out.warnings };
   }
 
   /** A private folder for sidecars in the making: ExifTool names a new file's type by its extension. */
@@ -221,6 +226,20 @@ export class MetadataWriter {
     this.scratch ??= mkdtempSync(path.join(tmpdir(), 'darkroom-xmp-'));
     return this.scratch;
   }
+}
+
+/**
+ * ExifTool reads around damage and says so in a warning naming the file ("Bad IFD0
+ * directory - photo.jpg", "JPEG format error - …"): the first such warning about the input,
+ * without the file's name; null when there is none. "No writable tags set" only means the
+ * input had nothing to carry.
+ */
+function damaged(warnings: readonly string[], source: string): string | null {
+  for (const w of warnings) {
+    if (!w.endsWith(` - ${source}`) || /No writable tags set/i.test(w)) continue;
+    return w.slice(0, -(source.length + 3)).replace(/^Warning:\s*(\[minor\]\s*)?/i, '');
+  }
+  return null;
 }
 
 interface Summary {

@@ -9,7 +9,7 @@ import { crashTest, formatCrashReport } from './harness.js';
  * that run finish the rest, and CI's loaded machine ran out of work after 9 kills.
  */
 describe('the crash test, reduced', () => {
-  it('survives 10 SIGKILLs over 16 photos under hostile faults: every photo once, byte-identical, no double charge unrecorded', async () => {
+  it('survives 10 SIGKILLs over 16 photos under hostile faults: every photo once, the clean run\'s pixels and metadata, no double charge unrecorded', async () => {
     const lines: string[] = [];
     const r = await crashTest({
       photos: 16,
@@ -30,6 +30,7 @@ describe('the crash test, reduced', () => {
     expect(r.mismatches, text).toEqual([]);
     expect(r.problems, text).toEqual([]);
     expect(r.tempFilesLeft).toBe(0);
+    expect(r.orphans).toBe(0);
     expect(r.integrity).toBe('ok');
     expect(Object.keys(r.killsByPhase).length).toBeGreaterThanOrEqual(4);
     // Issue 12: the key's limits held across every kill, as the simulator counts them.

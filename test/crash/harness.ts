@@ -102,6 +102,8 @@ export interface CrashReport {
   readonly faults: Record<string, number>;
   readonly integrity: string;
   readonly tempFilesLeft: number;
+  /** ExifTool processes left running by a killed run (their parent gone), a second after the loop. */
+  readonly orphans: number;
   readonly mismatches: string[];
   readonly problems: string[];
   readonly cleanMs: number;
@@ -194,6 +196,28 @@ function jobFile(dir: string, opts: { timeoutMs: number; limits?: CrashTestOptio
     }),
   );
   return file;
+}
+
+/**
+ * ExifTool processes whose darkroom is gone. A killed run's ExifTool reads its commands
+ * from the run's stdin pipe: the kill closes it and ExifTool ends. Counted after a second,
+ * from /proc: an `exiftool -stay_open` whose parent is no longer alive (or is init).
+ */
+async function orphanExifTools(): Promise<number> {
+  await new Promise((r) => setTimeout(r, 1000));
+  if (!existsSync('/proc/self/stat')) return 0;
+  let n = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!cmd.includes('exiftool') || !cmd.includes('-stay_open')) continue;
+      const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
+      if (ppid <= 1 || !existsSync(`/proc/${ppid}`)) n++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return n;
 }
 
 /** Output files under `out` (temp files apart), by their path without extension. */
@@ -450,6 +474,7 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
       faults: audit.faults,
       integrity,
       tempFilesLeft: crashOut.temps.length,
+      orphans: await orphanExifTools(),
       mismatches,
       problems,
       cleanMs,
@@ -483,6 +508,7 @@ export function formatCrashReport(r: CrashReport): string {
     `account stops    ${r.accountStops} (injected 24403), each run again`,
     `faults injected  ${Object.entries(r.faults).map(([k, v]) => `${k} ${v}`).join(', ')}`,
     `temp files left  ${r.tempFilesLeft}`,
+    `orphans          ${r.orphans} ExifTool process(es) left behind by killed runs`,
     `key limits       ${r.windows.calls} calls; at most ${r.windows.maxCallsInAnyMinute} in any minute (limit ${r.windows.limits.callsPerMinute}), ${r.windows.maxCallsInAnyHour} in any hour (limit ${r.windows.limits.callsPerHour}), ${r.windows.maxActiveTasks} tasks at once (limit ${r.windows.limits.activeTasks}); simulator's own 429s ${JSON.stringify(r.windows.rejectedByScope)}: ${r.windows.violations} violation(s)`,
     `integrity_check  ${r.integrity}`,
     `time             clean run ${(r.cleanMs / 1000).toFixed(1)} s, crash run ${(r.crashMs / 1000).toFixed(1)} s`,

@@ -41,6 +41,7 @@ const ok =
   report.mismatches.length === 0 &&
   report.problems.length === 0 &&
   report.tempFilesLeft === 0 &&
+  report.orphans === 0 &&
   report.integrity === 'ok' &&
   report.kills >= Number(values.kills) &&
   report.windows.violations === 0;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { ExifToolProcess } from '../../src/metadata/exiftool.js';
@@ -29,6 +29,7 @@ export class Exif {
 
 /** A small photo of one colour, as a JPEG, PNG or TIFF. */
 export async function solid(file: string, width: number, height: number, rgb: [number, number, number], format: 'jpeg' | 'png' | 'tiff' | 'webp'): Promise<void> {
+  mkdirSync(path.dirname(file), { recursive: true });
   const img = sharp({ create: { width, height, channels: 3, background: { r: rgb[0], g: rgb[1], b: rgb[2] } } });
   await (format === 'jpeg' ? img.jpeg() : format === 'png' ? img.png() : format === 'tiff' ? img.tiff() : img.webp()).toFile(file);
 }

@@ -28,6 +28,8 @@ function picture(done: number, total: number, now: number): Progress {
       steps: foldSteps(byStep, ['enhance']),
       paidNotDownloaded: 0,
       notDownloaded: [],
+    metadataNotCarried: 0,
+    metadataNotes: [],
     },
     byStep,
     slots: {},

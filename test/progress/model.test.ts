@@ -44,6 +44,8 @@ function baseStatus(states: Record<ItemState, number>, total: number, terminal: 
     steps: foldSteps(byStep, []),
     paidNotDownloaded: 0,
     notDownloaded: [],
+    metadataNotCarried: 0,
+    metadataNotes: [],
   };
 }
 
