@@ -67,7 +67,7 @@ const EDGE = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-results/**', 'out/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-results/**', 'out/**', 'scratch/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

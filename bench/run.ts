@@ -3,7 +3,7 @@
  * ledger measurements. Prints issue 3's table (W1–W4), issue 16's (services unlike the
  * model), then one JSON line per workload.
  *
- *   tsx bench/run.ts [--only W1,short-uniform | --only short] [--quick | --scale F] [--seed N] [--no-naive] [--no-ledger | --only-ledger] [--inline]
+ *   tsx bench/run.ts [--only W1,short-uniform | --only short] [--quick | --scale F] [--seed N] [--no-naive] [--no-ledger | --only-ledger] [--no-metadata] [--inline]
  *
  * `--only` takes workload names or kinds (W, short, calls, long); `--only-ledger` skips the
  * workloads and runs the two ledger measurements alone.
@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { ceilingOf, type Ceiling } from './ceiling.js';
 import type { RunFigures } from './figures.js';
 import { measureDiscover, measureStatus } from './ledger.js';
+import { formatMetadataBench, measureMetadata } from './metadata.js';
 import { simulateNaive } from './naive.js';
 import { simulateDarkroom } from './simulate.js';
 import { LEGEND16, table16 } from './table16.js';
@@ -52,6 +53,7 @@ const { values } = parseArgs({
     'no-naive': { type: 'boolean', default: false },
     'no-ledger': { type: 'boolean', default: false },
     'only-ledger': { type: 'boolean', default: false },
+    'no-metadata': { type: 'boolean', default: false },
     inline: { type: 'boolean', default: false },
     child: { type: 'string' },
   },
@@ -196,6 +198,15 @@ async function main(): Promise<void> {
     );
   }
   if (ledger) console.log(JSON.stringify({ ledger }));
+
+  // The metadata step on a fast service, in real time (bench/metadata.ts).
+  if (!values['no-metadata'] && !values['only-ledger'] && values.only === undefined) {
+    process.stderr.write('bench: the metadata step (real time, about two minutes)…\n');
+    const m = await measureMetadata({ photos: values.quick ? 60 : 200 });
+    console.log('');
+    console.log(formatMetadataBench(m));
+    console.log(JSON.stringify({ metadata: m }));
+  }
   if (results.some((r) => 'error' in r)) process.exitCode = 1;
 }
 

@@ -63,7 +63,7 @@ export interface Sidecars {
 }
 
 /** output.sidecar as written → which sidecars. */
-export function sidecarsOf(v: boolean | 'json' | 'xmp' | 'both'): Sidecars {
+function sidecarsOf(v: boolean | 'json' | 'xmp' | 'both'): Sidecars {
   return { json: v === true || v === 'json' || v === 'both', xmp: v === 'xmp' || v === 'both' };
 }
 

@@ -22,7 +22,7 @@ import { resolveJob, type Job, type JobOptions } from './job.js';
  * darkroom wrote and the check finds what happened since.
  */
 
-export const MANIFEST_FILES = ['manifest-sha256.txt', 'manifest-sha512.txt', 'provenance.csv'] as const;
+const MANIFEST_FILES = ['manifest-sha256.txt', 'manifest-sha512.txt', 'provenance.csv'] as const;
 
 export interface ManifestSummary {
   /** The output folder, where the three files were written. */

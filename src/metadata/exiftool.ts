@@ -46,7 +46,7 @@ export interface ExifToolOptions {
 }
 
 /** Why ExifTool cannot run here, as the first half of an operator's line ("… ; do X"). */
-export class ExifToolUnavailable extends Error {
+class ExifToolUnavailable extends Error {
   override readonly name = 'ExifToolUnavailable';
 }
 

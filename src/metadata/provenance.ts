@@ -51,7 +51,7 @@ export function documentIds(identity: string): { documentId: string; instanceId:
 }
 
 /** The original's bytes as an ID: `urn:sha256:<hex>`. */
-export function contentUrn(sha256: string): string {
+function contentUrn(sha256: string): string {
   return `urn:sha256:${sha256}`;
 }
 
@@ -120,7 +120,7 @@ export function oneLine(value: string): string {
 }
 
 /** An XMP date: `YYYY:MM:DD HH:MM:SS.sssZ`, which ExifTool writes as ISO 8601. */
-export function xmpDate(ms: number): string {
+function xmpDate(ms: number): string {
   const iso = new Date(ms).toISOString();
   return `${iso.slice(0, 10).replace(/-/g, ':')} ${iso.slice(11, 23)}Z`;
 }

@@ -88,7 +88,7 @@ export const EXIF_TO_XMP: readonly string[] = [
  * - geometry and encoding: stated pixel sizes, resolution, YCbCr and TIFF structure tags;
  * - what darkroom writes itself: the document's identity, its derivation and the AI disclosure.
  */
-export const NEVER_CARRIED: readonly string[] = [
+const NEVER_CARRIED: readonly string[] = [
   '--IFD1:all',
   '--ThumbnailImage',
   '--ThumbnailTIFF',
@@ -151,7 +151,7 @@ export const NEVER_CARRIED: readonly string[] = [
  * it and its rights, as EXIF, IPTC and XMP write them (Windows' XP tags, Lightroom's and
  * digiKam's keyword trees too).
  */
-export const BASIC_TAGS: readonly string[] = [
+const BASIC_TAGS: readonly string[] = [
   '-EXIF:DateTimeOriginal',
   '-EXIF:CreateDate',
   '-EXIF:ModifyDate',

@@ -33,7 +33,7 @@ export interface MetadataOptions {
 export const NO_METADATA: FileMetadata = { level: 'none', note: null, dateTaken: null, caption: null };
 
 /** The output's kind for ExifTool, from its extension. */
-export function kindOf(ext: string): OutputKind {
+function kindOf(ext: string): OutputKind {
   return ext === 'png' ? 'png' : ext === 'webp' ? 'webp' : 'jpeg';
 }
 
