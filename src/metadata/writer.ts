@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { clock } from '../clock.js';
@@ -94,6 +94,8 @@ const FIXES = [
 export class MetadataWriter {
   private readonly tool: ExifToolProcess;
   private scratch: string | undefined;
+  /** Links in the scratch folder to the folders outputs are written in (viaFolderLink). */
+  private readonly folders = new Map<string, string>();
 
   constructor(opts: ExifToolOptions = {}) {
     this.tool = new ExifToolProcess(opts);
@@ -111,13 +113,19 @@ export class MetadataWriter {
    * when ExifTool cannot write the file at all; `req.out` is then absent.
    */
   async carry(req: CarryRequest): Promise<CarryResult> {
-    let note: string | null = 'none' in req.source ? req.source.none : null;
-    let summary: Summary = EMPTY_SUMMARY;
-    let source: string | null = 'file' in req.source ? req.source.file : null;
-    if (source !== null && /[\r\n]/.test(source)) {
-      note = "the input's name holds a line break, which ExifTool's commands cannot carry";
-      source = null;
+    const note: string | null = 'none' in req.source ? req.source.none : null;
+    const link = 'file' in req.source ? this.linkTo(req.source.file) : null;
+    try {
+      return await this.carryFrom(req, link?.path ?? null, note);
+    } finally {
+      link?.drop();
     }
+  }
+
+  private async carryFrom(req: CarryRequest, from: string | null, given: string | null): Promise<CarryResult> {
+    let note = given;
+    let summary: Summary = EMPTY_SUMMARY;
+    let source = from;
     let readWarnings: readonly string[] = [];
     if (source !== null) {
       try {
@@ -156,7 +164,8 @@ export class MetadataWriter {
    */
   async sidecar(req: { readonly level: Exclude<MetadataLevel, 'none'>; readonly source: MetadataSource; readonly provenance: Provenance }): Promise<Buffer> {
     const file = path.join(this.scratchDir(), `${randomUUID()}.xmp`);
-    const source = 'file' in req.source && !/[\r\n]/.test(req.source.file) ? req.source.file : null;
+    const link = 'file' in req.source ? this.linkTo(req.source.file) : null;
+    const source = link?.path ?? null;
     try {
       let ids = NO_SOURCE_IDS;
       if (source !== null) {
@@ -172,6 +181,7 @@ export class MetadataWriter {
       return await clock.ioTurn(() => readFileSync(file));
     } finally {
       rmSync(file, { force: true });
+      link?.drop();
     }
   }
 
@@ -189,8 +199,8 @@ export class MetadataWriter {
         `-XMP-xmpMM:InstanceID=${instanceId}`,
         `-XMP-xmpMM:DerivedFromFilePath=${oneLine(provenance.original.path)}`,
         '-o',
-        out,
-        from,
+        this.viaFolderLink(out),
+        this.viaFolderLink(from),
       ]);
     } catch (err) {
       rmSync(out, { force: true });
@@ -210,7 +220,7 @@ export class MetadataWriter {
   }
 
   private async write(req: CarryRequest, copy: readonly string[], ids: SourceIds): Promise<{ warnings: readonly string[] }> {
-    const out = await this.tool.run(['-m', ...copy, ...provenanceArgs(req.provenance, ids), '-o', req.out, req.raw]);
+    const out = await this.tool.run(['-m', ...copy, ...provenanceArgs(req.provenance, ids), '-o', this.viaFolderLink(req.out), this.viaFolderLink(req.raw)]);
     if (!/\b1 image files? created\b/.test(out.stdout)) throw new Error(out.stdout.trim().split('\n')[0] || 'no file written');
     return out;
   }
@@ -221,10 +231,44 @@ export class MetadataWriter {
     return { summary: summarize(tags), warnings: out.warnings };
   }
 
-  /** A private folder for sidecars in the making: ExifTool names a new file's type by its extension. */
+  /** A private folder for sidecars in the making (ExifTool names a new file's type by its extension) and the links below. */
   private scratchDir(): string {
-    this.scratch ??= mkdtempSync(path.join(tmpdir(), 'darkroom-xmp-'));
+    this.scratch ??= mkdtempSync(path.join(tmpdir(), 'darkroom-exiftool-'));
     return this.scratch;
+  }
+
+  /**
+   * An input's own name is the operator's or a donor's, and ExifTool reads file names given
+   * to -tagsFromFile and -o as patterns: `%d`, `%f`, `%e` in a name ("50%dogs.jpg") are
+   * replaced, and a line break would end the argument. So ExifTool is only ever given names
+   * of darkroom's making: a link to the input in the scratch folder (with the input's
+   * extension, which ExifTool reads the type by), removed after use. Where a link cannot be
+   * made, the name is given as it is.
+   */
+  private linkTo(file: string): { path: string; drop: () => void } {
+    const link = path.join(this.scratchDir(), `in-${randomUUID()}${safeExt(file)}`);
+    try {
+      symlinkSync(path.resolve(file), link);
+      return { path: link, drop: () => rmSync(link, { force: true }) };
+    } catch {
+      return { path: file, drop: () => {} };
+    }
+  }
+
+  /** The same file through a link to its folder (an output folder may be named anything too); its own name is darkroom's. */
+  private viaFolderLink(file: string): string {
+    const dir = path.dirname(path.resolve(file));
+    let link = this.folders.get(dir);
+    if (link === undefined) {
+      link = path.join(this.scratchDir(), `dir-${this.folders.size}`);
+      try {
+        symlinkSync(dir, link, process.platform === 'win32' ? 'junction' : 'dir');
+      } catch {
+        link = dir;
+      }
+      this.folders.set(dir, link);
+    }
+    return path.join(link, path.basename(file));
   }
 }
 
@@ -240,6 +284,12 @@ function damaged(warnings: readonly string[], source: string): string | null {
     return w.slice(0, -(source.length + 3)).replace(/^Warning:\s*(\[minor\]\s*)?/i, '');
   }
   return null;
+}
+
+/** The input's extension when it is a plain one (ExifTool tells the type by it first), else none (it reads the magic bytes). */
+function safeExt(file: string): string {
+  const ext = path.extname(file);
+  return /^\.[A-Za-z0-9]{1,8}$/.test(ext) ? ext : '';
 }
 
 interface Summary {

@@ -56,7 +56,11 @@ export async function makeJob(opts: JobOptions = {}): Promise<TestJob> {
   const job = {
     service: { ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}), apiKeyEnv: 'DARKROOM_TEST_KEY' },
     input: { dir: './photos' },
-    output: { dir: './out' },
+    // The jobs the scheduling and robustness tests make say nothing of metadata: ExifTool's
+    // real time per output would only slow their simulations (500 photos: +25 s). Tests of
+    // the metadata step (test/metadata, the e2e and crash tests) ask for it, or write their
+    // own job files, where the default (all) holds.
+    output: { dir: './out', metadata: 'none' },
     steps: opts.steps ?? [{ capability: 'upscale', resolution: '4K' }],
     ledger: './state/darkroom.db',
     ...opts.extra,

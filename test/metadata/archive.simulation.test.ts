@@ -35,7 +35,8 @@ interface Archive {
 }
 
 async function buildArchive(extra: Record<string, unknown> = {}): Promise<Archive> {
-  const job = await makeJob({ photos: 0, steps: STEPS, extra: { service: { apiKeyEnv: 'DARKROOM_TEST_KEY', name: 'Example Restore API' }, ...extra } });
+  // output.metadata left to its default (all) unless `extra` says otherwise.
+  const job = await makeJob({ photos: 0, steps: STEPS, extra: { service: { apiKeyEnv: 'DARKROOM_TEST_KEY', name: 'Example Restore API' }, output: { dir: './out' }, ...extra } });
   cleanups.push(job.cleanup);
   const p = (f: string) => path.join(job.inputDir, f);
   // A scanned print, as scanning software and a photo manager leave it: EXIF, IPTC, XMP and a thumbnail.

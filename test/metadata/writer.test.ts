@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -129,23 +129,36 @@ describe('MetadataWriter.carry', () => {
     expect(bare).toMatchObject({ carried: 'all', note: null });
   });
 
-  it('writes the provenance alone for an input it may not read, and for one whose name holds a line break', async () => {
+  it('writes the provenance alone for an input it may not read', async () => {
     const d = tmp();
     await solid(path.join(d, 'raw.jpg'), 40, 30, [1, 2, 3], 'jpeg');
     const a = await writer.carry({ raw: path.join(d, 'raw.jpg'), out: path.join(d, 'a.jpg'), kind: 'jpeg', level: 'all', source: { none: 'a URL input' }, provenance: PROVENANCE });
     expect(a).toMatchObject({ carried: 'provenance', note: 'a URL input' });
-    const b = await writer.carry({
-      raw: path.join(d, 'raw.jpg'),
-      out: path.join(d, 'b.jpg'),
-      kind: 'jpeg',
-      level: 'all',
-      source: { file: path.join(d, 'two\nlines.jpg') },
-      provenance: { ...PROVENANCE, original: { path: 'two\nlines.jpg', sha256: null } },
-    });
-    expect(b.carried).toBe('provenance');
-    expect(b.note).toMatch(/line break/);
-    const t = await exif.read(path.join(d, 'b.jpg'));
-    expect((t['XMP-xmpMM:DerivedFrom'] as Record<string, string>).FilePath).toBe('two\ufffdlines.jpg');
+    expect((await exif.read(path.join(d, 'a.jpg')))['XMP-iptcExt:DigitalSourceType']).toBeDefined();
+  });
+
+  it('carries the metadata of inputs, into folders, named with ExifTool\'s pattern codes, line breaks and quotes', async () => {
+    const d = tmp();
+    // ExifTool reads %d, %f, %e in the names it is given as patterns; a line break would end its argument.
+    const folder = path.join(d, 'out 100%d\nfolder');
+    mkdirSync(folder);
+    for (const name of ['50%dogs %f.jpg', 'two\nlines.jpg', "it's \"quoted\" -o.jpg"]) {
+      await richJpeg(path.join(d, 'plain-name.jpg'));
+      renameSync(path.join(d, 'plain-name.jpg'), path.join(d, name));
+      await solid(path.join(folder, '.dr-raw.darkroom-tmp'), 48, 32, [10, 20, 30], 'jpeg');
+      const out = path.join(folder, '.dr-out.darkroom-tmp');
+      const r = await writer.carry({ raw: path.join(folder, '.dr-raw.darkroom-tmp'), out, kind: 'jpeg', level: 'all', source: { file: path.join(d, name) }, provenance: { ...PROVENANCE, original: { path: name, sha256: null } } });
+      expect(r, name).toMatchObject({ carried: 'all', note: null, caption: 'Grandma at the beach' });
+      copyFileSync(out, path.join(d, 'check.jpg')); // the test's own ExifTool takes names as they are
+      const t = await exif.read(path.join(d, 'check.jpg'));
+      rmSync(path.join(d, 'check.jpg'));
+      expect(t['IPTC:Caption-Abstract'], name).toBe('Grandma at the beach');
+      expect((t['XMP-xmpMM:DerivedFrom'] as Record<string, string>).FilePath, name).toBe(name.replace('\n', '\ufffd'));
+      rmSync(out);
+    }
+    // The links it read and wrote through are its own: the inputs and the folder are untouched.
+    expect(readdirSync(folder)).toEqual(['.dr-raw.darkroom-tmp']);
+    expect(readdirSync(d).sort()).toEqual(['50%dogs %f.jpg', "it's \"quoted\" -o.jpg", 'out 100%d\nfolder', 'two\nlines.jpg'].sort());
   });
 
   it('fails, writing nothing, when ExifTool cannot write the file at all', async () => {
