@@ -20,6 +20,7 @@ import { stringify } from 'yaml';
 import { ExifToolProcess } from '../src/metadata/exiftool.js';
 import { MetadataWriter } from '../src/metadata/writer.js';
 import { startSim } from '../src/sim/server.js';
+import { SCAN_TAGS } from '../test/helpers/metadata.js';
 
 const BIN = fileURLToPath(new URL('../bin/darkroom.js', import.meta.url));
 const KEY = 'bench-metadata-key-7e2c';
@@ -50,20 +51,7 @@ async function writePhotos(dir: string, n: number): Promise<void> {
   await sharp({ create: { width: 640, height: 480, channels: 3, background: '#808080' } }).jpeg().toFile(template);
   await tool.run([
     '-overwrite_original',
-    '-EXIF:DateTimeOriginal=1962:07:14 10:30:00',
-    '-EXIF:Make=Epson',
-    '-EXIF:Model=Perfection V850',
-    '-GPSLatitude=48.8566',
-    '-GPSLatitudeRef=N',
-    '-GPSLongitude=2.3522',
-    '-GPSLongitudeRef=E',
-    '-IPTC:Caption-Abstract=Grandma at the beach, 1962',
-    '-IPTC:Keywords=beach',
-    '-IPTC:Keywords=family',
-    '-IPTC:By-line=J. Doe',
-    '-IPTC:CopyrightNotice=© Doe family',
-    '-XMP-dc:Title=The beach',
-    '-XMP-photoshop:DateCreated=1962',
+    ...SCAN_TAGS,
     template,
   ]);
   for (let i = 0; i < n; i++) {

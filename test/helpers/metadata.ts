@@ -27,6 +27,32 @@ export class Exif {
   }
 }
 
+/**
+ * A scanned print's metadata as scanning software and a photo manager leave it, as
+ * ExifTool arguments: the date, the scanner, GPS, IPTC caption, keywords, by-line and
+ * copyright, XMP title, subject, creator, rights and an approximate date ("1962").
+ */
+export const SCAN_TAGS: readonly string[] = [
+  '-EXIF:DateTimeOriginal=1962:07:14 10:30:00',
+  '-EXIF:Make=Epson',
+  '-EXIF:Model=Perfection V850',
+  '-GPSLatitude=48.8566',
+  '-GPSLatitudeRef=N',
+  '-GPSLongitude=2.3522',
+  '-GPSLongitudeRef=E',
+  '-IPTC:Caption-Abstract=Grandma at the beach, 1962',
+  '-IPTC:Keywords=beach',
+  '-IPTC:Keywords=family',
+  '-IPTC:By-line=J. Doe',
+  '-IPTC:CopyrightNotice=© Doe family',
+  '-XMP-dc:Title=The beach',
+  '-XMP-dc:Subject=beach',
+  '-XMP-dc:Subject=family',
+  '-XMP-dc:Creator=J. Doe',
+  '-XMP-dc:Rights=© Doe family',
+  '-XMP-photoshop:DateCreated=1962',
+];
+
 /** A small photo of one colour, as a JPEG, PNG or TIFF. */
 export async function solid(file: string, width: number, height: number, rgb: [number, number, number], format: 'jpeg' | 'png' | 'tiff' | 'webp'): Promise<void> {
   mkdirSync(path.dirname(file), { recursive: true });

@@ -6,7 +6,7 @@ import { DIGITAL_SOURCE_TYPE } from '../../src/metadata/tags.js';
 import { boundaryOf, parseMultipart } from '../../src/sim/multipart.js';
 import { makeJob, type TestJob } from '../helpers/job.js';
 import { greyProfile, PROPHOTO, rgbProfile } from '../helpers/icc.js';
-import { Exif, inProfile, pixelPrint, sha256Of, solid, storedPixel, writeProfile } from '../helpers/metadata.js';
+import { Exif, inProfile, pixelPrint, SCAN_TAGS, sha256Of, solid, storedPixel, writeProfile } from '../helpers/metadata.js';
 import { simulate } from '../helpers/simulate.js';
 
 /**
@@ -43,24 +43,7 @@ async function buildArchive(extra: Record<string, unknown> = {}): Promise<Archiv
   await solid(p('thumb-source.tmp.jpg'), 16, 12, [10, 200, 10], 'jpeg');
   await solid(p('scan.jpg'), 64, 48, [180, 120, 90], 'jpeg');
   await exif.write(p('scan.jpg'), [
-    '-EXIF:DateTimeOriginal=1962:07:14 10:30:00',
-    '-EXIF:Make=Epson',
-    '-EXIF:Model=Perfection V850',
-    '-GPSLatitude=48.8566',
-    '-GPSLatitudeRef=N',
-    '-GPSLongitude=2.3522',
-    '-GPSLongitudeRef=E',
-    '-IPTC:Caption-Abstract=Grandma at the beach, 1962',
-    '-IPTC:Keywords=beach',
-    '-IPTC:Keywords=family',
-    '-IPTC:By-line=J. Doe',
-    '-IPTC:CopyrightNotice=© Doe family',
-    '-XMP-dc:Title=The beach',
-    '-XMP-dc:Subject=beach',
-    '-XMP-dc:Subject=family',
-    '-XMP-dc:Creator=J. Doe',
-    '-XMP-dc:Rights=© Doe family',
-    '-XMP-photoshop:DateCreated=1962',
+    ...SCAN_TAGS,
     '-XMP-xmpMM:DocumentID=xmp.did:scan-0001',
     '-XMP-xmpMM:History={action=created,when=1999:03:01 12:00:00,softwareAgent=VueScan 9}',
     `-ThumbnailImage<=${p('thumb-source.tmp.jpg')}`,
