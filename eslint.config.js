@@ -13,6 +13,8 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 const MAY_IMPORT = {
   spec: [],
   errors: [],
+  // How text from outside is shown (names, captions, messages): imported by every part.
+  display: [],
   // mkdir -p without Node's loop on procfs, for every part that makes folders.
   fsdirs: [],
   log: ['clock', 'spec'],
@@ -39,11 +41,12 @@ const MAY_IMPORT = {
   // The CLI is one client of the public entries (issue 15): nothing else of src/.
   cli: ['index', 'simulator'],
 };
-for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (!['errors', 'spec', 'fsdirs', 'cli'].includes(part)) allowed.push('errors');
+for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (!['errors', 'spec', 'fsdirs', 'cli', 'display'].includes(part)) allowed.push('errors');
+for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (!['errors', 'spec', 'fsdirs', 'cli', 'display', 'clock'].includes(part)) allowed.push('display');
 // fsdirs.ts: log, the ledger and every part above the ledger make folders.
 for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (['log', 'ledger'].includes(part) || allowed.includes('ledger')) allowed.push('fsdirs');
-const PARTS = ['clock', 'spec', 'errors', 'fsdirs', 'log', 'config', 'ledger', 'api', 'sim', 'metadata', 'scheduler', 'outputs', 'inputs', 'stages', 'progress', 'report', 'run', 'lib', 'commands', 'index', 'simulator', 'cli'];
-const FILES = new Set(['clock', 'log', 'errors', 'fsdirs', 'index', 'simulator']);
+const PARTS = ['clock', 'spec', 'errors', 'display', 'fsdirs', 'log', 'config', 'ledger', 'api', 'sim', 'metadata', 'scheduler', 'outputs', 'inputs', 'stages', 'progress', 'report', 'run', 'lib', 'commands', 'index', 'simulator', 'cli'];
+const FILES = new Set(['clock', 'log', 'errors', 'display', 'fsdirs', 'index', 'simulator']);
 const pathOf = (part) => (FILES.has(part) ? `./src/${part}.ts` : `./src/${part}`);
 
 const zones = Object.entries(MAY_IMPORT).flatMap(([part, allowed]) =>

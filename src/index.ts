@@ -21,6 +21,8 @@ import type { StatusSummary } from './lib/status.js';
 import type { LimitEvent, PhotoCounts, PhotoDoneEvent, PhotoEvent, RunEvent, SummaryEvent } from './run/events.js';
 
 export { DarkroomError, type DarkroomErrorCode } from './errors.js';
+// How names, captions and messages from outside are shown without acting on a terminal (docs/names.md).
+export { jsonSafe, shownText, terminalSafe } from './display.js';
 export { toDarkroomError } from './lib/errors.js';
 
 // What the `darkroom` command is built of, for a program that wants the CLI's own texts and

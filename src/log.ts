@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, openSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
+import { shownText } from './display.js';
 import { redact } from './spec/key.js';
 import { clock } from './clock.js';
 import { makeDirs } from './fsdirs.js';
@@ -160,16 +161,18 @@ function humanLine(rec: Record<string, unknown>, name?: string): string {
   const lvl = typeof rec.level === 'number' && rec.level >= 50 ? 'error' : 'warning';
   const ctx: string[] = [];
   const add = (label: string, v: unknown) => {
-    if (v !== undefined && v !== null && v !== '') ctx.push(`${label} ${String(v)}`);
+    if (v !== undefined && v !== null && v !== '') ctx.push(`${label} ${shownText(String(v))}`);
   };
   if (name === undefined) add('item', rec.item);
   add('HTTP', rec.httpStatus);
   add('code', rec.businessCode ?? rec.code);
   add('requestId', rec.requestId);
   add('X-Request-Id', rec.sentRequestId);
-  const msg = String(rec.msg ?? '').split('\n')[0] ?? '';
+  // One line, whatever the message holds: names and the service's words come from outside (src/display.ts).
+  const msg = shownText(String(rec.msg ?? ''));
   // A message that names the photo already (`a/b.jpg skipped: …`) does not get it twice.
-  const who = name !== undefined && !msg.includes(name) ? `${name}: ` : '';
+  const shownName = name === undefined ? undefined : shownText(name);
+  const who = shownName !== undefined && !msg.includes(shownName) ? `${shownName}: ` : '';
   return `darkroom: ${lvl}: ${who}${msg}${ctx.length ? ` (${ctx.join(', ')})` : ''}`;
 }
 

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSimulator } from '../simulator.js';
 import { describeError } from './errors.js';
-import { progressFor, runCommand } from '../index.js';
+import { progressFor, runCommand, terminalSafe } from '../index.js';
 
 /**
  * `npm run demo`: the simulator in-process on free loopback ports, jobs.example.yaml run
@@ -23,11 +23,11 @@ async function demo(): Promise<number> {
       { jobs: rel(jobs), baseUrl: sim.url },
       {
         env: { ...process.env, DARKROOM_API_KEY: key },
-        stderr: (l) => process.stderr.write(`${l}\n`),
+        stderr: (l) => process.stderr.write(`${terminalSafe(l)}\n`),
         progress: await progressFor(process.stderr, process.env, false),
       },
     );
-    process.stdout.write(`${r.report}\n`);
+    process.stdout.write(`${terminalSafe(r.report)}\n`);
     const audit = sim.audit();
     const k = Object.values(audit.keys)[0];
     if (k) {
@@ -48,7 +48,7 @@ async function demo(): Promise<number> {
 demo().then(
   (code) => process.exit(code),
   (e: unknown) => {
-    process.stderr.write(`${describeError(e).line}\n`);
+    process.stderr.write(`${terminalSafe(describeError(e).line)}\n`);
     process.exit(describeError(e).exitCode);
   },
 );

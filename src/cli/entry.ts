@@ -1,5 +1,5 @@
 import { hideBin } from 'yargs/helpers';
-import { SystemClock, installClock } from '../index.js';
+import { SystemClock, installClock, terminalSafe } from '../index.js';
 import { describeError } from './errors.js';
 import { main } from './main.js';
 import { quietOnClosedPipes } from './pipes.js';
@@ -18,7 +18,7 @@ main(hideBin(process.argv)).then(
   (code) => process.exit(code),
   (e: unknown) => {
     const d = describeError(e);
-    process.stderr.write(`${d.line}\n`);
+    process.stderr.write(`${terminalSafe(d.line)}\n`);
     process.exit(d.exitCode);
   },
 );

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
-import { clock, creditsCommand, DEFAULT_LEDGER_FILE, manifestCommand, planCommand, progressFor, reportCommand, retryCommand, runCommand, statusCommand, usageCommand, watchStatus } from '../index.js';
+import { clock, creditsCommand, DEFAULT_LEDGER_FILE, jsonSafe, manifestCommand, planCommand, terminalSafe, progressFor, reportCommand, retryCommand, runCommand, statusCommand, usageCommand, watchStatus } from '../index.js';
 import { askOnTerminal } from './ask.js';
 import { describeError, EXIT } from './errors.js';
 import { withGuardOptions } from './guardOptions.js';
@@ -27,7 +27,13 @@ const EPILOG = `${allExitCodesEpilog()}\n${KEY_NOTE}`;
 const BREAK_LOCK =
   'HOST:PID — take over the ledger lock of a run on another host (or container) that you know is gone; darkroom names it when it refuses';
 
-const out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
+/** Text on stdout: nothing in it acts on the terminal (terminalSafe: names and messages come from outside). */
+const out = (text: string) => {
+  const s = terminalSafe(text);
+  process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
+};
+/** JSON on stdout: exact JSON, with the characters JSON.stringify leaves raw that a terminal would act on escaped (jsonSafe). */
+const outJson = (json: string) => process.stdout.write(`${jsonSafe(json)}\n`);
 // stderr: through the live display while one draws (screen.ts), so nothing tears it.
 const screen = new Screen(process.stderr);
 const err = screen.line;
@@ -112,7 +118,7 @@ export async function main(argv: string[]): Promise<number> {
                 return () => process.off('exit', release);
               },
               // --json: stdout is the events alone, one JSON object a line; the human report goes to stderr.
-              ...(a.json ? { onEvent: (e: { type: string }) => out(JSON.stringify(e)) } : {}),
+              ...(a.json ? { onEvent: (e: { type: string }) => outJson(JSON.stringify(e)) } : {}),
             },
           );
           (a.json ? err : out)(r.report);
@@ -139,7 +145,7 @@ export async function main(argv: string[]): Promise<number> {
       async (a) => {
         const args = { jobs: a.jobs, ledger: a.ledger, json: a.json };
         if (!a.watch) {
-          out(await statusCommand(args, process.env));
+          (a.json ? outJson : out)(await statusCommand(args, process.env));
           return;
         }
         const ac = new AbortController();
@@ -151,7 +157,9 @@ export async function main(argv: string[]): Promise<number> {
         let first = true;
         try {
           for await (const frame of watchStatus(args, process.env, ac.signal)) {
-            out(clear ? `${clear}${frame}\n\nredrawn every 2 s · Ctrl-C to stop` : first || a.json ? frame : `\n${frame}`);
+            // The clearing sequence is darkroom's own; the frame is the ledger's text, made safe.
+            if (clear) process.stdout.write(clear);
+            (a.json ? outJson : out)(clear ? `${frame}\n\nredrawn every 2 s · Ctrl-C to stop` : first || a.json ? frame : `\n${frame}`);
             first = false;
           }
         } finally {
@@ -215,7 +223,7 @@ export async function main(argv: string[]): Promise<number> {
           .example('darkroom credits jobs.yaml', 'remaining credits of the job\'s key(s)')
           .epilog(exitCodesEpilog('credits')),
       async (a) => {
-        out(await creditsCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }));
+        (a.json ? outJson : out)(await creditsCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }));
       },
     )
     .command(
@@ -230,7 +238,7 @@ export async function main(argv: string[]): Promise<number> {
           .example('darkroom usage jobs.yaml', 'the service\'s view of the windows beside the ledger\'s')
           .epilog(exitCodesEpilog('usage')),
       async (a) => {
-        out(await usageCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }));
+        (a.json ? outJson : out)(await usageCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }));
       },
     )
     .command(
@@ -266,7 +274,7 @@ export async function main(argv: string[]): Promise<number> {
           .epilog(exitCodesEpilog('manifest')),
       async (a) => {
         const r = await manifestCommand({ jobs: a.jobs, ledger: a.ledger, json: a.json });
-        out(r.text);
+        (a.json ? outJson : out)(r.text);
         exitCode = r.exitCode;
       },
     )
@@ -344,6 +352,6 @@ async function plan(a: { jobs: string; ledger?: string | undefined; baseUrl?: st
     { jobs: a.jobs, ledger: a.ledger, baseUrl: a.baseUrl, cost: a.cost, latencyS: a.latencyS, failRate: a.failRate ?? 0, json: a.json ?? false },
     { env: process.env, onWait: err },
   );
-  out(r.text);
+  (a.json ? outJson : out)(r.text);
   return r.exitCode;
 }

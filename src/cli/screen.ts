@@ -1,4 +1,4 @@
-import type { Display } from '../index.js';
+import { terminalSafe, type Display } from '../index.js';
 
 /** What the screen writes to: process.stderr in the CLI, a fake in tests. */
 export interface LineSink {
@@ -16,8 +16,9 @@ export class Screen {
 
   constructor(private readonly sink: LineSink) {}
 
-  /** One line (a trailing newline is added when missing). */
-  readonly line = (s: string): void => {
+  /** One line (a trailing newline is added when missing); nothing in it acts on the terminal (terminalSafe). */
+  readonly line = (text: string): void => {
+    const s = terminalSafe(text);
     const d = this.display;
     if (d?.active) d.log(s.replace(/\n$/, ''));
     else this.sink.write(s.endsWith('\n') ? s : `${s}\n`);

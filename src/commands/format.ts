@@ -1,3 +1,4 @@
+import { shownText } from '../display.js';
 import type { LedgerStatus } from '../ledger/index.js';
 import { formatDuration } from '../progress/model.js';
 import type { Progress } from '../progress/snapshot.js';
@@ -5,7 +6,7 @@ import type { Progress } from '../progress/snapshot.js';
 /** The human form of a status: counts first, then every item that needs a person's attention. */
 export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { callsPerMinute: number; callsPerHour: number }, jobsFile?: string): string {
   const lines: string[] = [];
-  lines.push(`ledger   ${ledgerFile}`);
+  lines.push(`ledger   ${shownText(ledgerFile)}`);
   lines.push(
     `photos   ${s.total} total · ${s.done} done · ${s.failed} failed${s.skipped ? ` (${s.skipped} skipped)` : ''} · ${s.held} held · ${s.pending} pending${s.gone ? ` · ${s.gone} gone` : ''}`,
   );
@@ -32,17 +33,17 @@ export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { cal
       const ids = [has(p.sentRequestId) ? `X-Request-Id ${p.sentRequestId}` : '', has(p.requestId) ? `requestId ${p.requestId}` : '']
         .filter(Boolean)
         .join(', ');
-      lines.push(`  ${p.path}  step ${p.step + 1}: ${p.reason ?? 'no reason recorded'}${ids ? ` [${ids}]` : ''}`);
+      lines.push(`  ${shownText(p.path)}  step ${p.step + 1}: ${shownText(p.reason ?? 'no reason recorded')}${ids ? ` [${shownText(ids)}]` : ''}`);
     }
   }
   const why = s.notDownloaded.filter((n) => n.reason);
   if (why.length > 0) {
     lines.push('', 'paid, not yet downloaded:');
-    for (const n of why) lines.push(`  ${n.path}: ${n.reason}`);
+    for (const n of why) lines.push(`  ${shownText(n.path)}: ${shownText(n.reason ?? '')}`);
   }
   if (s.metadataNotes.length > 0) {
     lines.push('', 'metadata not carried:');
-    for (const n of s.metadataNotes) lines.push(`  ${n.path}: metadata not carried: ${n.reason}`);
+    for (const n of s.metadataNotes) lines.push(`  ${shownText(n.path)}: metadata not carried: ${shownText(n.reason)}`);
   }
   return lines.join('\n');
 }

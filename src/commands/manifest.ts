@@ -1,3 +1,4 @@
+import { shownText } from '../display.js';
 import path from 'node:path';
 import { manifestOfJob, type ManifestSummary } from '../lib/manifest.js';
 import { EXIT } from './exit.js';
@@ -40,12 +41,12 @@ export async function manifestCommand(args: ManifestArgs): Promise<{ text: strin
   }
   if (summary.missing.length > 0) lines.push(`missing  ${names(summary.missing)}: darkroom wrote them and they are gone; left out of the manifests`);
   if (summary.takenNow > 0) lines.push(`note     ${summary.takenNow} file(s) were written before darkroom recorded checksums: theirs were taken now`);
-  lines.push(`check    cd ${shellQuote(dir)} && sha256sum -c manifest-sha256.txt`);
+  lines.push(`check    cd ${shownText(shellQuote(dir))} && sha256sum -c manifest-sha256.txt`);
   return { text: lines.join('\n'), exitCode, summary };
 }
 
 function names(list: readonly string[]): string {
-  const shown = list.slice(0, NAMES_SHOWN).join(', ');
+  const shown = list.slice(0, NAMES_SHOWN).map(shownText).join(', ');
   return list.length > NAMES_SHOWN ? `${shown} and ${list.length - NAMES_SHOWN} more` : shown;
 }
 

@@ -1,3 +1,4 @@
+import { shownText } from '../display.js';
 import path from 'node:path';
 import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 import { ConfigError, loadConfig, requireInputDir } from '../config/index.js';
@@ -61,7 +62,7 @@ function formatPlan(p: PlanResult): string {
   );
   const hidden = hiddenLine(i.hidden);
   if (hidden !== null) L.push(`hidden   ${hidden}`);
-  for (const s of i.skipped.slice(0, 20)) L.push(`skipped  ${s.path}: ${s.reason}`);
+  for (const s of i.skipped.slice(0, 20)) L.push(`skipped  ${shownText(s.path)}: ${shownText(s.reason)}`);
   if (i.skipped.length > 20) L.push(`skipped  … and ${i.skipped.length - 20} more (plan --json lists them all)`);
   for (const s of p.steps) {
     const cost =

@@ -1,3 +1,4 @@
+import { shownText } from '../display.js';
 import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
 import type { HeldItem } from '../ledger/index.js';
 import { readRetryable, requeueHeld } from '../lib/retry.js';
@@ -56,7 +57,7 @@ function describeHeld(held: readonly HeldItem[]): string {
     const ids = [h.sentRequestId ? `X-Request-Id ${h.sentRequestId}` : '', h.requestId ? `requestId ${h.requestId}` : '', h.taskId ? `task ${h.taskId}` : '']
       .filter(Boolean)
       .join(', ');
-    lines.push(`  ${h.path}  step ${h.step + 1}, ${h.kind === 'ambiguous' ? 'create outcome unknown' : 'timed out'}${ids ? ` [${ids}]` : ''}`);
+    lines.push(`  ${shownText(h.path)}  step ${h.step + 1}, ${h.kind === 'ambiguous' ? 'create outcome unknown' : 'timed out'}${ids ? ` [${ids}]` : ''}`);
   }
   if (ambiguous > 0) {
     lines.push(

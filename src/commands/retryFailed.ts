@@ -1,4 +1,5 @@
 // From their modules, not the index files: the api index brings undici with it.
+import { shownText } from '../display.js';
 import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
 import type { FailedItem } from '../ledger/index.js';
@@ -91,7 +92,7 @@ function describeFailed(failed: readonly FailedItem[], steps: readonly string[] 
   const lines = [`${failed.length} photo(s) failed:`];
   for (const f of failed) {
     const cap = steps?.[f.step];
-    lines.push(`  ${f.path}  step ${f.step + 1}${cap ? ` (${cap})` : ''}: ${f.reason ?? 'no reason recorded'}`);
+    lines.push(`  ${shownText(f.path)}  step ${f.step + 1}${cap ? ` (${cap})` : ''}: ${shownText(f.reason ?? 'no reason recorded')}`);
   }
   const downloads = failed.filter((f) => f.kind === 'download').length;
   const recreate = failed.length - downloads;

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import fg from 'fast-glob';
 import { clock } from '../clock.js';
@@ -55,6 +55,19 @@ export interface DiscoveredFiles {
   readonly decodes: { readonly decoded: number; readonly refused: number; readonly known: number; readonly ms: number };
 }
 
+/** A found file's size and times, or why it cannot be read (its name not UTF-8, gone since it was listed). */
+function statOf(file: string): { stats: Stats; unreadable?: undefined } | { stats?: undefined; unreadable: string } {
+  try {
+    return { stats: statSync(file) };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    if (code === 'ENOENT' && path.basename(file).includes('\ufffd')) {
+      return { unreadable: 'its name is not valid UTF-8, so it cannot be opened by name (shown here with \ufffd); rename the file' };
+    }
+    return { unreadable: `cannot read (${code})` };
+  }
+}
+
 /** Large files read at once: hashing is disk-bound, and a few in flight keep a disk busy. */
 const PARALLEL = 4;
 /**
@@ -100,13 +113,15 @@ export async function discoverFiles(config: Config, opts: DiscoverOptions = {}):
   if (!outRel.startsWith('..') && !path.isAbsolute(outRel)) ignore.push(`${fg.escapePath(outRel.split(path.sep).join('/'))}/**`);
   // One walk with dot files, split here: what `dot: false` would leave out is counted, not
   // silently dropped, at the cost of listing hidden folders (readdir only: none is read or hashed).
-  const walked = await clock.io(
+  // Names only: fast-glob's `stats: true` returns nothing at all, silently, when one entry
+  // cannot be statted (a name that is not UTF-8, which Node cannot open by its decoded name).
+  // Each is statted here instead, and one that cannot be is skipped with its reason.
+  const listed = await clock.io(
     fg(config.input.include as string[], {
       cwd: dir,
       ignore,
       onlyFiles: true,
       dot: true,
-      stats: true,
       followSymbolicLinks: true,
       // Symlink loops end (walk.ts); fast-glob alone walks them until the path length limit.
       fs: loopSafeFs(),
@@ -114,6 +129,7 @@ export async function discoverFiles(config: Config, opts: DiscoverOptions = {}):
       unique: true,
     }),
   );
+  const walked = listed.map((p) => ({ path: p, ...statOf(path.join(dir, p)) }));
   const isHidden = hiddenMatcher(config.input.include);
   const entries = config.input.hidden ? walked : walked.filter((e) => !isHidden(e.path));
   const hidden = walked.length - entries.length;
@@ -130,8 +146,12 @@ export async function discoverFiles(config: Config, opts: DiscoverOptions = {}):
   const look = async (i: number): Promise<void> => {
     const e = entries[i]!;
     const srcPath = path.join(dir, e.path);
-    const size = e.stats?.size ?? 0;
-    const mtimeMs = e.stats ? Math.floor(e.stats.mtimeMs) : null;
+    if (e.stats === undefined) {
+      out[i] = { relPath: e.path, srcPath, sizeBytes: 0, mtimeMs: null, skipReason: e.unreadable, contentHash: nameIdentity('unreadable', e.path), type: null, transcode: null, decoded: null };
+      return;
+    }
+    const size = e.stats.size;
+    const mtimeMs = Math.floor(e.stats.mtimeMs);
     let contentHash: string;
     let inspection: Inspection;
     let bytes: Buffer | undefined;

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { clock } from '../clock.js';
+import { csvCell } from '../display.js';
 import { DEFAULT_LEDGER_FILE, resolveLedgerPath } from '../config/index.js';
 import { DarkroomError } from '../errors.js';
 import { Ledger, type WrittenFileRow } from '../ledger/index.js';
@@ -94,9 +95,10 @@ async function writeManifests(ledger: Ledger, outputDir: string): Promise<Manife
   const sha256 = listed.map((f) => manifestLine(f.facts.sha256, f.rel)).join('');
   const sha512 = listed.map((f) => manifestLine(f.facts.sha512, f.rel)).join('');
   const outputs = listed.filter((f) => f.row.kind === 'output');
+  // Every cell a spreadsheet would run is defused (csvCell): names and notes come from outside.
   const csv = stringify(
-    outputs.map((f) => provenanceRow(ledger, f.row, f.rel, f.facts)),
-    { header: true, columns: ['input_path', 'input_sha256', 'output_path', 'output_sha256', 'steps', 'task_ids', 'done_at', 'metadata'] },
+    outputs.map((f) => Object.fromEntries(Object.entries(provenanceRow(ledger, f.row, f.rel, f.facts)).map(([k, v]) => [k, csvCell(v)]))),
+    { header: true, quoted_match: /^'/, columns: ['input_path', 'input_sha256', 'output_path', 'output_sha256', 'steps', 'task_ids', 'done_at', 'metadata'] },
   );
   const texts = [sha256, sha512, csv];
   const written = MANIFEST_FILES.map((name) => path.join(outputDir, name));

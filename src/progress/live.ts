@@ -1,3 +1,4 @@
+import { terminalSafe } from '../display.js';
 import cliProgress from 'cli-progress';
 import { clock, type TimerHandle } from '../clock.js';
 import { frameRows, summaryLine, wrapLine } from './render.js';
@@ -102,8 +103,9 @@ export class LiveProgress {
 
   /** A human line (a warning during the run), printed whole above the display: wrapped, never cut. */
   log(line: string): void {
-    if (this.active) this.multibar!.log(`${wrapLine(line, this.o.stream?.columns || 100).join('\n')}\n`);
-    else this.o.line(line);
+    const safe = terminalSafe(line);
+    if (this.active) this.multibar!.log(`${wrapLine(safe, this.o.stream?.columns || 100).join('\n')}\n`);
+    else this.o.line(safe);
   }
 
   /** Draw the last picture and leave it on screen. */

@@ -1,3 +1,4 @@
+import { shownText } from '../display.js';
 import wrapAnsi from 'wrap-ansi';
 import { formatDuration } from './model.js';
 import type { Progress, ServiceDown } from './snapshot.js';
@@ -42,7 +43,7 @@ function keyText(k: Progress['keys'][number], p: Progress): string {
 function problemsText(p: Progress): string {
   const parts = [`${p.failed} failed${p.skipped ? ` (${p.skipped} skipped)` : ''}`, `${p.held} held`];
   const last = p.problems.find((x) => x.state === 'held') ?? p.problems.find((x) => x.state === 'failed') ?? p.problems[0];
-  if (last) parts.push(`e.g. ${last.path}: ${last.reason ?? last.state}`);
+  if (last) parts.push(`e.g. ${shownText(last.path)}: ${shownText(last.reason ?? last.state)}`);
   return parts.join(' · ');
 }
 
@@ -86,7 +87,7 @@ export interface FrameOptions {
 export function frameRows(p: Progress, o: FrameOptions): { id: string; text: string; fraction?: number }[] {
   const c = paint(o.color);
   const rows: { id: string; text: string; fraction?: number }[] = [];
-  rows.push({ id: 'title', text: `${c.bold('darkroom')} ${o.title} · ${c.green(`${p.done}/${p.total} photos done`)} · elapsed ${formatDuration(o.elapsedMs)}` });
+  rows.push({ id: 'title', text: `${c.bold('darkroom')} ${shownText(o.title)} · ${c.green(`${p.done}/${p.total} photos done`)} · elapsed ${formatDuration(o.elapsedMs)}` });
   const labelWidth = Math.max(...p.steps.map((s) => `step ${s.index + 1} ${s.capability ?? ''}`.length), 8);
   for (const s of p.steps) {
     const label = `step ${s.index + 1} ${s.capability ?? ''}`.padEnd(labelWidth);

@@ -1,3 +1,4 @@
+import { shownText } from '../display.js';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { ReportData } from '../ledger/index.js';
@@ -90,7 +91,8 @@ export async function buildReport(data: ReportData, opts: BuildOptions): Promise
     rows,
     thumbsHref,
     credits: opts.credits,
-    clean: (s) => redact(opts.paths.scrub(s)),
+    // Names, captions and messages shown as the terminal shows them: controls and bidi overrides visible (src/display.ts).
+    clean: (s) => shownText(redact(opts.paths.scrub(s))),
   });
   const thumbs = new Set(rows.flatMap((r) => [r.input, r.output]).flatMap((f) => (f?.ok && f.thumb ? [f.thumb] : []))).size;
   return {
