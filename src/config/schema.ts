@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CAPABILITY_NAMES, MODES, RESOLUTIONS } from '../spec/capabilities.js';
+import { CAPABILITIES, CAPABILITY_NAMES, capabilitiesWhere, MODES, RESOLUTIONS, type CapabilityInfo } from '../spec/capabilities.js';
 import { DEFAULT_LEDGER_FILE } from './ledgerPath.js';
 import { checkPattern } from './pattern.js';
 
@@ -89,19 +89,21 @@ export const stepSchema = z
     negativePrompt: z.string().optional(),
   })
   .superRefine((step, ctx) => {
-    const modeOk = ['enhance', 'unblur', 'upscale'].includes(step.capability);
-    if (step.mode !== undefined && !modeOk) {
-      ctx.addIssue({ code: 'custom', path: ['mode'], message: `${step.capability} accepts no mode (only enhance, unblur, upscale do)` });
+    // What each capability takes is the capability table's (spec/capabilities.ts).
+    const info = CAPABILITIES[step.capability];
+    const which = (fact: (c: CapabilityInfo) => boolean) => capabilitiesWhere(fact).join(', ');
+    if (step.mode !== undefined && !info.acceptsMode) {
+      ctx.addIssue({ code: 'custom', path: ['mode'], message: `${step.capability} accepts no mode (only ${which((c) => c.acceptsMode)} do)` });
     }
-    if (step.resolution !== undefined && step.capability !== 'upscale') {
-      ctx.addIssue({ code: 'custom', path: ['resolution'], message: 'only upscale accepts a resolution' });
+    if (step.resolution !== undefined && !info.acceptsResolution) {
+      ctx.addIssue({ code: 'custom', path: ['resolution'], message: `only ${which((c) => c.acceptsResolution)} accepts a resolution` });
     }
-    if (step.capability === 'image2image' && step.style === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['style'], message: 'image2image requires a style' });
+    if (info.takesStyle && step.style === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['style'], message: `${step.capability} requires a style` });
     }
-    if (step.capability !== 'image2image') {
+    if (!info.takesStyle) {
       for (const k of ['style', 'prompt', 'negativePrompt'] as const) {
-        if (step[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: `only image2image accepts ${k}` });
+        if (step[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: `only ${which((c) => c.takesStyle)} accepts ${k}` });
       }
     }
   });

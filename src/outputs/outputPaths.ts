@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
+import { CAPABILITIES } from '../spec/capabilities.js';
 import type { ItemRow, Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import { DownloadError } from './downloadError.js';
@@ -36,7 +37,8 @@ const PATH_MAX = 4096;
 
 /** The extension the photo's result is expected to have (see above). */
 function expectedExtension(item: Pick<ItemRow, 'src_path'>, config: Pick<Config, 'steps'>): string {
-  if (config.steps.at(-1)?.capability === 'remove-background') return EXTENSIONS.png;
+  const last = config.steps.at(-1)?.capability;
+  if (last !== undefined && CAPABILITIES[last].resultFormat === 'png') return EXTENSIONS.png;
   const own = /\.([A-Za-z0-9]+)(?:[?#].*)?$/.exec(item.src_path)?.[1]?.toLowerCase();
   if (own === 'png') return EXTENSIONS.png;
   if (own === 'webp') return EXTENSIONS.webp;

@@ -50,7 +50,7 @@ export function parseCreateBody(capability: Capability, body: Buffer, styles: re
   }
 
   if (b.resolution !== undefined && b.resolution !== null) {
-    if (capability !== 'upscale') return bad(`resolution is not accepted by ${info.path}`);
+    if (!info.acceptsResolution) return bad(`resolution is not accepted by ${info.path}`);
     if (typeof b.resolution !== 'string' || !(RESOLUTIONS as readonly string[]).includes(b.resolution)) {
       return bad(`unknown resolution; allowed values: ${RESOLUTIONS.join(', ')}`);
     }
@@ -59,7 +59,7 @@ export function parseCreateBody(capability: Capability, body: Buffer, styles: re
 
   const out: CreateParams = { image: b.image, process };
 
-  if (capability === 'image2image') {
+  if (info.takesStyle) {
     if (typeof b.style !== 'string' || b.style === '') return bad('style is required');
     if (!styles.includes(b.style)) return bad(`unknown style; allowed values: ${styles.join(', ')}`);
     process.style = b.style;

@@ -4,7 +4,7 @@
  * output naming are exercised for real. They are stand-ins, not the service's models.
  */
 import sharp from 'sharp';
-import type { Capability, Resolution } from '../spec/capabilities.js';
+import { CAPABILITIES, type Capability, type Resolution } from '../spec/capabilities.js';
 
 export interface ProcessParams {
   mode?: string;
@@ -21,8 +21,9 @@ export const DEFAULT_STYLES = ['sepia', 'noir', 'vivid', 'sketch'] as const;
  */
 const MAX_SIDE = 16384;
 
+/** The spec's format where it states one (background removal: PNG), else the sim's choice, JPEG. */
 export function resultExtFor(capability: Capability): 'jpg' | 'png' {
-  return capability === 'remove-background' ? 'png' : 'jpg';
+  return CAPABILITIES[capability].resultFormat === 'png' ? 'png' : 'jpg';
 }
 
 export async function processImage(capability: Capability, input: Buffer, params: ProcessParams): Promise<Buffer> {

@@ -1,6 +1,9 @@
 /**
- * The spec's capability table, written once. The client builds requests from it and the
- * simulator serves from it.
+ * The capability table, written once: the spec's facts (path, mode, resolution, style,
+ * businessType, credits, the result's format where the spec says it) and darkroom's own
+ * (the History action). The client builds requests from it, the config schema checks the
+ * job's steps against it, the outputs name results by it, the simulator serves from it, and
+ * a test keeps the docs' table equal to it. A new capability is one row here.
  */
 
 export const CAPABILITY_NAMES = [
@@ -30,6 +33,15 @@ export interface CapabilityInfo {
   /** The spec's capability table and endpoint text: enhance, unblur and upscale take `mode`. */
   readonly acceptsMode: boolean;
   /**
+   * Takes `resolution` ("4K" or "8K"): the spec says a request "may name a resolution" for
+   * the five endpoints without a body table, and upscale's description names the values.
+   */
+  readonly acceptsResolution: boolean;
+  /** Takes `style` (required) and `prompt`, `negativePrompt` (Image to Image's body). */
+  readonly takesStyle: boolean;
+  /** The result's format where the spec says it (background removal: a transparent-background result, PNG); else the service's choice. */
+  readonly resultFormat: 'png' | null;
+  /**
    * businessType for polling. Spec gap: colorize and background removal have none in the
    * enumeration; darkroom uses COLORIZE and REMOVE_BACKGROUND unless the create response
    * names one (the config can override this, see issue 5).
@@ -46,21 +58,29 @@ export interface CapabilityInfo {
 }
 
 export const CAPABILITIES: Readonly<Record<Capability, CapabilityInfo>> = {
-  enhance: { path: '/api/v1/enhance/generate', acceptsMode: true, businessType: 'ENHANCE', inEnumeration: true, credits: 1, historyAction: 'edited' },
-  restore: { path: '/api/v1/restore/generate', acceptsMode: false, businessType: 'RESTORE', inEnumeration: true, credits: null, historyAction: 'edited' },
-  colorize: { path: '/api/v1/colorize/generate', acceptsMode: false, businessType: 'COLORIZE', inEnumeration: false, credits: null, historyAction: 'edited' },
-  unblur: { path: '/api/v1/unblur/generate', acceptsMode: true, businessType: 'UNBLUR', inEnumeration: true, credits: null, historyAction: 'edited' },
-  upscale: { path: '/api/v1/upscale/generate', acceptsMode: true, businessType: 'UPSCALE', inEnumeration: true, credits: null, historyAction: 'resized' },
+  enhance: { path: '/api/v1/enhance/generate', acceptsMode: true, acceptsResolution: false, takesStyle: false, resultFormat: null, businessType: 'ENHANCE', inEnumeration: true, credits: 1, historyAction: 'edited' },
+  restore: { path: '/api/v1/restore/generate', acceptsMode: false, acceptsResolution: false, takesStyle: false, resultFormat: null, businessType: 'RESTORE', inEnumeration: true, credits: null, historyAction: 'edited' },
+  colorize: { path: '/api/v1/colorize/generate', acceptsMode: false, acceptsResolution: false, takesStyle: false, resultFormat: null, businessType: 'COLORIZE', inEnumeration: false, credits: null, historyAction: 'edited' },
+  unblur: { path: '/api/v1/unblur/generate', acceptsMode: true, acceptsResolution: false, takesStyle: false, resultFormat: null, businessType: 'UNBLUR', inEnumeration: true, credits: null, historyAction: 'edited' },
+  upscale: { path: '/api/v1/upscale/generate', acceptsMode: true, acceptsResolution: true, takesStyle: false, resultFormat: null, businessType: 'UPSCALE', inEnumeration: true, credits: null, historyAction: 'resized' },
   'remove-background': {
     path: '/api/v1/background/remove/generate',
     acceptsMode: false,
+    acceptsResolution: false,
+    takesStyle: false,
+    resultFormat: 'png',
     businessType: 'REMOVE_BACKGROUND',
     inEnumeration: false,
     credits: null,
     historyAction: 'edited',
   },
-  image2image: { path: '/api/v1/image2image/generate', acceptsMode: false, businessType: 'IMAGE_TO_IMAGE', inEnumeration: true, credits: 1, historyAction: 'edited' },
+  image2image: { path: '/api/v1/image2image/generate', acceptsMode: false, acceptsResolution: false, takesStyle: true, resultFormat: null, businessType: 'IMAGE_TO_IMAGE', inEnumeration: true, credits: 1, historyAction: 'edited' },
 };
+
+/** The capabilities with a fact set, in the table's order: "enhance, unblur, upscale". */
+export function capabilitiesWhere(fact: (c: CapabilityInfo) => boolean): Capability[] {
+  return CAPABILITY_NAMES.filter((c) => fact(CAPABILITIES[c]));
+}
 
 export function isCapability(s: string): s is Capability {
   return (CAPABILITY_NAMES as readonly string[]).includes(s);
