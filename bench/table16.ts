@@ -75,7 +75,7 @@ export function targets(w: Workload, r: Issue16Result): string[] {
  * windows read whole (the (k·limit + 1)-th call a whole k minutes after the first): null
  * when the run made no call beside the work's.
  */
-export function callsFloorS(w: Workload, o: RunFigures): { s: number; calls: number } | null {
+function callsFloorS(w: Workload, o: RunFigures): { s: number; calls: number } | null {
   const b = o.bound;
   if (b.otherCalls <= 0) return null;
   const calls = b.workCalls + b.otherCalls;
