@@ -76,12 +76,8 @@ export class Lane {
       const kept = this.waiting && this.waiting.epoch === this.epoch ? this.waiting.action : undefined;
       this.waiting = undefined;
       const { action, slotBlocked } = kept ? { action: kept, slotBlocked: false } : this.queues.pick(now);
-      // The places kept for creates, kept only while a create may want them: a poll may take
-      // the minute's while the minute binds and every slot is held with no poll under way
-      // (CallBudget.setCreatesAhead).
-      const createSoon = this.state.pollsInflight > 0 || this.queues.freeSlots(now) > 0;
-      const pollFirst = action?.kind === 'poll' && !createSoon && this.pacer.minuteBinds && this.queues.endedChance(action.item, now) >= FREES_A_SLOT;
-      this.budget.calls.setCreatesAhead(this.pacer.lastTasks ? 'none' : pollFirst ? 'later' : 'soon');
+      // The places kept for creates, kept only while a create may want them (takesKeptPlace).
+      this.budget.calls.setCreatesAhead(this.pacer.lastTasks ? 'none' : this.takesKeptPlace(action, now) ? 'later' : 'soon');
       const at = action ? this.budget.availableAt(now, action.kind === 'create') : now;
       this.pacer.held(now, action !== undefined && at > now, slotBlocked && (this.budget.pacing || at <= now));
       if (action) {
@@ -98,11 +94,12 @@ export class Lane {
         }
         this.waiting = { action, epoch: this.epoch };
         // An upload waiting on the minute's kept places gives way to a poll that falls due
-        // meanwhile: that poll may take them (CallBudget.setCreatesAhead), the upload not.
+        // meanwhile and may take them (takesKeptPlace); the upload may not.
         const pollDue = action.kind === 'upload' && this.pacer.minuteBinds ? this.queues.nextPollDue() : undefined;
         if (pollDue !== undefined && pollDue > now && pollDue < at) {
           await this.idle(pollDue);
-          this.epoch++;
+          const then = clock.now();
+          if (this.waiting?.epoch === this.epoch && this.takesKeptPlace(this.queues.pick(then).action, then)) this.epoch++;
           continue;
         }
         await this.idle(at);
@@ -112,6 +109,16 @@ export class Lane {
       if (this.state.inflightCalls === 0 && this.queues.finished()) return;
       await this.idle(this.queues.nextDue());
     }
+  }
+
+  /**
+   * Whether `action` is a poll that may take the minute's places kept for creates: the minute
+   * binds and every slot is held with no poll under way, so no create can use them before a
+   * poll frees a slot, and this poll's task has likely ended (CallBudget.setCreatesAhead).
+   */
+  private takesKeptPlace(action: Action | undefined, now: number): boolean {
+    if (action?.kind !== 'poll' || !this.pacer.minuteBinds || this.state.pollsInflight > 0) return false;
+    return this.queues.freeSlots(now) === 0 && this.queues.endedChance(action.item, now) >= FREES_A_SLOT;
   }
 
   /**
