@@ -102,6 +102,11 @@ async function runHere(name: string): Promise<Outcome> {
 
 const fmt = (x: number, digits = 2) => x.toFixed(digits);
 
+/** A peer's figures in the JSON lines. */
+function peerLine(p: RunFigures) {
+  return { actualS: p.actualS, callsPerPhoto: p.callsPerPhoto, meanLagS: p.bound.meanLagS, lastMinuteLagS: p.bound.lastMinuteLagS, rejected429: p.rejected429 };
+}
+
 function table(outcomes: readonly WorkloadResult[]): string {
   const head = ['workload', 'photos', 'keys', 'T* h', 'binds', 'actual h', 'eff', 'best eff', 'naive eff', 'calls/photo', 'lag s', 'last-hour lag s', 'last-min lag s', 'max/60s', 'max/3600s', 'max active', '429s', 'wall s', 'RSS MB'];
   const rows = outcomes.map((r) => {
@@ -193,8 +198,8 @@ async function main(): Promise<void> {
               bestCallsPerPhoto: r.ceiling?.callsPerPhoto ?? null,
               naiveEfficiency: r.naive?.efficiency ?? null,
               naiveCallsPerPhoto: r.naive?.callsPerPhoto ?? null,
-              poll2s: r.poll2s ? { actualS: r.poll2s.actualS, callsPerPhoto: r.poll2s.callsPerPhoto, meanLagS: r.poll2s.bound.meanLagS, rejected429: r.poll2s.rejected429 } : null,
-              wait3s: r.wait3s ? { actualS: r.wait3s.actualS, callsPerPhoto: r.wait3s.callsPerPhoto, meanLagS: r.wait3s.bound.meanLagS, rejected429: r.wait3s.rejected429 } : null,
+              poll2s: r.poll2s ? peerLine(r.poll2s) : null,
+              wait3s: r.wait3s ? peerLine(r.wait3s) : null,
             },
       ),
     );
