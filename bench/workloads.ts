@@ -12,9 +12,9 @@ import type { SimOptions } from '../src/sim/options.js';
 import { tStar, type TStar } from './tstar.js';
 
 /**
- * Which targets a workload answers to: `W` issue 3's (no worse than before); `short`,
- * `calls`, `long` issue 16's; `tight` a key whose minute window binds a job of fast tasks,
- * where each window can be used whole (README § Throughput).
+ * Which targets a workload answers to: `W` the scheduling workloads' (no worse than before);
+ * `short`, `calls`, `long` those of the services unlike the model; `tight` a key whose minute
+ * window binds a job of fast tasks, where each window can be used whole (README § Throughput).
  */
 export type WorkloadKind = 'W' | 'short' | 'calls' | 'long' | 'tight';
 

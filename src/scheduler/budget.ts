@@ -55,11 +55,12 @@ export class CallBudget {
   /**
    * Which creates may still come, for the places kept for them. `soon`: a slot is free, or a
    * poll in flight may free one — both windows keep their places. `later`: every slot is
-   * held by a task no poll is looking at — a poll may take the minute's kept places: one
-   * kept then is one the window loses, and the create the poll may free takes the next (on a
-   * key allowed 20 calls a minute, one window in three went out a call short so, its last
-   * place kept while three tasks waited for their polls: bench tight-key); the hour's stay
-   * kept, as paced calls leave its places one at a time. `none`: nothing is left to create,
+   * held by a task no poll is looking at — a poll may take the minute's kept places, and the
+   * create it may free takes the next: a window left a call short leaves that call to a later
+   * one (on a key allowed 20 calls a minute, one window in three went out a call short so, its
+   * last place kept while three tasks waited for their polls, and the last create of the job
+   * fell a window later: bench tight-key); the hour's stay kept, as paced calls leave its
+   * places one at a time. `none`: nothing is left to create,
    * and the last polls may take every place. This process's own view, like the pacing: the
    * kept places order its own calls, they are no margin of the windows.
    */
