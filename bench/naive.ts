@@ -21,7 +21,7 @@ import { boundOf } from './bound.js';
 import { figuresFrom, type RunFigures } from './figures.js';
 import { photoPath, tinyPng } from './photos.js';
 import { virtualLimitMs } from './simulate.js';
-import { benchKeys, simOptionsFor, type Workload } from './workloads.js';
+import { benchKeys, limitsOf, simOptionsFor, type Workload } from './workloads.js';
 
 const NAIVE = { pollEveryMs: 3_000, callGapMs: 600, slots: 3, maxAttempts: 3 } as const;
 
@@ -104,7 +104,7 @@ export async function simulateNaive(w: Workload, opts: { seed?: number; peer?: P
     let notDone = 0;
     const lanes = benchKeys(w).map(async ({ key }, k) => {
       const client = new ApiClient({ baseUrl: 'http://sim.invalid', apiKey: key, transport });
-      const gate = new Gate(NAIVE.callGapMs);
+      const gate = new Gate(w.peersPaceKey ? 60_000 / limitsOf(w).callsPerMinute : NAIVE.callGapMs);
       const queue: number[] = [];
       for (let i = k; i < w.photos; i += w.keys) queue.push(i);
       const worker = async () => {
@@ -126,7 +126,7 @@ export async function simulateNaive(w: Workload, opts: { seed?: number; peer?: P
     await vc.run(() => finished, { maxMs: virtualLimitMs(w) });
     await all;
     const wallMs = performance.now() - wallStart;
-    return figuresFrom(w, peerName, model.audit(), { startMs, endMs: vc.now(), done, notDone, wallMs }, boundOf(w, model, startMs));
+    return figuresFrom(w, peerName, model.audit(), { startMs, endMs: vc.now(), done, notDone, wallMs }, boundOf(w, model, startMs, vc.now()));
   } finally {
     restore();
   }

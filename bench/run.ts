@@ -104,8 +104,13 @@ async function runHere(name: string): Promise<Outcome> {
 
 const fmt = (x: number, digits = 2) => x.toFixed(digits);
 
+/** A peer's figures in the JSON lines. */
+function peerLine(p: RunFigures) {
+  return { actualS: p.actualS, callsPerPhoto: p.callsPerPhoto, meanLagS: p.bound.meanLagS, lastMinuteLagS: p.bound.lastMinuteLagS, rejected429: p.rejected429 };
+}
+
 function table(outcomes: readonly WorkloadResult[]): string {
-  const head = ['workload', 'photos', 'keys', 'T* h', 'binds', 'actual h', 'eff', 'best eff', 'naive eff', 'calls/photo', 'max/60s', 'max/3600s', 'max active', '429s', 'wall s', 'RSS MB'];
+  const head = ['workload', 'photos', 'keys', 'T* h', 'binds', 'actual h', 'eff', 'best eff', 'naive eff', 'calls/photo', 'lag s', 'last-hour lag s', 'last-min lag s', 'max/60s', 'max/3600s', 'max active', '429s', 'wall s', 'RSS MB'];
   const rows = outcomes.map((r) => {
     const { ours: o, naive: n, ceiling: c } = r;
     return [
@@ -119,6 +124,9 @@ function table(outcomes: readonly WorkloadResult[]): string {
       c ? fmt(c.efficiency) : '-',
       n ? fmt(n.efficiency) : '-',
       fmt(o.callsPerPhoto),
+      o.bound.meanLagS === null ? '-' : fmt(o.bound.meanLagS),
+      o.bound.lastHourLagS === null ? '-' : fmt(o.bound.lastHourLagS),
+      o.bound.lastMinuteLagS === null ? '-' : fmt(o.bound.lastMinuteLagS),
       String(o.maxCallsPerMinute),
       String(o.maxCallsPerHour),
       String(o.maxActive),
@@ -152,6 +160,7 @@ async function main(): Promise<void> {
     console.log(table(issue3));
     console.log('eff = T* / actual (virtual time); naive = fixed 3 s polls, 600 ms between calls, no hour awareness.');
     console.log('best eff = the best any client could do on the same tasks: exact latency model, optimal polls, no overheads (bench/ceiling.ts).');
+    console.log('lag: mean time from a task\'s end to the first poll that saw it; last-hour lag, last-min lag: the same of the tasks that ended in the run\'s last hour, last minute.');
     console.log('max/60s, max/3600s, max active: the most over keys, from the simulator\'s audit (limits 100, 1000, 3).');
   }
   if (issue16.length > 0) {
@@ -191,8 +200,8 @@ async function main(): Promise<void> {
               bestCallsPerPhoto: r.ceiling?.callsPerPhoto ?? null,
               naiveEfficiency: r.naive?.efficiency ?? null,
               naiveCallsPerPhoto: r.naive?.callsPerPhoto ?? null,
-              poll2s: r.poll2s ? { actualS: r.poll2s.actualS, callsPerPhoto: r.poll2s.callsPerPhoto, meanLagS: r.poll2s.bound.meanLagS, rejected429: r.poll2s.rejected429 } : null,
-              wait3s: r.wait3s ? { actualS: r.wait3s.actualS, callsPerPhoto: r.wait3s.callsPerPhoto, meanLagS: r.wait3s.bound.meanLagS, rejected429: r.wait3s.rejected429 } : null,
+              poll2s: r.poll2s ? peerLine(r.poll2s) : null,
+              wait3s: r.wait3s ? peerLine(r.wait3s) : null,
             },
       ),
     );

@@ -18,6 +18,7 @@ export class CallBudget {
   readonly minute: RollingWindow;
   readonly hour: RollingWindow;
   private pausedUntil = 0;
+  private createsAhead: 'soon' | 'later' | 'none' = 'soon';
   private readonly pace: { perMs: number; capacity: number; tokens: number; at: number; on: boolean; fullMs: number };
 
   /**
@@ -49,6 +50,22 @@ export class CallBudget {
    */
   get minuteReserve(): number {
     return Math.min(this.createReserve, Math.max(1, Math.floor(this.minute.limit / 30)));
+  }
+
+  /**
+   * Which creates may still come, for the places kept for them. `soon`: a slot is free, or a
+   * poll in flight may free one — both windows keep their places. `later`: every slot is
+   * held by a task no poll is looking at — a poll may take the minute's kept places, and the
+   * create it may free takes the next: a window left a call short leaves that call to a later
+   * one (on a key allowed 20 calls a minute, one window in three went out a call short so, its
+   * last place kept while three tasks waited for their polls, and the last create of the job
+   * fell a window later: bench tight-key); the hour's stay kept, as paced calls leave its
+   * places one at a time. `none`: nothing is left to create,
+   * and the last polls may take every place. This process's own view, like the pacing: the
+   * kept places order its own calls, they are no margin of the windows.
+   */
+  setCreatesAhead(ahead: 'soon' | 'later' | 'none'): void {
+    this.createsAhead = ahead;
   }
 
   /**
@@ -88,7 +105,9 @@ export class CallBudget {
    * it in debt for the polls after it to repay.
    */
   availableAt(now: number, create = false): number {
-    let at = Math.max(this.pausedUntil, this.minute.nextFreeAt(now, create ? 0 : this.minuteReserve), this.hour.nextFreeAt(now, create ? 0 : this.createReserve));
+    const minuteKept = create || this.createsAhead !== 'soon' ? 0 : this.minuteReserve;
+    const hourKept = create || this.createsAhead === 'none' ? 0 : this.createReserve;
+    let at = Math.max(this.pausedUntil, this.minute.nextFreeAt(now, minuteKept), this.hour.nextFreeAt(now, hourKept));
     if (this.pace.on && !create) {
       this.refill(now);
       if (this.pace.tokens < 1) at = Math.max(at, now + Math.ceil((1 - this.pace.tokens) / this.pace.perMs));

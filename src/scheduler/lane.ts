@@ -8,6 +8,14 @@ import type { Feedback, LaneOptions, LaneStages, LaneState, RunControl } from '.
 import type { Reservation } from './reservation.js';
 
 /**
+ * A poll takes the minute's places kept for creates only if its task has likely ended: it
+ * then likely frees the slot the create is waiting for. A probe of a task likely still
+ * running would spend the place on nothing (short-nohint, where unhinted tasks are probed
+ * while the first minute's window is full, lost 10 s so).
+ */
+const FREES_A_SLOT = 0.5;
+
+/**
  * One API key's lane: it spends that key's calls and slots for this run, through the key's
  * machine-wide budget (other processes using the key spend from the same one). This is its
  * loop: pick the next action (laneQueues.ts), wait for the budget to allow it, reserve its
@@ -31,7 +39,7 @@ export class Lane {
     private readonly control: RunControl,
     private readonly opts: LaneOptions,
   ) {
-    this.state = { inflightItems: new Set(), inflightCalls: 0, uploadsInflight: 0, slotLimit: opts.activeTasks };
+    this.state = { inflightItems: new Set(), inflightCalls: 0, uploadsInflight: 0, pollsInflight: 0, slotLimit: opts.activeTasks };
     this.queues = new LaneQueues(ledger, budget, control, opts, this.state);
     this.pacer = new LanePacing(ledger, budget, opts, this.state);
     this.maxInflight = opts.maxInflight ?? 4;
@@ -68,8 +76,9 @@ export class Lane {
       const kept = this.waiting && this.waiting.epoch === this.epoch ? this.waiting.action : undefined;
       this.waiting = undefined;
       const { action, slotBlocked } = kept ? { action: kept, slotBlocked: false } : this.queues.pick(now);
-      // With nothing left to create, the places kept for creates are the last polls'.
-      const at = action ? this.budget.availableAt(now, action.kind === 'create' || (action.kind === 'poll' && this.pacer.lastTasks)) : now;
+      // The places kept for creates, kept only while a create may want them (takesKeptPlace).
+      this.budget.calls.setCreatesAhead(this.pacer.lastTasks ? 'none' : this.takesKeptPlace(action, now) ? 'later' : 'soon');
+      const at = action ? this.budget.availableAt(now, action.kind === 'create') : now;
       this.pacer.held(now, action !== undefined && at > now, slotBlocked && (this.budget.pacing || at <= now));
       if (action) {
         if (at <= now) {
@@ -84,6 +93,15 @@ export class Lane {
           continue;
         }
         this.waiting = { action, epoch: this.epoch };
+        // An upload waiting on the minute's kept places gives way to a poll that falls due
+        // meanwhile and may take them (takesKeptPlace); the upload may not.
+        const pollDue = action.kind === 'upload' && this.pacer.minuteBinds ? this.queues.nextPollDue() : undefined;
+        if (pollDue !== undefined && pollDue > now && pollDue < at) {
+          await this.idle(pollDue);
+          const then = clock.now();
+          if (this.waiting?.epoch === this.epoch && this.takesKeptPlace(this.queues.pick(then).action, then)) this.epoch++;
+          continue;
+        }
         await this.idle(at);
         continue;
       }
@@ -91,6 +109,16 @@ export class Lane {
       if (this.state.inflightCalls === 0 && this.queues.finished()) return;
       await this.idle(this.queues.nextDue());
     }
+  }
+
+  /**
+   * Whether `action` is a poll that may take the minute's places kept for creates: the minute
+   * binds and every slot is held with no poll under way, so no create can use them before a
+   * poll frees a slot, and this poll's task has likely ended (CallBudget.setCreatesAhead).
+   */
+  private takesKeptPlace(action: Action | undefined, now: number): boolean {
+    if (action?.kind !== 'poll' || !this.pacer.minuteBinds || this.state.pollsInflight > 0) return false;
+    return this.queues.freeSlots(now) === 0 && this.queues.endedChance(action.item, now) >= FREES_A_SLOT;
   }
 
   /**
@@ -104,6 +132,7 @@ export class Lane {
     this.state.inflightCalls++;
     this.state.inflightItems.add(action.item.id);
     if (action.kind === 'upload') this.state.uploadsInflight++;
+    if (action.kind === 'poll') this.state.pollsInflight++;
     this.pacer.called();
     const run =
       action.kind === 'poll'
@@ -124,6 +153,7 @@ export class Lane {
           this.state.inflightCalls--;
           this.state.inflightItems.delete(action.item.id);
           if (action.kind === 'upload') this.state.uploadsInflight--;
+          if (action.kind === 'poll') this.state.pollsInflight--;
         });
         this.wake();
         this.guarded(() => this.opts.onActivity?.());

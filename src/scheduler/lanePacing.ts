@@ -14,6 +14,7 @@ export class LanePacing {
   private callsSinceCheck = 0;
   private recheckAfterCalls = Infinity;
   private lastTasksOnly = false;
+  private minuteBinding = false;
 
   constructor(
     private readonly ledger: Ledger,
@@ -25,6 +26,11 @@ export class LanePacing {
   /** Nothing left to create: only the tasks running now remain (as of the last check). */
   get lastTasks(): boolean {
     return this.lastTasksOnly;
+  }
+
+  /** The minute window binds the work left (price.ts, as of the last check): its places are the scarce thing. */
+  get minuteBinds(): boolean {
+    return this.minuteBinding;
   }
 
   /** A call was dispatched: near the end of the hour's room, calls bring the next check forward. */
@@ -68,13 +74,14 @@ export class LanePacing {
     polling.setSpare(paced || tasks === 0 ? null : (headroom - need) / tasks);
     if (paced) {
       polling.setBudget(null);
+      this.minuteBinding = false;
       return;
     }
     const limits = this.budget.limits;
     const used = this.budget.usage(now);
     const { minute, hour } = this.budget.calls;
     const { minuteReserve, createReserve } = this.budget.calls;
-    polling.setBudget({
+    const priced = polling.setBudget({
       uploads,
       tasks: Math.max(0, tasks - active),
       active,
@@ -87,6 +94,7 @@ export class LanePacing {
         { headroom: headroom - createReserve, waitFor: (k) => hour.waitFor(now, k) },
       ],
     });
+    this.minuteBinding = priced?.binding === 0;
   }
 
   /** Feed θ the state that held since the last decision (see PollPlanner.adjust). */

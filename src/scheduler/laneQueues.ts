@@ -120,6 +120,11 @@ export class LaneQueues {
     return known.length > 0 ? Math.max(clock.now() + 1, Math.min(...known)) : Infinity;
   }
 
+  /** When the next poll of a task falls due, if one is waiting. */
+  nextPollDue(): number | undefined {
+    return this.ledger.items.earliestDue('active', this.opts.keyFp, this.state.inflightItems);
+  }
+
   /**
    * Just in time: another upload only while fewer photos wait for a create than free slots
    * plus one — plus UPLOADS_AHEAD while the hour does not pace the key, or while it does
@@ -146,17 +151,24 @@ export class LaneQueues {
   private pollAhead(now: number): Action | undefined {
     const { polling, capabilities } = this.opts;
     if (!polling || !capabilities || !this.budget.pacing || this.budget.calls.bucketFullAt(now) > now) return undefined;
-    const tasks = this.ledger.tasks;
     let best: { item: ItemRow; chance: number } | undefined;
     for (const item of this.ledger.items.inStateFor('active', this.opts.keyFp)) {
-      const capability = capabilities[item.step_index];
-      if (this.state.inflightItems.has(item.id) || item.task_started_ms === null || capability === undefined) continue;
-      const started = item.task_started_ms;
-      const running = (tasks.lastSeenRunning(item) ?? started) - started;
-      const chance = polling.endedChance(capability, tasks.waitHintOfCurrent(item), running, now - started);
+      if (this.state.inflightItems.has(item.id)) continue;
+      const chance = this.endedChance(item, now);
       if (chance > POLL_AHEAD_CHANCE && chance > (best?.chance ?? 0)) best = { item, chance };
     }
     return best && { kind: 'poll', item: best.item };
+  }
+
+  /** The chance that an active photo's task has ended by now since a poll last saw it running (0 when unknown). */
+  endedChance(item: ItemRow, now: number): number {
+    const { polling, capabilities } = this.opts;
+    const capability = capabilities?.[item.step_index];
+    if (!polling || item.task_started_ms === null || capability === undefined) return 0;
+    const tasks = this.ledger.tasks;
+    const started = item.task_started_ms;
+    const running = (tasks.lastSeenRunning(item) ?? started) - started;
+    return polling.endedChance(capability, tasks.waitHintOfCurrent(item), running, now - started);
   }
 
   private waitingForCreate(): number {
@@ -167,7 +179,7 @@ export class LaneQueues {
    * Slots of the key free for a create: the key's limit less every slot counted in its
    * machine-wide store (this run's creates and tasks, other processes', held creates).
    */
-  private freeSlots(now = clock.now()): number {
+  freeSlots(now = clock.now()): number {
     return Math.max(0, this.state.slotLimit - this.budget.slotsInUse(now));
   }
 }

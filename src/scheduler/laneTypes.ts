@@ -76,6 +76,7 @@ export interface LaneState {
   readonly inflightItems: Set<number>;
   inflightCalls: number;
   uploadsInflight: number;
+  pollsInflight: number;
   /** The slots the lane fills: the key's limit, lower after a 429 on api_key_active_tasks. */
   slotLimit: number;
 }

@@ -1,7 +1,7 @@
 import type { LatencyModel } from './latency.js';
 import type { LogNormal } from './normal.js';
 import { BEYOND_GRID_BACKOFF, nextPollAt, PollTables } from './schedule.js';
-import { PRICE_FLOOR_MS, priceFromBudget, relativeShare, taskPrice, type WorkLeft } from './price.js';
+import { PRICE_FLOOR_MS, priceFromBudget, taskPrice, type WorkLeft } from './price.js';
 
 /**
  * When to poll a task.
@@ -63,7 +63,7 @@ export class PollPlanner {
   private readonly seen = new Map<string, boolean>();
   /** λ from the budget (price.ts) while the hour does not pace the run; null: feedback. */
   private budgetPrice: number | null = null;
-  /** The relative floor's divisor for the work left (price.ts relativeShare). */
+  /** The relative floor's divisor for the work left, as the budget's price was found with (price.ts priceFromBudget). */
   private share = 1;
 
   constructor(
@@ -101,9 +101,9 @@ export class PollPlanner {
       this.share = 1;
       return null;
     }
-    this.share = relativeShare(work);
     const caps = work.capabilities.length > 0 ? work.capabilities : [...this.seen.keys()];
     const r = priceFromBudget(work, caps.map((c) => this.latency.typical(c)));
+    this.share = r.share;
     // Followed in log steps of at most 30%: the calls to spare are a small difference of
     // large counts (W3: 100 of 1,000), and a price that jumps threefold every few seconds
     // spends the same calls less well than a steady one.

@@ -63,14 +63,22 @@ export interface Typical {
   readonly dist: GridDist;
 }
 
-/** `typicals`: per capability of the job, its tasks as a few (scale, shape) points, equally likely. */
-function timesAt(work: WorkLeft, typicals: readonly (readonly Typical[])[], priceMs: number): { callsMs: number; slotsMs: number; polls: number; lagMs: number; window: number } {
+/**
+ * `typicals`: per capability of the job, its tasks as a few (scale, shape) points, equally
+ * likely; `share`: the relative floor's divisor (relativeShare).
+ */
+function timesAt(
+  work: WorkLeft,
+  typicals: readonly (readonly Typical[])[],
+  priceMs: number,
+  share: number,
+): { callsMs: number; slotsMs: number; polls: number; lagMs: number; window: number } {
   let polls = 0;
   let lag = 0;
   let mean = 0;
   for (const points of typicals) {
     for (const t of points) {
-      const table = t.dist.table(taskPrice(priceMs, t.scaleMs, relativeShare(work)) / t.scaleMs);
+      const table = t.dist.table(taskPrice(priceMs, t.scaleMs, share) / t.scaleMs);
       const w = 1 / (points.length * typicals.length);
       polls += w * table.polls;
       lag += w * table.lag * t.scaleMs;
@@ -115,37 +123,46 @@ function finishingShare(work: WorkLeft): number {
 }
 
 /**
- * The relative floor's divisor. A key allowed fewer calls than the spec's 100 a minute is
- * one the job has asked to be sparing with, and its floor rises with the square of the
- * shortfall: 25× at 20 a minute. Its windows stop binding only when the last tasks run,
- * and there a task drawn long (calls-heavy: 438 s, against a usual 8 s) took 26 polls at
- * the spec key's floor, 11 at this one, while its lag stayed under 10 s.
+ * The relative floor's divisor while the calls bind. A key allowed fewer calls than the
+ * spec's 100 a minute is one the job has asked to be sparing with, and its floor rises with
+ * the square of the shortfall: 25× at 20 a minute. Only while its calls bind: once the calls
+ * left fit in the windows even at the floor (the last photos of any job), a poll costs
+ * nothing whatever the key's limits, and the floor is the spec key's (priceFromBudget).
  */
 export function relativeShare(work: WorkLeft): number {
   return finishingShare(work) * Math.min(1, work.callsPerMinute / SPEC_CALLS_PER_MINUTE) ** 2;
 }
 const SPEC_CALLS_PER_MINUTE = 100;
 
-/** The price, and which window (its index in `work.windows`) binds at it: -1 when none does. */
-export function priceFromBudget(work: WorkLeft, typicals: readonly (readonly Typical[])[]): { priceMs: number; binding: number } {
-  if (typicals.length === 0 || work.tasks + work.active <= 0) return { priceMs: PRICE_FLOOR_MS, binding: -1 };
-  const floor = PRICE_FLOOR_MS / finishingShare(work);
+/**
+ * The price, which window (its index in `work.windows`) binds at it (-1 when none does),
+ * and the relative floor's divisor it was found with (taskPrice's `share`).
+ */
+export function priceFromBudget(work: WorkLeft, typicals: readonly (readonly Typical[])[]): { priceMs: number; binding: number; share: number } {
+  const free = finishingShare(work);
+  if (typicals.length === 0 || work.tasks + work.active <= 0) return { priceMs: PRICE_FLOOR_MS, binding: -1, share: free };
+  const floor = PRICE_FLOOR_MS / free;
   // The run's length at price λ: whichever of the calls and the slots takes longer.
-  const length = (price: number) => {
-    const t = timesAt(work, typicals, price);
+  const length = (price: number, share: number) => {
+    const t = timesAt(work, typicals, price, share);
     return { ms: Math.max(t.callsMs, t.slotsMs / SLOT_SHARE), polls: t.polls, binding: t.callsMs > t.slotsMs * SLOT_SHARE ? t.window : -1 };
   };
+  // Where the calls left fit in the windows at the floor, polls cost nothing: the floor,
+  // and no sparing for a tight key.
+  const eager = length(floor, free);
+  if (eager.binding < 0) return { priceMs: floor, binding: -1, share: free };
+  const share = relativeShare(work);
   // λ from the floor up by ×1.1: the shortest run (the floor whenever the windows do not
   // bind, since then only the slots' time moves); among runs as long, the fewest polls (calls
   // made at one virtual instant leave the window together, so waits can tie).
   let best = floor;
-  let bestAt = length(best);
+  let bestAt = length(best, share);
   for (let price = floor * 1.1; price <= PRICE_CEILING_MS; price *= 1.1) {
-    const at = length(price);
+    const at = length(price, share);
     if (at.ms < bestAt.ms || (at.ms === bestAt.ms && at.polls < bestAt.polls)) {
       best = price;
       bestAt = at;
     }
   }
-  return { priceMs: best, binding: bestAt.binding };
+  return { priceMs: best, binding: bestAt.binding, share };
 }

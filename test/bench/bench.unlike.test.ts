@@ -49,4 +49,24 @@ describe('bench: services unlike the model (issue 16), small', () => {
     // 20 a minute, 90 s, done in 61 s plus tasks) — never by more.
     expect(p.bound.boundS).toBeLessThanOrEqual(p.actualS + 60);
   });
+
+  it('tight-key: the peers pace at the key\'s own rate and meet no 429; the window bound bounds every client\'s run', async () => {
+    const w = withPhotos(workloadByName('tight-key'), 12);
+    const d = await simulateDarkroom(w, { seed: 2 });
+    expect(d.maxCallsPerMinute).toBeLessThanOrEqual(20);
+    expect(d.maxActive).toBeLessThanOrEqual(3);
+    expect(d.rejected429).toBe(0);
+    expect(d.done).toBe(12);
+    // Windows used whole, darkroom beats the steady reading C ÷ rate (108 s for 36 calls),
+    // never the windows read whole.
+    expect(d.actualS).toBeLessThan(d.bound.boundS);
+    expect(d.bound.windowBoundS).toBeLessThanOrEqual(d.actualS);
+    // The work's calls, and the one beside them: the usage read at the run's start.
+    expect(d.bound.workCalls).toBe(36);
+    expect(d.bound.otherCalls).toBe(1);
+    const p = await simulateNaive(w, { seed: 2, peer: 'poll2s' });
+    expect(p.rejected429).toBe(0);
+    expect(p.maxCallsPerMinute).toBeLessThanOrEqual(20);
+    expect(p.bound.windowBoundS).toBeLessThanOrEqual(p.actualS);
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listSchedule } from '../../bench/bound.js';
+import { listSchedule, wholeSpans } from '../../bench/bound.js';
 import { MINUTE_MS } from '../../src/spec/window.js';
 
 /** A task of the sim's log: only what the bound reads matters here. */
@@ -24,5 +24,15 @@ describe('the clairvoyant bound (issue 16)', () => {
     const tasks = Array.from({ length: 6 }, (_, i) => task(i, 10_000));
     expect(listSchedule(tasks, 0, 0, () => 0)).toBe(20_000);
     expect(listSchedule(tasks, 0, 1_000, () => 0)).toBe(22_000);
+  });
+
+  it('with the windows read whole, a call starts no sooner than its window: 20 at once, the 21st a minute on', () => {
+    expect([1, 20, 21, 40, 41, 120, 121].map((c) => wholeSpans(c, 20))).toEqual([0, 0, 1, 1, 2, 5, 6]);
+    const whole = (c: number) => wholeSpans(c, 20) * MINUTE_MS;
+    // The same 10 photos: task 9's create is the 27th call, in the second window.
+    const tasks = Array.from({ length: 10 }, (_, i) => task(i, 1));
+    expect(listSchedule(tasks, 0, 0, whole)).toBe(MINUTE_MS + 1);
+    // Three tasks need 6 calls: all in the first window.
+    expect(listSchedule(tasks.slice(0, 3), 0, 0, whole)).toBe(1);
   });
 });

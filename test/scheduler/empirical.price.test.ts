@@ -104,6 +104,16 @@ describe('one price per poll, from the work left and the calls left', () => {
     expect(taskPrice(PRICE_FLOOR_MS, 10_000, relativeShare(plenty))).toBe(PRICE_FLOOR_MS);
   });
 
+  it('a tight key is sparing only while its calls bind: once the calls left fit, the spec key\'s floor', () => {
+    // The last task of a run on a 20-a-minute key, the minute window with room: no sparing.
+    const last: WorkLeft = { ...work([rolling(20, 61_000), rolling(1000, 3_601_000)], 30, 20), uploads: 0, tasks: 0, active: 1 };
+    expect(priceFromBudget(last, typical)).toEqual({ priceMs: PRICE_FLOOR_MS / 3, binding: -1, share: 3 });
+    // The same key with the job ahead of it: the minute binds, and the relative floor is 25× as dear.
+    const ahead = priceFromBudget(work([rolling(20, 61_000), rolling(1000, 3_601_000)], 100, 20), typical);
+    expect(ahead.binding).toBe(0);
+    expect(ahead.share).toBeCloseTo(0.04, 9);
+  });
+
   it('a rolling window says how long until k more calls fit: the oldest must leave first', () => {
     const w = new RollingWindow(3, 60_000);
     w.record(0);
