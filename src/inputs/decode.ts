@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
+import PQueue from 'p-queue';
 import sharp from 'sharp';
 import { clock } from '../clock.js';
 import { BmpError, decodeBmp } from './bmp.js';
@@ -69,28 +70,6 @@ const THUMB = 64;
  */
 export const DECODE_PARALLEL = Math.max(1, Math.min(4, availableParallelism()));
 
-/**
- * At most `n` promises in flight: `run` waits for a free place, then starts the work and
- * returns without waiting for it (its result goes where the work puts it); `drain` waits
- * for all of them. Keeps the files read for decoding few, however many are found.
- */
-class Bounded {
-  private readonly inflight = new Set<Promise<void>>();
-
-  constructor(private readonly n: number) {}
-
-  async run(work: () => Promise<void>): Promise<void> {
-    while (this.inflight.size >= this.n) await Promise.race(this.inflight);
-    const p: Promise<void> = work().finally(() => this.inflight.delete(p));
-    this.inflight.add(p);
-  }
-
-  async drain(): Promise<void> {
-    while (this.inflight.size > 0) await Promise.race(this.inflight);
-  }
-
-}
-
 export interface DecodeResult {
   /** null: whole; else why the file is refused. */
   readonly reason: string | null;
@@ -104,7 +83,9 @@ export interface DecodeResult {
  */
 export class DecodeQueue {
   readonly counts = { decoded: 0, refused: 0, known: 0 };
-  private readonly pool = new Bounded(DECODE_PARALLEL);
+  /** At most DECODE_PARALLEL decodes at once: keeps the files read for decoding few, however many are found. */
+  private readonly pool = new PQueue({ concurrency: DECODE_PARALLEL });
+  private failure: { err: unknown } | undefined;
   private readonly results = new Map<number, DecodeResult>();
   private readonly firstOf = new Map<string, number>();
   private readonly twins: [twin: number, first: number][] = [];
@@ -131,17 +112,24 @@ export class DecodeQueue {
     }
     this.firstOf.set(contentHash, key);
     const decode = () => clock.io(decodeWhole(input, type, pixels, this.maxInputPixels));
-    await this.pool.run(async () => {
-      const reason = await decode();
-      this.counts.decoded++;
-      if (reason !== null) this.refused.push({ key, decode });
-      this.results.set(key, { reason, decodedNow: true });
-    });
+    this.pool
+      .add(async () => {
+        const reason = await decode();
+        this.counts.decoded++;
+        if (reason !== null) this.refused.push({ key, decode });
+        this.results.set(key, { reason, decodedNow: true });
+      })
+      .catch((err: unknown) => {
+        this.failure ??= { err };
+      });
+    // Back once the decode has started: the caller reads the next file only when there is room.
+    await this.pool.onSizeLessThan(1);
   }
 
   /** Every result by key, once all decodes are done. */
   async finish(): Promise<ReadonlyMap<number, DecodeResult>> {
-    await this.pool.drain();
+    await this.pool.onIdle();
+    if (this.failure) throw this.failure.err;
     // libvips keeps one error buffer for the whole process: two decodes failing at once can
     // take each other's message, or lose both ("Warning treated as error"). The verdict holds;
     // for its own message, each refused file is decoded once more, alone (damaged files are few).

@@ -1,3 +1,4 @@
+import PQueue from 'p-queue';
 import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Ledger } from '../ledger/index.js';
@@ -77,7 +78,9 @@ export async function downloadLoop(
   patience: Patience,
 ): Promise<void> {
   const { ledger, config, log } = o;
-  const inflight = new Map<number, Promise<unknown>>();
+  // limits.downloads at once; `inflight` names them, so the ledger never hands one out twice.
+  const pool = new PQueue({ concurrency: config.limits.downloads });
+  const inflight = new Set<number>();
   const dl: DownloadOptions = {
     abort: o.abort,
     outputDir: config.output.dir,
@@ -117,28 +120,30 @@ export async function downloadLoop(
     const deadline = lanesDone ? patience.start(now) : Infinity;
     const patient = !patience.over(now);
     while (patient && inflight.size < config.limits.downloads) {
-      const item = ledger.outputs.nextToDownload(now, new Set(inflight.keys()));
+      const item = ledger.outputs.nextToDownload(now, inflight);
       if (!item) break;
-      // Nothing may throw out of this chain: it is awaited only while it is in `inflight`,
-      // so a throw after that would be the host process's unhandled rejection.
-      const p = downloadStage(ledger, item, dl)
-        .then(
-          (outcome) =>
-            guarded(() => {
-              // Past the patience a fresh URL is not asked for now (a poll, an API call, for a
-              // download this run would not make): the task stays `active`, and the next run's
-              // first poll gets the URL.
-              if (outcome === 'refresh' && !patience.over(clock.now())) handBack();
-              if (outcome === 'done') o.onDone?.(item.id);
-            }),
-          crashed,
-        )
-        .finally(() => {
-          inflight.delete(item.id);
-          activity.notify();
-          guarded(() => o.onActivity?.());
-        });
-      inflight.set(item.id, p);
+      inflight.add(item.id);
+      // Nothing may throw out of this chain: the pool's promise is never awaited, so a throw
+      // would be the host process's unhandled rejection.
+      void pool.add(() =>
+        downloadStage(ledger, item, dl)
+          .then(
+            (outcome) =>
+              guarded(() => {
+                // Past the patience a fresh URL is not asked for now (a poll, an API call, for a
+                // download this run would not make): the task stays `active`, and the next run's
+                // first poll gets the URL.
+                if (outcome === 'refresh' && !patience.over(clock.now())) handBack();
+                if (outcome === 'done') o.onDone?.(item.id);
+              }),
+            crashed,
+          )
+          .finally(() => {
+            inflight.delete(item.id);
+            activity.notify();
+            guarded(() => o.onActivity?.());
+          }),
+      ).catch(crashed);
     }
     const waiting = ledger.outputs.waiting() - inflight.size;
     if (lanesDone && inflight.size === 0 && (waiting <= 0 || !patient)) {
@@ -149,7 +154,7 @@ export async function downloadLoop(
     const wake = Math.min(next !== undefined && next > now ? next : Infinity, deadline);
     await activity.wait(wake);
   }
-  await Promise.all(inflight.values());
+  await pool.onIdle();
   if (crash) throw crash.err;
   if (gaveUp) {
     log.warn(
