@@ -1,6 +1,6 @@
 /**
  * The exit codes each command can end with, for its own --help. One list per command, so
- * `credits --help` never shows run's codes (issue 13). The codes themselves are EXIT in
+ * `credits --help` never shows run's codes. The codes themselves are EXIT in
  * errors.ts; docs/ARCHITECTURE.md § Command-line contract gives their meaning.
  */
 export type CommandName = 'run' | 'status' | 'retry' | 'plan' | 'credits' | 'usage' | 'report' | 'manifest' | 'sim' | 'completion';

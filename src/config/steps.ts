@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { StepConfig } from './schema.js';
 
 /**
- * A job's step list as an identity (issue 12, point 6). Two lists are the same when every
+ * A job's step list as an identity. Two lists are the same when every
  * step sets the same fields to the same values, in the same order: any field counts
  * (capability, mode, resolution, style, prompt…, and any field added to a step later),
  * because each one changes what the service makes.

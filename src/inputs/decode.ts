@@ -7,7 +7,7 @@ import { BmpError, decodeBmp } from './bmp.js';
 import { SOURCE_NAMES, type SourceType } from './transcode.js';
 
 /**
- * The full decode every input gets before any call is spent on it (issue 12, point 8).
+ * The full decode every input gets before any call is spent on it.
  * Magic bytes and headers say what a file claims to be; only decoding every byte of its
  * compressed data says it is whole. A PNG with a corrupt zlib stream, or a JPEG cut short
  * and given back its end marker, passes every structural test and was uploaded and charged.

@@ -2,7 +2,7 @@
  * Hidden files: a name on the path under input.dir that starts with a dot (`.thumbnails/`,
  * macOS's `._photo.jpg` and `.Trashes/`, `.Trash-1000/` of a USB stick, a NAS's `.@__thumb/`).
  * They are left out unless input.hidden is true, as glob's `dot: false` did, but counted
- * and mentioned rather than silently ignored (issue 12, point 10).
+ * and mentioned rather than silently ignored.
  *
  * A folder an include pattern names itself (`.picasaoriginals/**\/*.jpg`) is asked for,
  * not hidden: glob matched such a literal dot name even with `dot: false`.

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { clock } from '../clock.js';
 
 /**
- * What identifies an input (issue 5): a file by the SHA-256 of its bytes, so the same
+ * What identifies an input: a file by the SHA-256 of its bytes, so the same
  * photo under two names is one photo, a renamed file is the photo it was, and a changed
  * file is a new one; a URL by the SHA-256 of the URL itself (its bytes are the service's
  * to fetch, not ours). Files whose bytes cannot say what they are (empty, unreadable) are

@@ -6,7 +6,7 @@ import { stmt } from './statements.js';
 /**
  * A failed photo, as `darkroom retry --failed` sees it.
  * - `download`: its last task succeeded (paid for) and only the download failed — what a
- *   darkroom older than issue 12 did on a result-host outage or a full disk. It goes back
+ *   darkroom before 0.1.0's paid-result rule did on a result-host outage or a full disk. It goes back
  *   to `succeeded`, to be downloaded: no create, no credit.
  * - `create`: it really failed (ERROR, OTHER, FAIL on every attempt, a refused upload or
  *   create, a task that vanished twice): it is created again from `fromStep`, the step it

@@ -68,7 +68,7 @@ export interface LedgerStatus {
   readonly states: Record<ItemState, number>;
   readonly calls: { readonly total: number; readonly perKey: Record<string, { lastMinute: number; lastHour: number }> };
   readonly problems: readonly ProblemItem[];
-  /** Per step of a multi-step pipeline (issue 5); one entry for a single step. */
+  /** Per step of a multi-step pipeline; one entry for a single step. */
   readonly steps: readonly StepStatus[];
   /** Of pending: photos whose last task succeeded (paid) and whose output is not on disk yet (undownloaded.ts). */
   readonly paidNotDownloaded: number;

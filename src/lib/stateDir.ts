@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 
 /**
- * Where the per-key stores live (one budget per key, machine-wide; issue 12):
+ * Where the per-key stores live (one budget per key, machine-wide):
  * $DARKROOM_STATE_DIR, else $XDG_STATE_HOME/darkroom (an absolute path, as the XDG base
  * directory spec requires; a relative one is ignored), else ~/.local/state/darkroom.
  */

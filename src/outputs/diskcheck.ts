@@ -4,7 +4,7 @@ import { tempPathIn } from './atomic.js';
 import { nodeOutputFs, OutputWriteError, type OutputFs } from './outputfs.js';
 
 /**
- * The output folder, checked before a run spends anything (issue 12, point 2): it exists or
+ * The output folder, checked before a run spends anything: it exists or
  * can be made, a file can really be created, written, fsynced and removed there (not judged
  * by mode bits: as root they say yes to a read-only mount, and an ACL or a quota can say no
  * to anyone), and its file system has room for the results still to come.

@@ -33,7 +33,7 @@ export interface PhotoEvent {
 
 /**
  * A photo's outputs are all in place: sent right after its `done` event, with only what a
- * program waiting for files needs (the issue 15 library's progress event).
+ * program waiting for files needs (the library's progress event).
  */
 export interface PhotoDoneEvent {
   readonly type: 'photo-done';

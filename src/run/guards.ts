@@ -8,7 +8,7 @@ import { formatDuration } from '../progress/model.js';
 import { haltRun, type RunState } from '../stages/context.js';
 
 /**
- * The spending guards an operator sets on one `darkroom run` (issue 13, point 5). Each is
+ * The spending guards an operator sets on one `darkroom run`. Each is
  * optional; unset, nothing is checked. All count from this invocation's start.
  */
 export interface GuardLimits {

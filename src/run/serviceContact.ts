@@ -5,7 +5,7 @@ import type { Feedback } from '../scheduler/laneTypes.js';
 import { ServiceUrlError } from './serviceUrlError.js';
 
 /**
- * A wrong service stops a run fast; a blip never does (issue 13, point 3).
+ * A wrong service stops a run fast; a blip never does.
  *
  * - Before the first keyed call, the base URL must show itself to be the API (probeService:
  *   one request without the key). An answer that is not the API's (a 404 or 200 page, a

@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 
 /**
  * The job's step list checked against the ledger at the start of a run, before any call
- * (issue 12, point 6): photos started under other steps are never finished under these.
+ * photos started under other steps are never finished under these.
  * Without `--redo-steps` the run refuses, saying what a redo would send back and cost; with
  * it, those photos start again from the first step. See ledger/stepLists.ts for the rules.
  */

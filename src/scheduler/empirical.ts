@@ -2,7 +2,7 @@ import { normalCdf } from './normal.js';
 import { solveOnGrid, type PollTable } from './schedule.js';
 
 /**
- * A latency distribution that assumes no shape (issue 16): a histogram of the residual
+ * A latency distribution that assumes no shape: a histogram of the residual
  * r = ln(latency) − c, where c is a location the caller fits (the capability's usual log
  * latency, or α + β·ln(hint)). Uniform, bimodal, heavy-tailed services all fit it; a
  * lognormal is the special case of a normal residual.

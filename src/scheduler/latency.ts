@@ -15,7 +15,7 @@ import type { LogNormal } from './normal.js';
  * by EM (maximum likelihood with a weak prior) every few tasks.
  *
  * The lognormal fits give a location (and the hint's worth); the shape is not assumed
- * (issue 16): beside each fit, the residuals ln(latency) − location of the same intervals
+ * beside each fit, the residuals ln(latency) − location of the same intervals
  * are kept as a histogram (empirical.ts), recent tasks weighing more, and the poller plans
  * on that. Where the data say nothing (below the first poll of tasks all found done there)
  * the histogram keeps the fitted lognormal's shape.

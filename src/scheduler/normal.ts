@@ -1,7 +1,7 @@
 /**
  * The normal distribution: all the poll schedule (schedule.ts) and the latency model
  * (latency.ts, logEstimate.ts, hintRegression.ts) need of statistics. The CDF's `erf`
- * was simple-statistics' `errorFunction` and nothing else of that package (issue 13: a dependency for one function); this is the same
+ * was simple-statistics' `errorFunction` and nothing else of that package (a dependency for one function); this is the same
  * formula, Numerical Recipes' erfc by Chebyshev fit (|error| < 1.2e-7), kept term for term
  * so that every seeded simulation and bench figure stays exactly as it was.
  * (simple-statistics, ISC licence, src/error_function.js.)

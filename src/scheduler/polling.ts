@@ -23,8 +23,8 @@ import { PRICE_FLOOR_MS, priceFromBudget, taskPrice, type WorkLeft } from './pri
  * will not bind before the job ends (short jobs, the last photos of a long one) that is the
  * floor, and polls cut the lag; when they bind, it is where calls and slots run out
  * together. While the hour window binds the run (calls paced at the hour rate) the lane
- * tunes λ by feedback instead — up while calls held work back, down while slots did —
- * as it did before issue 16, which holds W1 at 0.95.
+ * tunes λ by feedback instead — up while calls held work back, down while slots did:
+ * that holds W1 (hour-bound) at 0.95, where the work-left price alone does worse.
  *
  * Measured on W1 (10,000 enhance photos, hour-bound): fixed 3 s polling spends ~9 calls
  * a photo; darkroom ~3.2.
@@ -168,8 +168,8 @@ export class PollPlanner {
     const { scaleMs, dist } = this.latency.predictive(capability, hintMs);
     // Calls plentiful (the price at its floor), the first tasks are polled densely by the
     // prior's wide schedule and the model learns from narrow intervals at once. Scarce: a
-    // hint aims well enough; without one, the first tasks probe at 1, 2, 4, 8… s as before
-    // issue 16 — the first only, as probes cost calls a call-bound key has not got (four
+    // hint aims well enough; without one, the first tasks probe at 1, 2, 4, 8… s — the
+    // first only, as probes cost calls a call-bound key has not got (four
     // probes on ten tasks were half a call a photo at 20 calls a minute).
     const plentiful = this.budgetPrice !== null && this.budgetPrice <= PRICE_FLOOR_MS;
     if (!plentiful && !hinted && this.latency.samples(capability) < PROBED_TASKS) return clamp(elapsedMs > 0 ? elapsedMs : 1000);

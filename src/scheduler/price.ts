@@ -1,7 +1,7 @@
 import type { GridDist } from './empirical.js';
 
 /**
- * One price per poll, from the work left against the calls left (issue 16).
+ * One price per poll, from the work left against the calls left.
  *
  * Polls cost no credit; a poll's only price is the room it takes in the call windows. So
  * the question is whether the windows bind before the job ends. For a price λ (slot-ms a
@@ -20,7 +20,7 @@ import type { GridDist } from './empirical.js';
  *
  * The floor: a poll must save at least 0.15 s of slot time — about its own round trip on
  * a real service. Below it, polls buy lags shorter than the network can tell apart, and on
- * the short workloads (bench, issue 16) the minute window began to bind: 0.1 s put due polls
+ * the short workloads of the bench the minute window began to bind: 0.1 s put due polls
  * behind one another and the lags went up, 0.25 s left calls unspent that 0.15 s turned
  * into shorter lags at fewer calls a photo than a 2 s poller spends.
  */
@@ -31,8 +31,8 @@ export const PRICE_FLOOR_MS = 150;
  * minutes is not worth a poll every 10 s even when calls are plentiful (the last, long
  * task of a call-bound run spent 60 polls so), while tasks of 5–20 s keep the 0.15 s floor.
  * 0.5 %: at 1 % the long half of a bimodal service (40–60 s) was polled every 3–5 s near
- * its end on a short job, and the slots waited on it (bench, issue 16: short-bimodal 202 s
- * against 200 s, short-nohint 204 s against 202 s).
+ * its end on a short job, and the slots waited on it (bench: short-bimodal 202 s against
+ * 200 s, short-nohint 204 s against 202 s).
  */
 const RELATIVE_FLOOR = 0.005;
 

@@ -1,5 +1,5 @@
 /**
- * Task latency shapes beyond the lognormal (issue 16): a bench that can disagree with the
+ * Task latency shapes beyond the lognormal: a bench that can disagree with the
  * scheduler's model needs a service whose latency is not the shape the model assumes.
  *
  * Every shape takes exactly two uniforms from the task stream, as the lognormal always did

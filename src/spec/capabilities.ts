@@ -44,7 +44,7 @@ export interface CapabilityInfo {
   /**
    * businessType for polling. Spec gap: colorize and background removal have none in the
    * enumeration; darkroom uses COLORIZE and REMOVE_BACKGROUND unless the create response
-   * names one (the config can override this, see issue 5).
+   * names one (the config can override this: service.businessTypes).
    */
   readonly businessType: string;
   readonly inEnumeration: boolean;

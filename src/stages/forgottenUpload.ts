@@ -6,7 +6,7 @@ import type { RunState, StageContext } from './context.js';
  * A create refused with "parameter invalid" (400/-2) may mean the service no longer knows
  * an image darkroom uploaded to it (uploads do not last for ever, and a photo redone or
  * resumed days later uses an old one). Nothing was created, so nothing was charged: the
- * photo is uploaded again and created once more (issue 12, point 7). Only for the first
+ * photo is uploaded again and created once more. Only for the first
  * step's create of darkroom's own upload; a URL input or a result passed on from an earlier
  * step is not ours to send again.
  *

@@ -21,7 +21,7 @@ export async function uploadStage(ctx: StageContext, item: ItemRow): Promise<Fee
     return {};
   }
   // The file's bytes, or TIFF/BMP/16-bit PNG/EXIF-rotated/oversized ones converted, the
-  // source untouched (inputs/transcode.ts, issue 5). Checked again here, not only at discovery:
+  // source untouched (inputs/transcode.ts). Checked again here, not only at discovery:
   // the file may have changed since, and a truncated image is only found by reading all of it.
   const { input, limits } = ctx.config;
   const prepared = await prepareUpload(item, {
