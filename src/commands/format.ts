@@ -12,7 +12,7 @@ export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { cal
   );
   if (s.paidNotDownloaded > 0) lines.push(paidNotDownloadedLine(s.paidNotDownloaded, jobsFile));
   if (s.metadataNotCarried > 0) {
-    lines.push(`metadata ${s.metadataNotCarried} output(s) written without their input's metadata: the photos are done, the reasons are listed below`);
+    lines.push(`metadata ${s.metadataNotCarried} output(s) without all of their input's metadata: the photos are done, the reasons are listed below`);
   }
   if (s.gone) lines.push(`gone     ${s.gone} photo(s) whose files left the input folder before they were done: not in the total; they come back with their files`);
   const busy = Object.entries(s.states).filter(([k, n]) => n > 0 && !['done', 'failed', 'held', 'skipped', 'gone'].includes(k));

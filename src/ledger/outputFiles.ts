@@ -160,6 +160,11 @@ export class OutputFiles {
     return r?.meta ? { level: r.meta, note: r.note, dateTaken: r.taken, caption: r.caption } : undefined;
   }
 
+  /** A file recorded before its write, that the write never made (its name too long): no longer darkroom's. */
+  forget(file: string): void {
+    stmt(this.db, 'DELETE FROM output_files WHERE path = ?').run(file);
+  }
+
   /** Whether darkroom wrote this file (so it may write it again). */
   isOwnFile(file: string): boolean {
     return (

@@ -38,6 +38,8 @@ export interface ManifestSummary {
   readonly missing: readonly string[];
   /** Files whose bytes differ from what darkroom wrote: listed with the checksums it recorded, so a check fails on them. */
   readonly changed: readonly string[];
+  /** Files darkroom wrote outside today's output folder (output.dir changed, or the folder moved), absolute: left out. */
+  readonly elsewhere: readonly string[];
   /** Files written before darkroom recorded checksums: their checksums were taken now. */
   readonly takenNow: number;
 }
@@ -60,11 +62,12 @@ export async function manifestOfJob(opts: ManifestOptions): Promise<ManifestSumm
     }
     const ledger = Ledger.open(ledgerFile, { readonly: true });
     try {
-      outputDir ??= ledger.getMeta('output.dir');
+      const recorded = ledger.getMeta('output.dir');
+      outputDir ??= recorded;
       if (outputDir === undefined) {
         throw new DarkroomError('CONFIG', `${ledgerFile} does not say where its outputs are (no run has written any yet); name the jobs file: darkroom manifest jobs.yaml`);
       }
-      return await writeManifests(ledger, outputDir);
+      return await writeManifests(ledger, outputDir, recorded ?? outputDir);
     } finally {
       ledger.close();
     }
@@ -73,14 +76,26 @@ export async function manifestOfJob(opts: ManifestOptions): Promise<ManifestSumm
   }
 }
 
-async function writeManifests(ledger: Ledger, outputDir: string): Promise<ManifestSummary> {
+/**
+ * `recorded`: the output folder the last run wrote to. When the job now names another (the
+ * folder renamed, or copied with the job to an archive disk), the files are looked for
+ * there, at the same paths under it.
+ */
+async function writeManifests(ledger: Ledger, outputDir: string, recorded: string): Promise<ManifestSummary> {
   const missing: string[] = [];
   const changed: string[] = [];
+  const elsewhere: string[] = [];
   let takenNow = 0;
   const listed: { row: WrittenFileRow; rel: string; facts: FileFacts }[] = [];
-  for (const row of ledger.outputFiles.writtenFiles()) {
+  for (const written of ledger.outputFiles.writtenFiles()) {
+    const moved = path.relative(recorded, written.path);
+    const row = recorded !== outputDir && !moved.startsWith('..') && !path.isAbsolute(moved) ? { ...written, path: path.join(outputDir, moved) } : written;
     const rel = path.relative(outputDir, row.path);
-    if (rel.startsWith('..') || path.isAbsolute(rel) || (MANIFEST_FILES as readonly string[]).includes(rel)) continue;
+    if ((MANIFEST_FILES as readonly string[]).includes(rel)) continue;
+    if (rel.startsWith('..') || path.isAbsolute(rel)) {
+      elsewhere.push(row.path);
+      continue;
+    }
     const shown = rel.split(path.sep).join('/');
     if (!existsSync(row.path)) {
       missing.push(shown);
@@ -103,7 +118,7 @@ async function writeManifests(ledger: Ledger, outputDir: string): Promise<Manife
   const texts = [sha256, sha512, csv];
   const written = MANIFEST_FILES.map((name) => path.join(outputDir, name));
   for (const [i, file] of written.entries()) await writeBufferAtomically(file, Buffer.from(texts[i]!), outputDir);
-  return { outputDir, files: listed.length, outputs: outputs.length, written, missing, changed, takenNow };
+  return { outputDir, files: listed.length, outputs: outputs.length, written, missing, changed, elsewhere, takenNow };
 }
 
 /**

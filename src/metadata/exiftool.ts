@@ -30,10 +30,20 @@ export interface ExifToolOutput {
   readonly warnings: readonly string[];
 }
 
+/** ExifTool ran the command and said no ("Error: …"): the command's own failure. */
+class ExifToolError extends Error {
+  override readonly name = 'ExifToolError';
+}
+
+/** ExifTool did not answer: its process died (an OOM kill, a `pkill perl`) or hung past the task timeout. */
+export class ExifToolCrashed extends Error {
+  override readonly name = 'ExifToolCrashed';
+}
+
 /** One ExifTool command, its arguments passed as they are; an "Error:" line makes it fail. */
 class ArgsTask extends ExifToolTask<ExifToolOutput> {
   protected parse(stdout: string, err?: Error): ExifToolOutput {
-    if (err) throw err;
+    if (err) throw new ExifToolError(err.message);
     return { stdout, warnings: [...this.warnings] };
   }
 }
@@ -45,10 +55,19 @@ export interface ExifToolOptions {
   readonly maxProcs?: number | undefined;
 }
 
-/** Why ExifTool cannot run here, as the first half of an operator's line ("… ; do X"). */
-class ExifToolUnavailable extends Error {
+/** Why ExifTool cannot run here, and what to do about it: an operator's line in two halves. */
+export class ExifToolUnavailable extends Error {
   override readonly name = 'ExifToolUnavailable';
+  constructor(
+    message: string,
+    /** What makes it run: "install perl (…)", "set TMPDIR to a writable folder". */
+    readonly fix: string,
+  ) {
+    super(message);
+  }
 }
+
+const INSTALL_PERL = 'install perl (it ships with macOS; on Debian or Ubuntu: apt install perl)';
 
 /**
  * ExifTool in `-stay_open` mode never ends by itself: at the end of its input it sleeps
@@ -93,7 +112,7 @@ export class ExifToolProcess {
         ? {}
         : {
             processFactory: async () => {
-              if (this.perl === null) throw new ExifToolUnavailable('ExifTool needs perl, and there is no perl on PATH');
+              if (this.perl === null) throw new ExifToolUnavailable('ExifTool needs perl, and there is no perl on PATH', INSTALL_PERL);
               const script = await this.et.exiftoolPath();
               return spawn(this.perl, ['-e', WATCHDOG, script, ...DefaultExifToolOptions.exiftoolArgs], {
                 stdio: 'pipe',
@@ -109,17 +128,26 @@ export class ExifToolProcess {
   /** Start ExifTool and ask its version: throws ExifToolUnavailable when it cannot run. */
   async start(): Promise<string> {
     await clock.io(defaultEnded);
-    if (this.perl === null && process.platform !== 'win32') throw new ExifToolUnavailable('ExifTool needs perl, and there is no perl on PATH');
+    if (this.perl === null && process.platform !== 'win32') throw new ExifToolUnavailable('ExifTool needs perl, and there is no perl on PATH', INSTALL_PERL);
     try {
       return await clock.io(this.et.version());
     } catch (err) {
-      throw new ExifToolUnavailable(`ExifTool did not start (${firstLine(err)})`);
+      throw new ExifToolUnavailable(`ExifTool did not start (${firstLine(err)})`, `${INSTALL_PERL} or repair it`);
     }
   }
 
-  /** One command. Arguments are passed as they are (one a line on ExifTool's stdin): none may hold a line break. */
-  run(args: readonly string[]): Promise<ExifToolOutput> {
-    return clock.io(this.et.enqueueTask(() => new ArgsTask(['-charset', 'filename=utf8', ...args]), false));
+  /**
+   * One command. Arguments are passed as they are (one a line on ExifTool's stdin): none may
+   * hold a line break. Rejects with ExifToolError when ExifTool refused the command, and
+   * ExifToolCrashed when its process did not answer (a new one is started for the next).
+   */
+  async run(args: readonly string[]): Promise<ExifToolOutput> {
+    try {
+      return await clock.io(this.et.enqueueTask(() => new ArgsTask(['-charset', 'filename=utf8', ...args]), false));
+    } catch (err) {
+      if (err instanceof ExifToolError) throw err;
+      throw new ExifToolCrashed(`ExifTool did not answer (${firstLine(err).slice(0, 120)})`, { cause: err });
+    }
   }
 
   end(): Promise<void> {

@@ -35,14 +35,16 @@ export interface Provenance {
   readonly identity: string;
 }
 
-/** The original's own identity, as its XMP states it (null where it says nothing). */
+/** The original's own identity and history, as its XMP states them (null, empty where it says nothing). */
 export interface SourceIds {
   readonly documentId: string | null;
   readonly instanceId: string | null;
   readonly originalDocumentId: string | null;
+  /** Its `xmpMM:History` events as ExifTool reads them (`-struct`: `{ Action, When, SoftwareAgent… }`), kept before ours at `all`. */
+  readonly history: readonly Readonly<Record<string, unknown>>[];
 }
 
-export const NO_SOURCE_IDS: SourceIds = { documentId: null, instanceId: null, originalDocumentId: null };
+export const NO_SOURCE_IDS: SourceIds = { documentId: null, instanceId: null, originalDocumentId: null, history: [] };
 
 /** The IDs of a derived document, from its identity: `xmp.did:` and `xmp.iid:` and 32 hex digits, as Adobe's tools write them. */
 export function documentIds(identity: string): { documentId: string; instanceId: string } {
@@ -68,6 +70,20 @@ export function provenanceArgs(p: Provenance, ids: SourceIds): string[] {
     ['filePath', p.original.path],
   ];
   const original = ids.originalDocumentId ?? ids.documentId ?? urn;
+  // The whole list in one assignment: it replaces whatever History the service's bytes
+  // carried (one that passes metadata through would otherwise list the original's twice).
+  const events = [
+    ...ids.history.map((h) => struct(Object.entries(h).map(([k, v]) => [`${k[0]!.toLowerCase()}${k.slice(1)}`, typeof v === 'object' ? null : String(v)] as const))),
+    ...p.steps.map((s) =>
+      struct([
+        ['action', s.action],
+        ['when', xmpDate(s.whenMs)],
+        ['softwareAgent', p.agent],
+        ['parameters', s.parameters],
+        ['changed', '/'],
+      ]),
+    ),
+  ];
   const args = [
     `-XMP-iptcExt:DigitalSourceType=${DIGITAL_SOURCE_TYPE}`,
     `-XMP-iptcExt:AISystemUsed=${oneLine(p.aiSystem)}`,
@@ -76,17 +92,7 @@ export function provenanceArgs(p: Provenance, ids: SourceIds): string[] {
     `-XMP-xmpMM:DerivedFrom=${struct(derived)}`,
   ];
   if (original !== null) args.push(`-XMP-xmpMM:OriginalDocumentID=${oneLine(original)}`);
-  for (const s of p.steps) {
-    args.push(
-      `-XMP-xmpMM:History+=${struct([
-        ['action', s.action],
-        ['when', xmpDate(s.whenMs)],
-        ['softwareAgent', p.agent],
-        ['parameters', s.parameters],
-        ['changed', '/'],
-      ])}`,
-    );
-  }
+  args.push(`-XMP-xmpMM:History=[${events.join(',')}]`);
   return args;
 }
 

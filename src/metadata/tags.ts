@@ -86,7 +86,8 @@ export const EXIF_TO_XMP: readonly string[] = [
  * - orientation: darkroom turns the pixels upright before upload, so the output is 1;
  * - colour: the input's ICC profile and colour-space tags (the service's pixels are sRGB);
  * - geometry and encoding: stated pixel sizes, resolution, YCbCr and TIFF structure tags;
- * - what darkroom writes itself: the document's identity, its derivation and the AI disclosure.
+ * - what darkroom writes itself: the document's identity, its derivation, its history (the
+ *   original's events and one per step, in one list) and the AI disclosure.
  */
 const NEVER_CARRIED: readonly string[] = [
   '--IFD1:all',
@@ -112,6 +113,9 @@ const NEVER_CARRIED: readonly string[] = [
   '--YCbCrPositioning',
   '--YCbCrSubSampling',
   '--ReferenceBlackWhite',
+  '--PageNumber',
+  '--SubfileType',
+  '--OldSubfileType',
   '--ComponentsConfiguration',
   '--CompressedBitsPerPixel',
   '--ExifImageWidth',
@@ -136,6 +140,7 @@ const NEVER_CARRIED: readonly string[] = [
   '--XMP-xmpMM:InstanceID',
   '--XMP-xmpMM:OriginalDocumentID',
   '--XMP-xmpMM:DerivedFrom',
+  '--XMP-xmpMM:History',
   '--XMP-xmpMM:Ingredients',
   '--XMP-xmpMM:Pantry',
   '--XMP-xmpMM:Manifest',

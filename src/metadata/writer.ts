@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { clock } from '../clock.js';
-import { ExifToolProcess, firstLine, type ExifToolOptions } from './exiftool.js';
+import { ExifToolCrashed, ExifToolProcess, ExifToolUnavailable, firstLine, type ExifToolOptions } from './exiftool.js';
 import { documentIds, NO_SOURCE_IDS, oneLine, provenanceArgs, type Provenance, type SourceIds } from './provenance.js';
 import { copyArgs, sidecarCopyArgs, type MetadataLevel, type OutputKind } from './tags.js';
 
@@ -52,12 +52,26 @@ export interface CarryResult {
 /** ExifTool failed to write even the disclosure: the caller keeps the service's bytes as they are. */
 export class MetadataWriteError extends Error {
   override readonly name = 'MetadataWriteError';
+  constructor(
+    message: string,
+    /** ExifTool said it could not write its file (a full disk is likely): the caller looks at the room left. */
+    readonly written: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+interface Inspection {
+  /** The input's facts, or null when it was not read (no file, or ExifTool could not read it). */
+  readonly source: { readonly summary: Summary; readonly warnings: readonly string[]; readonly iptc: boolean } | null;
+  readonly raw: RawFacts;
 }
 
 /** Captions longer than this are cut in the ledger and the report (the file keeps the whole). */
 const CAPTION_CHARS = 500;
 
-/** What is read of an input before its tags are copied: the report's facts and its XMP identity. */
+/** What is read of an input before its tags are copied: the report's facts, its XMP identity and history, whether it has IPTC. */
 const SUMMARY_TAGS = [
   '-EXIF:DateTimeOriginal',
   '-XMP-exif:DateTimeOriginal',
@@ -72,24 +86,54 @@ const SUMMARY_TAGS = [
   '-XMP-xmpMM:DocumentID',
   '-XMP-xmpMM:InstanceID',
   '-XMP-xmpMM:OriginalDocumentID',
+  '-XMP-xmpMM:History',
+  '-IPTC:ApplicationRecordVersion',
+  '-IPTC:Keywords',
+  '-IPTC:ObjectName',
+  '-IPTC:By-line',
+  '-IPTC:CopyrightNotice',
+  // What the service's bytes say of themselves (read in the same command).
+  '-IFD0:Orientation#',
+  '-ExifIFD:ColorSpace#',
+  '-ICC_Profile:ProfileDescription',
 ];
 
+/** What the service's bytes say of their own pixels: kept, since they describe them. */
+interface RawFacts {
+  readonly orientation: boolean;
+  readonly colour: boolean;
+}
+
 /**
- * Written on every output with metadata, after the copy: Orientation 1 (the pixels were
- * turned upright before upload), sRGB, and the output's own pixel size (read from the file
- * being written, `@`); and no embedded thumbnail, even one the service's bytes brought
- * along (a service that passes EXIF through would keep the original's, of other pixels).
+ * Written on every output with metadata, after the copy: the output's own pixel size (read
+ * from the file being written, `@`); no embedded thumbnail, even one the service's bytes
+ * brought along (a service that passes metadata through keeps the original's, of other
+ * pixels); Orientation 1 (the pixels were turned upright before upload) and sRGB, unless the
+ * service's bytes state their own orientation or colour, which describe their pixels.
  */
-const FIXES = [
-  '-tagsFromFile',
-  '@',
-  '-ExifIFD:ExifImageWidth<ImageWidth',
-  '-ExifIFD:ExifImageHeight<ImageHeight',
-  '-IFD0:Orientation#=1',
-  '-ExifIFD:ColorSpace#=1',
-  '-IFD1:all=',
-  '-XMP-xmp:Thumbnails=',
-];
+function fixes(raw: RawFacts): string[] {
+  return [
+    '-tagsFromFile',
+    '@',
+    '-ExifIFD:ExifImageWidth<ImageWidth',
+    '-ExifIFD:ExifImageHeight<ImageHeight',
+    ...(raw.orientation ? [] : ['-IFD0:Orientation#=1']),
+    ...(raw.colour ? [] : ['-ExifIFD:ColorSpace#=1']),
+    '-IFD1:all=',
+    '-XMP-xmp:Thumbnails=',
+    '-Photoshop:PhotoshopThumbnail=',
+  ];
+}
+
+/** Notes end up in status lines and the report: one line, this long at most. */
+const NOTE_CHARS = 200;
+
+function noteOf(prefix: string, err: unknown): string {
+  return `${prefix}: ${firstLine(err)}`.slice(0, NOTE_CHARS);
+}
+
+/** ExifTool's words when it could not write its file: a full disk among the likely reasons (MetadataWriteError.written). */
+const WRITE_FAILED = /(Error )?(writing|creating|opening) (output |temporary )?file|No space|Disk quota|Read-only/i;
 
 export class MetadataWriter {
   private readonly tool: ExifToolProcess;
@@ -101,16 +145,28 @@ export class MetadataWriter {
     this.tool = new ExifToolProcess(opts);
   }
 
-  /** Start ExifTool: throws ExifToolUnavailable (no perl, a broken install) before anything is spent. */
-  start(): Promise<string> {
-    return this.tool.start();
+  /**
+   * Start ExifTool and make its scratch folder (in TMPDIR): throws ExifToolUnavailable (no
+   * perl, a broken install, no temp folder) before anything is spent. Scratch folders that
+   * killed runs left are removed.
+   */
+  async start(): Promise<string> {
+    const version = await this.tool.start();
+    sweepScratch();
+    try {
+      this.scratchDir();
+    } catch (err) {
+      throw new ExifToolUnavailable(`there is no temp folder to work in (${firstLine(err)})`, 'set TMPDIR to a writable folder');
+    }
+    return version;
   }
 
   /**
    * Write `req.raw` with metadata to `req.out`. Never fails the photo for its input's
    * metadata: when that cannot be read or copied, the file gets the disclosure and
-   * provenance alone (`carried: 'provenance'`, `note` why). Throws MetadataWriteError only
-   * when ExifTool cannot write the file at all; `req.out` is then absent.
+   * provenance alone (`carried: 'provenance'`, `note` why). Throws MetadataWriteError when
+   * ExifTool cannot write the file at all (`written` when it said so: the disk may be full);
+   * `req.out` is then absent. A command whose ExifTool died is tried once more.
    */
   async carry(req: CarryRequest): Promise<CarryResult> {
     const note: string | null = 'none' in req.source ? req.source.none : null;
@@ -124,36 +180,44 @@ export class MetadataWriter {
 
   private async carryFrom(req: CarryRequest, from: string | null, given: string | null): Promise<CarryResult> {
     let note = given;
-    let summary: Summary = EMPTY_SUMMARY;
     let source = from;
-    let readWarnings: readonly string[] = [];
-    if (source !== null) {
-      try {
-        const read = await this.summary(source);
-        summary = read.summary;
-        readWarnings = read.warnings;
-      } catch (err) {
-        note = `ExifTool cannot read the input's metadata: ${firstLine(err)}`;
-        source = null;
-      }
+    const raw = this.viaFolderLink(req.raw);
+    let facts: Inspection;
+    try {
+      facts = await retried(() => this.inspect(source, raw));
+    } catch (err) {
+      if (source === null) throw new MetadataWriteError(noteOf("ExifTool cannot read the service's file", err), false, { cause: err });
+      note = noteOf("ExifTool cannot read the input's metadata", err);
+      source = null;
+      facts = await retried(() => this.inspect(null, raw));
     }
+    if (source !== null && facts.source === null) {
+      note = "ExifTool cannot read the input's metadata";
+      source = null;
+    }
+    const summary = facts.source?.summary ?? EMPTY_SUMMARY;
     if (source !== null) {
       try {
-        const out = await this.write(req, [...copyArgs(req.level, source, req.kind), ...FIXES], summary.ids);
-        const damage = damaged([...readWarnings, ...out.warnings], source);
-        const why = damage === null ? null : `the input's metadata is damaged (${damage}); ExifTool carried what it could read`;
+        // IPTC is written in UTF-8, saying so (1:90): captions in any script arrive as they were.
+        const charset = req.kind === 'jpeg' && facts.source?.iptc ? ['-IPTC:CodedCharacterSet=UTF8'] : [];
+        const copy = [...copyArgs(req.level, source, req.kind), ...charset, ...fixes(facts.raw)];
+        const out = await this.write(req, copy, req.level === 'all' ? summary.ids : { ...summary.ids, history: [] });
+        const damage = damaged([...(facts.source?.warnings ?? []), ...out.warnings], source);
+        const why = damage === null ? null : `the input's metadata is damaged (${damage}); ExifTool carried what it could read`.slice(0, NOTE_CHARS);
         return { carried: req.level, note: why, dateTaken: summary.dateTaken, caption: summary.caption, warnings: out.warnings };
       } catch (err) {
-        note = `ExifTool cannot copy the input's metadata: ${firstLine(err)}`;
         rmSync(req.out, { force: true });
+        // Its own file not written: the disk (or the folder) is the likelier cause than the input.
+        if (WRITE_FAILED.test(firstLine(err))) throw new MetadataWriteError(noteOf('ExifTool cannot write the output', err), true, { cause: err });
+        note = noteOf("ExifTool cannot copy the input's metadata", err);
       }
     }
     try {
-      const out = await this.write(req, FIXES, summary.ids);
+      const out = await this.write(req, fixes(facts.raw), { ...summary.ids, history: [] });
       return { carried: 'provenance', note, dateTaken: null, caption: null, warnings: out.warnings };
     } catch (err) {
       rmSync(req.out, { force: true });
-      throw new MetadataWriteError(`ExifTool cannot write the output's metadata: ${firstLine(err)}`, { cause: err });
+      throw new MetadataWriteError(noteOf("ExifTool cannot write the output's metadata", err), WRITE_FAILED.test(firstLine(err)), { cause: err });
     }
   }
 
@@ -167,17 +231,16 @@ export class MetadataWriter {
     const link = 'file' in req.source ? this.linkTo(req.source.file) : null;
     const source = link?.path ?? null;
     try {
-      let ids = NO_SOURCE_IDS;
       if (source !== null) {
         try {
-          ids = (await this.summary(source)).summary.ids;
-          await this.tool.run(['-m', ...sidecarCopyArgs(req.level, source), ...provenanceArgs(req.provenance, ids), '-o', file]);
+          const ids = (await retried(() => this.inspect(source, null))).source?.summary.ids ?? NO_SOURCE_IDS;
+          await retried(() => this.tool.run(['-m', ...sidecarCopyArgs(req.level, source), ...provenanceArgs(req.provenance, req.level === 'all' ? ids : { ...ids, history: [] }), '-o', file]), () => rmSync(file, { force: true }));
           return await clock.ioTurn(() => readFileSync(file));
         } catch {
           rmSync(file, { force: true });
         }
       }
-      await this.tool.run(['-m', ...provenanceArgs(req.provenance, ids), '-o', file]);
+      await retried(() => this.tool.run(['-m', ...provenanceArgs(req.provenance, NO_SOURCE_IDS), '-o', file]), () => rmSync(file, { force: true }));
       return await clock.ioTurn(() => readFileSync(file));
     } finally {
       rmSync(file, { force: true });
@@ -193,18 +256,22 @@ export class MetadataWriter {
   async repoint(from: string, out: string, provenance: Provenance): Promise<void> {
     const { documentId, instanceId } = documentIds(provenance.identity);
     try {
-      await this.tool.run([
-        '-m',
-        `-XMP-xmpMM:DocumentID=${documentId}`,
-        `-XMP-xmpMM:InstanceID=${instanceId}`,
-        `-XMP-xmpMM:DerivedFromFilePath=${oneLine(provenance.original.path)}`,
-        '-o',
-        this.viaFolderLink(out),
-        this.viaFolderLink(from),
-      ]);
+      await retried(
+        () =>
+          this.tool.run([
+            '-m',
+            `-XMP-xmpMM:DocumentID=${documentId}`,
+            `-XMP-xmpMM:InstanceID=${instanceId}`,
+            `-XMP-xmpMM:DerivedFromFilePath=${oneLine(provenance.original.path)}`,
+            '-o',
+            this.viaFolderLink(out),
+            this.viaFolderLink(from),
+          ]),
+        () => rmSync(out, { force: true }),
+      );
     } catch (err) {
       rmSync(out, { force: true });
-      throw new MetadataWriteError(`ExifTool cannot write the output's metadata: ${firstLine(err)}`, { cause: err });
+      throw new MetadataWriteError(noteOf("ExifTool cannot write the output's metadata", err), WRITE_FAILED.test(firstLine(err)), { cause: err });
     }
   }
 
@@ -220,20 +287,39 @@ export class MetadataWriter {
   }
 
   private async write(req: CarryRequest, copy: readonly string[], ids: SourceIds): Promise<{ warnings: readonly string[] }> {
-    const out = await this.tool.run(['-m', ...copy, ...provenanceArgs(req.provenance, ids), '-o', this.viaFolderLink(req.out), this.viaFolderLink(req.raw)]);
-    if (!/\b1 image files? created\b/.test(out.stdout)) throw new Error(out.stdout.trim().split('\n')[0] || 'no file written');
-    return out;
+    return retried(
+      async () => {
+        const out = await this.tool.run(['-m', ...copy, ...provenanceArgs(req.provenance, ids), '-o', this.viaFolderLink(req.out), this.viaFolderLink(req.raw)]);
+        if (!/\b1 image files? created\b/.test(out.stdout)) throw new Error(out.stdout.trim().split('\n')[0] || 'no file written');
+        return out;
+      },
+      () => rmSync(req.out, { force: true }),
+    );
   }
 
-  private async summary(source: string): Promise<{ summary: Summary; warnings: readonly string[] }> {
-    const out = await this.tool.run(['-j', '-G1', ...SUMMARY_TAGS, source]);
-    const tags = (JSON.parse(out.stdout) as Record<string, unknown>[])[0] ?? {};
-    return { summary: summarize(tags), warnings: out.warnings };
+  /**
+   * One command reads the input's summary and what the service's bytes say of themselves.
+   * `source` null: the service's file alone; `raw` null: the input alone.
+   */
+  private async inspect(source: string | null, raw: string | null): Promise<Inspection> {
+    const files = [source, raw].filter((f): f is string => f !== null);
+    const out = await this.tool.run(['-j', '-G1', '-struct', ...SUMMARY_TAGS, ...files]);
+    const all = JSON.parse(out.stdout || '[]') as Record<string, unknown>[];
+    const of = (f: string | null) => (f === null ? undefined : all.find((t) => t.SourceFile === f));
+    const s = of(source);
+    const r = of(raw) ?? {};
+    return {
+      source:
+        s === undefined
+          ? null
+          : { summary: summarize(s), warnings: out.warnings.filter((w) => source !== null && w.endsWith(` - ${source}`)), iptc: Object.keys(s).some((k) => k.startsWith('IPTC:')) },
+      raw: { orientation: r['IFD0:Orientation'] !== undefined, colour: r['ExifIFD:ColorSpace'] !== undefined || r['ICC_Profile:ProfileDescription'] !== undefined },
+    };
   }
-
   /** A private folder for sidecars in the making (ExifTool names a new file's type by its extension) and the links below. */
   private scratchDir(): string {
-    this.scratch ??= mkdtempSync(path.join(tmpdir(), 'darkroom-exiftool-'));
+    // Named by this process, so a later run knows whose it is (sweepScratch).
+    this.scratch ??= mkdtempSync(path.join(tmpdir(), `darkroom-exiftool-${process.pid}-`));
     return this.scratch;
   }
 
@@ -286,6 +372,48 @@ function damaged(warnings: readonly string[], source: string): string | null {
   return null;
 }
 
+/** The original's History events, as ExifTool reads them with -struct (one event alone comes as an object). */
+function historyOf(v: unknown): Record<string, unknown>[] {
+  const list = Array.isArray(v) ? v : v !== null && typeof v === 'object' ? [v] : [];
+  return list.filter((e): e is Record<string, unknown> => e !== null && typeof e === 'object');
+}
+
+/** A command tried once more when ExifTool died under it (a new process answers the second), after `cleanup`. */
+async function retried<T>(fn: () => Promise<T>, cleanup: () => void = () => {}): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof ExifToolCrashed)) throw err;
+    cleanup();
+    return fn();
+  }
+}
+
+/** The scratch folders of darkroom processes that are gone (a kill -9): their links and sidecars in the making. */
+function sweepScratch(): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const pid = /^darkroom-exiftool-(\d+)-/.exec(n)?.[1];
+    if (pid === undefined || Number(pid) === process.pid || alive(Number(pid))) continue;
+    // Links are removed, never followed.
+    rmSync(path.join(tmpdir(), n), { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** The input's extension when it is a plain one (ExifTool tells the type by it first), else none (it reads the magic bytes). */
 function safeExt(file: string): string {
   const ext = path.extname(file);
@@ -323,6 +451,7 @@ export function summarize(tags: Record<string, unknown>): Summary {
       documentId: get('XMP-xmpMM:DocumentID'),
       instanceId: get('XMP-xmpMM:InstanceID'),
       originalDocumentId: get('XMP-xmpMM:OriginalDocumentID'),
+      history: historyOf(tags['XMP-xmpMM:History']),
     },
   };
 }

@@ -32,6 +32,16 @@ export interface MetadataOptions {
 /** What an output carries when no metadata is asked for. */
 export const NO_METADATA: FileMetadata = { level: 'none', note: null, dateTaken: null, caption: null };
 
+/** The size of the file the input's metadata would be read from (0 when none). */
+function sourceSize(ledger: Ledger, item: ItemRow, target: OutputTarget): number {
+  const s = metadataSource(ledger, item, target.input);
+  try {
+    return 'file' in s ? statSync(s.file).size : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** The output's kind for ExifTool, from its extension. */
 function kindOf(ext: string): OutputKind {
   return ext === 'png' ? 'png' : ext === 'webp' ? 'webp' : 'jpeg';
@@ -73,26 +83,32 @@ export function provenanceOf(ledger: Ledger, item: ItemRow, input: InputRow | nu
 }
 
 /**
- * Where the input's metadata is read from: the name's own file, if it is still the file
- * discovery found (same size and modification time); else why there is nothing to read.
+ * Where the input's metadata is read from: the name's own file if it is still the file
+ * discovery found (same size and modification time), else another current name of the same
+ * photo that is (a file renamed during the run, a duplicate); else why there is nothing.
  */
-export function metadataSource(item: ItemRow, input: InputRow | null): MetadataSource {
+export function metadataSource(ledger: Ledger, item: ItemRow, input: InputRow | null): MetadataSource {
   if (input?.kind === 'url' || (input === null && item.content_hash?.startsWith('url:'))) {
     return { none: 'a URL input: darkroom never holds its file, so it has no metadata to carry' };
   }
-  const file = input?.src ?? item.src_path;
-  let st;
-  try {
-    st = statSync(file);
-  } catch (err) {
-    return { none: `the input ${input?.name ?? item.rel_path} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
+  const others = ledger.inputs.inputsOf(item.id).filter((r) => r.kind === 'file' && r.id !== input?.id);
+  const candidates = [input ?? { src: item.src_path, name: item.rel_path, size_bytes: item.size_bytes, mtime_ms: null }, ...others];
+  let why: string | null = null;
+  for (const c of candidates) {
+    let st;
+    try {
+      st = statSync(c.src);
+    } catch (err) {
+      why ??= `the input ${c.name} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
+      continue;
+    }
+    if ((c.size_bytes !== null && st.size !== c.size_bytes) || (c.mtime_ms !== null && Math.abs(st.mtimeMs - c.mtime_ms) >= 1)) {
+      why ??= 'the input changed after it was found; the next run processes its new version';
+      continue;
+    }
+    return { file: c.src };
   }
-  const size = input?.size_bytes ?? item.size_bytes;
-  const mtime = input?.mtime_ms ?? null;
-  if ((size !== null && st.size !== size) || (mtime !== null && Math.abs(st.mtimeMs - mtime) >= 1)) {
-    return { none: 'the input changed after it was found; the next run processes its new version' };
-  }
-  return { file };
+  return { none: why ?? 'the input cannot be read' };
 }
 
 /**
@@ -122,13 +138,16 @@ export function carryStep(
     const out = tempPathIn(dir);
     const provenance = provenanceOf(ledger, item, target.input, naming, lastStep, meta, target.path);
     try {
-      const r = await writer.carry({ raw: temp, out, kind: kindOf(ext), level, source: metadataSource(item, target.input), provenance });
+      const source = metadataSource(ledger, item, target.input);
+      const r = await writer.carry({ raw: temp, out, kind: kindOf(ext), level, source, provenance });
       record({ level: r.carried, note: r.note, dateTaken: r.dateTaken, caption: r.caption });
       return out;
     } catch (err) {
       if (!(err instanceof MetadataWriteError)) throw err;
-      const size = statSync(temp).size;
-      if (fs.freeBytes(dir) < size + 64 * 1024) throw new OutputWriteError('write the metadata of', target.path, { code: 'ENOSPC' });
+      // ExifTool writes the service's bytes and the input's metadata again: with less room
+      // than both (and a margin) the disk is the reason, and the photo waits for room.
+      const need = statSync(temp).size + sourceSize(ledger, item, target) + 1024 * 1024;
+      if (err.written && fs.freeBytes(dir) < need) throw new OutputWriteError('write the metadata of', target.path, { code: 'ENOSPC' });
       record({ level: 'none', note: err.message, dateTaken: null, caption: null });
       return temp;
     }

@@ -162,6 +162,8 @@ async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readon
     } catch (err) {
       // A full or read-only disk is the run's problem, not this intermediate's: the photo is retried.
       if (err instanceof OutputWriteError && err.disk) throw err;
+      // Recorded just before a rename that failed (a name too long): not a file darkroom wrote.
+      for (const f of files) if (!existsSync(f.file)) ledger.outputFiles.forget(f.file);
       io.log.warn({ item: item.id, step: step + 1 }, `intermediate result of step ${step + 1} (${opts.steps[step]!.capability}) of ${item.rel_path} not kept: ${(err as Error).message}`);
       continue;
     }
@@ -287,7 +289,7 @@ async function writeXmpSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, l
   try {
     bytes = await meta.writer.sidecar({
       level: meta.level === 'none' ? 'all' : meta.level,
-      source: metadataSource(item, t.input),
+      source: metadataSource(ledger, item, t.input),
       provenance: provenanceOf(ledger, item, t.input, opts, lastStep, meta, t.path),
     });
   } catch (err) {
@@ -312,6 +314,7 @@ async function putSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, file: 
   } catch (err) {
     // An output name near the 255-byte limit leaves no room for `.json` or `.xmp`: the output stands without its sidecar.
     if (!(err instanceof OutputWriteError && err.errno === 'ENAMETOOLONG')) throw err;
+    if (!existsSync(file)) ledger.outputFiles.forget(file);
     io.log.warn({ item: item.id }, `sidecar ${file} not written: ${err.message}`);
   }
 }
@@ -360,7 +363,10 @@ export async function writeOutputsOfDone(
     const record = (f: FileFacts) =>
       ledger.outputFiles.recordFile({ path: target.path, itemId: item.id, inputId: input.id, kind: 'output', stepIndex: last, bytes: f.bytes, sha256: f.sha256, sha512: f.sha512, meta });
     if (target.path !== source) {
-      const finalize = repointStep(io, ledger, item, target, last, opts, { meta: was }, (m) => (meta = m));
+      // An output written without its input's metadata (the input unreadable then) gets it now
+      // if the input can be read under this name; else it is the same file under its own identity.
+      const again = was.note !== null && io.metadata ? carryStep(io.metadata, ledger, item, target, ext, last, opts, (m) => (meta = m)) : undefined;
+      const finalize = again ?? repointStep(io, ledger, item, target, last, opts, { meta: was }, (m) => (meta = m));
       const from = { path: source, bytes: size, ext, meta: was, facts: { bytes: size, sha256: '', sha512: '' } };
       facts = await clock.hold(io.copy(target.path, from, { beforeRename: record, ...(finalize ? { finalize } : {}) }));
     } else {

@@ -32,6 +32,7 @@ import { openKeyBudgets, seedFromUsage, type KeyStoreOptions } from './keys.js';
 import { ledgerGuard } from './ledgerGuard.js';
 import type { OutputFs } from '../outputs/outputfs.js';
 import { DARKROOM_AGENT } from '../metadata/agent.js';
+import { ExifToolUnavailable } from '../metadata/exiftool.js';
 import { MetadataWriter } from '../metadata/writer.js';
 import type { MetadataOptions } from '../outputs/metadata.js';
 import { pollStage } from '../stages/poll.js';
@@ -400,8 +401,9 @@ async function startMetadata(config: Config, opts: RunOptions, run: RunState, lo
 /** Why ExifTool cannot run, and the two ways on: install perl, or ask for nothing ExifTool writes. */
 function metadataToolMessage(config: Config, err: unknown): string {
   const why = err instanceof Error ? err.message : String(err);
+  const fix = err instanceof ExifToolUnavailable ? err.fix : 'install perl';
   const off = [config.output.metadata !== 'none' ? 'output.metadata: none' : null, config.output.sidecar.xmp ? 'output.sidecar without xmp' : null].filter(Boolean).join(' and ');
-  return `cannot carry the photos' metadata: ${why}; install perl (it ships with macOS; on Debian or Ubuntu: apt install perl), or set ${off} in ${path.basename(config.file)} to write outputs without it; nothing was uploaded`;
+  return `cannot carry the photos' metadata: ${why}; ${fix}, or set ${off} in ${path.basename(config.file)} to write outputs without it; nothing was uploaded`;
 }
 
 /** Why the run stopped early, for the summary event; null when it ran to its end. */

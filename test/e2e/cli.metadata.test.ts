@@ -79,7 +79,7 @@ describe('an archive job\'s metadata through darkroom plan, run, status, report 
   it('finishes every photo, the damaged one too, and marks that one "metadata not carried" in status and its JSON', async () => {
     expect(run.code, run.stderr).toBe(0);
     const text = await runCli(['status', jobs], env());
-    expect(text.stdout).toMatch(/^metadata 1 output\(s\) written without their input's metadata/m);
+    expect(text.stdout).toMatch(/^metadata 1 output\(s\) without all of their input's metadata/m);
     expect(text.stdout).toMatch(/^ {2}damaged\.jpg: metadata not carried: the input's metadata is damaged \(Bad IFD0 directory\)/m);
     const json = JSON.parse((await runCli(['status', jobs, '--json'], env())).stdout) as { done: number; metadataNotCarried: number; metadataNotes: { path: string; reason: string }[] };
     expect(json.done).toBe(3);

@@ -54,7 +54,7 @@ export interface SimulateOptions extends JobOptions {
   /** Stand between the downloader and the simulator's result origin (a result host that is down, say). */
   readonly resultIntercept?: (url: URL, forward: () => Promise<FetchedResult>) => Promise<FetchedResult>;
   /** More of runJob's options (a test's output file system, --redo-steps, the grace after a stop). */
-  readonly runOptions?: Partial<Pick<RunOptions, 'outputFs' | 'redoSteps' | 'graceMs'>>;
+  readonly runOptions?: Partial<Pick<RunOptions, 'outputFs' | 'redoSteps' | 'graceMs' | 'metadataWriter'>>;
   readonly signal?: AbortSignal;
   /** The run's log (silent by default). */
   readonly log?: Logger;
