@@ -1,7 +1,7 @@
 /**
  * darkroom as a library: the package's main entry (`import { run } from 'darkroom'`), and
- * the only one the CLI builds on (docs/ARCHITECTURE.md § Import rules). README § Use it
- * from code has a complete example.
+ * the only one the CLI builds on (docs/ARCHITECTURE.md § Import rules). docs/library.md
+ * has a complete example.
  *
  * Nothing here touches the process: importing and running darkroom adds no signal or exit
  * listener, writes nothing to stdout or stderr and never exits. Logs go to the caller's
@@ -70,7 +70,7 @@ export interface RunOptions extends JobOptions {
 }
 
 /**
- * Read and check a jobs YAML file (README § The job file). Its relative paths come back
+ * Read and check a jobs YAML file (docs/guide/job-file.md). Its relative paths come back
  * absolute, resolved against the file's folder.
  *
  * @throws {@link DarkroomError} `CONFIG` naming the file, the key and what was expected.

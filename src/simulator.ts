@@ -2,7 +2,7 @@
  * `darkroom/sim`: the built-in service simulator for users' own tests (like stripe-mock),
  * served on 127.0.0.1. The same model the CLI's `darkroom sim` serves and darkroom's own
  * tests run against: every endpoint, the per-key call windows and task slots, a seeded
- * task lifecycle, faults by profile (README § The simulator).
+ * task lifecycle, faults by profile (docs/simulator.md).
  *
  * @packageDocumentation
  */
@@ -18,7 +18,7 @@ export interface SimulatorOptions {
   readonly resultPort?: number | undefined;
   /** Same seed, same calls: the same answers. Default 1. */
   readonly seed?: number | undefined;
-  /** Injected faults: `none` (default), `flaky` or `hostile` (README § The simulator). */
+  /** Injected faults: `none` (default), `flaky` or `hostile` (docs/simulator.md). */
   readonly faults?: SimulatorFaults | undefined;
   /** The API keys it accepts; any other gets 401. Default `['sim-key']`. */
   readonly keys?: readonly string[] | undefined;

@@ -29,7 +29,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
   return (await import('./run.js')).runCommand(args, io);
 }
 
-/** How `darkroom run` shows progress on `stream`: live rows on a terminal, else a line a minute (README § Watching a run). */
+/** How `darkroom run` shows progress on `stream`: live rows on a terminal, else a line a minute (docs/guide/commands.md § Watching a run). */
 export async function progressFor(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv, quiet: boolean): Promise<NonNullable<RunIo['progress']>> {
   return (await import('./progress.js')).progressFor(stream, env, quiet);
 }

@@ -3,7 +3,7 @@ import { DarkroomError } from '../errors.js';
 import { ConfigError, configFromObject, loadConfig, loadJobFile, type Config, type JobInput } from '../config/index.js';
 
 /**
- * A job: what the jobs YAML holds (README § The job file), as an object. Keys with a
+ * A job: what the jobs YAML holds (docs/guide/job-file.md), as an object. Keys with a
  * default may be left out. Relative paths (`input.dir`, `input.urls`, `output.dir`,
  * `ledger`, `log.file`) resolve against `cwd` of the call that takes it, or the process's
  * working folder; {@link loadJob} returns them absolute.

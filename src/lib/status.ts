@@ -15,7 +15,7 @@ export const SPEC_LIMITS: ModelLimits = { callsPerMinute: 100, callsPerHour: 100
 
 /**
  * Where a job's photos stand, read from its ledger alone: exactly the object
- * `darkroom status --json` prints (README § Watching a run documents every field).
+ * `darkroom status --json` prints (docs/guide/commands.md § Watching a run documents every field).
  * Fields are only ever added, never renamed or given another meaning.
  */
 export interface StatusSummary extends Omit<StatusFigures, 'paidNotDownloaded'>, PhotoCounts {

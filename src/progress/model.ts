@@ -49,7 +49,7 @@ export interface Estimate {
 /**
  * Mean task latency assumed when neither the ledger nor the service has said anything yet.
  * The spec states none; 20 s is the simulator's default median (mean 22.7 s at σ 0.5) and
- * the order of the `waitTime` samples in the spec. Documented in README (plan).
+ * the order of the `waitTime` samples in the spec. Documented in docs/guide/commands.md (plan).
  */
 export const ASSUMED_LATENCY_MS = 20_000;
 

@@ -38,10 +38,13 @@ describe('darkroom --help and --version', () => {
 
   it('README shows the same exit codes and every command', () => {
     const readme = readFileSync(new URL('README.md', ROOT), 'utf8');
-    expect(readme).toMatch(/\*\*0\*\* every photo done · \*\*1\*\* finished, some failed, held or not yet\s+downloaded \([^)]*\) ·\s+\*\*2\*\* usage or config error/);
-    expect(readme).toMatch(/\*\*3\*\* stopped by an account problem/);
-    expect(readme).toMatch(/\*\*130\*\* interrupted/);
-    for (const c of COMMANDS) expect(readme).toMatch(new RegExp(`^darkroom ${c}\\b`, 'm'));
+    expect(readme).toMatch(/^\| \*\*0\*\* \| every photo done \|$/m);
+    expect(readme).toMatch(/^\| \*\*1\*\* \| finished, some failed, held or not yet downloaded/m);
+    expect(readme).toMatch(/^\| \*\*2\*\* \| usage or configuration error/m);
+    expect(readme).toMatch(/^\| \*\*3\*\* \| stopped by an account problem/m);
+    expect(readme).toMatch(/^\| \*\*4\*\* \| stopped at a limit you set/m);
+    expect(readme).toMatch(/^\| \*\*130\*\* \| interrupted \|$/m);
+    for (const c of COMMANDS) expect(readme).toMatch(new RegExp(`^\\| \`darkroom ${c}\\b`, 'm'));
   });
 
   it('an unknown command or option is a usage error (exit 2) pointing at --help', async () => {

@@ -1,8 +1,8 @@
 /**
- * The package as a studio installs it (issue 15): `npm pack`, the tarball installed into an
- * empty project that has only TypeScript and @types/node, a strict consumer type-checked
- * against the shipped .d.ts and run against `darkroom/sim`, README's example type-checked
- * too, and the `darkroom` bin run from the install.
+ * The package as a studio installs it: `npm pack`, the tarball installed into an empty
+ * project that has only TypeScript and @types/node, a strict consumer type-checked against
+ * the shipped .d.ts and run against `darkroom/sim`, every TypeScript example of README and
+ * docs/ type-checked too, and the `darkroom` bin run from the install.
  *
  * better-sqlite3 is installed with --ignore-scripts and given the repo's own compiled
  * addon (node_modules/better-sqlite3/build): its install script compiles SQLite from source
@@ -78,23 +78,38 @@ describe('the packed tarball', () => {
   });
 });
 
-/** README § Use it from code: the TypeScript block after the marker, as the reader copies it. */
-function readmeExample(): string {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const at = readme.indexOf('<!-- type-checked by test/package/pack.test.ts -->');
-  expect(at).toBeGreaterThan(0);
-  return /```ts\n([\s\S]*?)```/.exec(readme.slice(at))![1]!;
+/**
+ * Every ```ts block in README.md and docs/, as the reader copies it: each one a file of the
+ * consumer project, so an example that no longer compiles against the shipped types fails here.
+ */
+function docExamples(): { name: string; code: string }[] {
+  const pages = ['README.md', ...docPages(path.join(ROOT, 'docs'))];
+  const out: { name: string; code: string }[] = [];
+  for (const page of pages) {
+    const text = readFileSync(path.join(ROOT, page), 'utf8');
+    let i = 0;
+    for (const m of text.matchAll(/```ts\n([\s\S]*?)```/g)) out.push({ name: `doc-${page.replace(/[^a-z0-9]+/gi, '-')}-${i++}.ts`, code: m[1]! });
+  }
+  return out;
+}
+
+function docPages(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? docPages(path.join(dir, e.name)) : e.name.endsWith('.md') ? [path.relative(ROOT, path.join(dir, e.name))] : [],
+  );
 }
 
 describe('a strict TypeScript program built on it', () => {
-  it('type-checks against the shipped types (every export), as does README\'s example', async () => {
+  it('type-checks against the shipped types (every export), as does every TypeScript example in the docs', async () => {
     cpSync(path.join(FIXTURE, 'consumer.ts'), path.join(project, 'consumer.ts'));
-    writeFileSync(path.join(project, 'example.ts'), readmeExample());
+    const examples = docExamples();
+    expect(examples.length).toBeGreaterThan(0);
+    for (const e of examples) writeFileSync(path.join(project, e.name), e.code);
     writeFileSync(
       path.join(project, 'tsconfig.json'),
       JSON.stringify({
         compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noUncheckedIndexedAccess: true, types: ['node'], outDir: 'build', skipLibCheck: false },
-        files: ['consumer.ts', 'example.ts'],
+        files: ['consumer.ts', ...examples.map((e) => e.name)],
       }),
     );
     const tsc = path.join(project, 'node_modules', '.bin', 'tsc');
