@@ -18,7 +18,7 @@ import type { ManifestSummary } from './lib/manifest.js';
 import type { RetrySummary } from './lib/retry.js';
 import type { RunOptions as LibRunOptions, RunSummary } from './lib/run.js';
 import type { StatusSummary } from './lib/status.js';
-import type { LimitEvent, PhotoCounts, PhotoDoneEvent, PhotoEvent, RunEvent, SummaryEvent } from './run/events.js';
+import type { LimitEvent, PhotoCounts, PhotoEvent, RunEvent, SummaryEvent } from './run/events.js';
 
 export { DarkroomError, type DarkroomErrorCode } from './errors.js';
 // How names, captions and messages from outside are shown without acting on a terminal (docs/names.md).
@@ -33,7 +33,7 @@ export * from './commands/index.js';
 export { clock, installClock, SystemClock, type Clock } from './clock.js';
 export { DEFAULT_LEDGER_FILE } from './config/ledgerPath.js';
 export type { Job, JobOptions, Plan, PlanOptions, PlanResult, PlanStep, RetrySummary, RunSummary, StatusSummary };
-export type { RunEvent, PhotoEvent, PhotoDoneEvent, LimitEvent, SummaryEvent, PhotoCounts };
+export type { RunEvent, PhotoEvent, LimitEvent, SummaryEvent, PhotoCounts };
 export { RunStoppedError } from './lib/runStopped.js';
 
 /** How {@link run} is made. Every field may be left out, and so may the object (`null` or `undefined` is `{}`). */
@@ -48,7 +48,7 @@ export interface RunOptions extends JobOptions {
   readonly signal?: AbortSignal | undefined;
   /**
    * Each event of the run as it happens, the same as `darkroom run --json` writes: one per
-   * photo that ends (`done`, then `photo-done`; `failed`, `held`, `skipped`), `limit`, and
+   * photo that ends (`done`, `failed`, `held`, `skipped`), `limit`, and
    * `summary` last. Called synchronously: keep it quick.
    *
    * If it throws, darkroom never lets the exception escape (no unhandled rejection, no

@@ -8,7 +8,7 @@ import type { GuardName } from './guards.js';
  * one per line on stdout, and what a library caller gets through `RunOptions.onEvent`.
  * Fields are only ever added, never renamed or given another meaning.
  */
-export type RunEvent = PhotoEvent | PhotoDoneEvent | LimitEvent | SummaryEvent;
+export type RunEvent = PhotoEvent | LimitEvent | SummaryEvent;
 
 /** A photo reached an end state during this run (each photo once per state it reaches). */
 export interface PhotoEvent {
@@ -27,20 +27,6 @@ export interface PhotoEvent {
   /** The service's requestId of its latest call that said something about it, and its task, to quote to support. */
   readonly requestId: string | null;
   readonly taskId: string | null;
-  /** When, ms since the epoch. */
-  readonly atMs: number;
-}
-
-/**
- * A photo's outputs are all in place: sent right after its `done` event, with only what a
- * program waiting for files needs (the library's progress event).
- */
-export interface PhotoDoneEvent {
-  readonly type: 'photo-done';
-  /** Its path relative to input.dir (a URL input: its name), '/'-separated. */
-  readonly input: string;
-  /** Its output files relative to output.dir, '/'-separated. */
-  readonly outputs: readonly string[];
   /** When, ms since the epoch. */
   readonly atMs: number;
 }
@@ -125,7 +111,6 @@ export class PhotoEventFeed {
           taskId: r.taskId,
           atMs: r.atMs,
         });
-        if (r.state === 'done') this.emit({ type: 'photo-done', input: slash(r.path), outputs, atMs: r.atMs });
       }
       if (rows.length === 0) return;
     }

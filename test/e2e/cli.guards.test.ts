@@ -193,9 +193,9 @@ describe('darkroom run --json', () => {
       expect(out.replace(/\.[a-z]+$/, '')).toBe((e.input as string).replace(/\.[a-z]+$/, ''));
       expect(e.reason).toBeNull();
     }
-    // Each done photo is followed by its photo-done: input and outputs only (the library's progress event).
-    const photoDone = all.filter((e) => e.type === 'photo-done');
-    expect(photoDone.map((e) => [e.input, e.outputs])).toEqual(done.map((e) => [e.input, e.outputs]));
+    // One photo-level event per photo: no second event repeats a done photo's facts.
+    expect(all.filter((e) => e.input === done[0]!.input).map((e) => e.type)).toEqual(['done']);
+    expect(new Set(all.map((e) => e.type))).toEqual(new Set(['done', 'skipped', 'summary']));
     const skipped = all.filter((e) => e.type === 'skipped');
     expect(skipped).toHaveLength(1);
     expect(skipped[0]).toMatchObject({ input: 'broken.jpg', outputs: [] });

@@ -49,7 +49,7 @@ async function sixPhotos(): Promise<TestJob & { readonly apiKey: string }> {
 const settled = () => new Promise<void>((r) => setImmediate(r));
 
 describe('an onEvent handler that throws', () => {
-  it('on photo-done: the run stops as an abort, rejects EVENT_HANDLER with the cause and the figures, and nothing escapes', async () => {
+  it('on a done event: the run stops as an abort, rejects EVENT_HANDLER with the cause and the figures, and nothing escapes', async () => {
     const job = await sixPhotos();
     const before = sim.creates();
     const bug = new Error('studio handler bug');
@@ -58,7 +58,7 @@ describe('an onEvent handler that throws', () => {
       apiKey: job.apiKey,
       onEvent: (e) => {
         seen.push(e.type);
-        if (e.type === 'photo-done') throw bug;
+        if (e.type === 'done') throw bug;
       },
     }).catch((e: unknown) => e);
     await settled();
@@ -69,8 +69,8 @@ describe('an onEvent handler that throws', () => {
     expect(stopped.cause).toBe(bug);
     expect(stopped.message).toContain('studio handler bug');
     // The throw was the last event the handler got.
-    expect(seen.at(-1)).toBe('photo-done');
-    expect(seen.filter((t) => t === 'photo-done')).toHaveLength(1);
+    expect(seen.at(-1)).toBe('done');
+    expect(seen.filter((t) => t === 'done')).toHaveLength(1);
     expect(stopped.summary.total).toBe(6);
     expect(stopped.summary.done).toBeGreaterThanOrEqual(1);
     expect(stopped.summary.interrupted).toBe(true);
