@@ -1,13 +1,14 @@
 /**
- * darkroom as a library: the package's main entry (`import { run } from 'darkroom'`), and
- * the only one the CLI builds on (docs/ARCHITECTURE.md § Import rules). docs/library.md
- * has a complete example.
+ * darkroom as a library: the package's main entry (`import { run } from 'darkroom'`). What a
+ * program needs and no more: the functions, their options and results, the events, the
+ * errors. The CLI is another client of the same functions, through src/commands/ (its
+ * wording is not API). docs/library.md has a complete example.
  *
  * Nothing here touches the process: importing and running darkroom adds no signal or exit
  * listener, writes nothing to stdout or stderr and never exits. Logs go to the caller's
  * pino logger, or else to the job's log file beside its ledger (`log.file`), as
  * `darkroom run` writes them. Each function loads the modules it needs when it is called,
- * so importing this is cheap (the CLI imports it at every start).
+ * so importing this is cheap.
  *
  * @packageDocumentation
  */
@@ -23,15 +24,7 @@ import type { LimitEvent, PhotoCounts, PhotoEvent, RunEvent, SummaryEvent } from
 export { DarkroomError, type DarkroomErrorCode } from './errors.js';
 // How names, captions and messages from outside are shown without acting on a terminal (docs/names.md).
 export { jsonSafe, shownText, terminalSafe } from './display.js';
-export { toDarkroomError } from './lib/errors.js';
-
-// What the `darkroom` command is built of, for a program that wants the CLI's own texts and
-// exit codes (src/commands/index.ts): each command as a function, loaded when called; the
-// clock everything reads time through (a test may install a shifted one); the ledger's
-// default file name.
-export * from './commands/index.js';
-export { clock, installClock, SystemClock, type Clock } from './clock.js';
-export { DEFAULT_LEDGER_FILE } from './config/ledgerPath.js';
+export { EXIT } from './commands/exit.js';
 export type { Job, JobOptions, Plan, PlanOptions, PlanResult, PlanStep, RetrySummary, RunSummary, StatusSummary };
 export type { RunEvent, PhotoEvent, LimitEvent, SummaryEvent, PhotoCounts };
 export { RunStoppedError } from './lib/runStopped.js';

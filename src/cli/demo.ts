@@ -2,7 +2,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSimulator } from '../simulator.js';
 import { describeError } from './errors.js';
-import { progressFor, runCommand, terminalSafe } from '../index.js';
+import { progressFor, runCommand } from '../commands/index.js';
+import { terminalSafe } from '../display.js';
 
 /**
  * `npm run demo`: the simulator in-process on free loopback ports, jobs.example.yaml run

@@ -1,5 +1,6 @@
 import { hideBin } from 'yargs/helpers';
-import { SystemClock, installClock, terminalSafe } from '../index.js';
+import { SystemClock, installClock } from '../clock.js';
+import { terminalSafe } from '../display.js';
 import { describeError } from './errors.js';
 import { main } from './main.js';
 import { quietOnClosedPipes } from './pipes.js';

@@ -1,6 +1,6 @@
-import { toDarkroomError } from '../index.js';
+import { toDarkroomError } from '../commands/index.js';
 
-export { EXIT } from '../index.js';
+export { EXIT } from '../commands/index.js';
 
 /** An operator-facing error: one line that says what happened and what to do, and its exit code (src/errors.ts). */
 export function describeError(err: unknown): { exitCode: number; line: string } {

@@ -5,7 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
-import { clock, creditsCommand, DEFAULT_LEDGER_FILE, jsonSafe, manifestCommand, planCommand, terminalSafe, progressFor, reportCommand, retryCommand, runCommand, statusCommand, usageCommand, watchStatus } from '../index.js';
+import { clock } from '../clock.js';
+import { creditsCommand, DEFAULT_LEDGER_FILE, manifestCommand, planCommand, progressFor, reportCommand, retryCommand, runCommand, statusCommand, usageCommand, watchStatus } from '../commands/index.js';
+import { jsonSafe, terminalSafe } from '../display.js';
 import { askOnTerminal } from './ask.js';
 import { describeError, EXIT } from './errors.js';
 import { withGuardOptions } from './guardOptions.js';

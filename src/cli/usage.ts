@@ -1,4 +1,4 @@
-import { DarkroomError } from '../index.js';
+import { DarkroomError } from '../errors.js';
 /**
  * A mistake on the command line: one line saying what was wrong and what was expected,
  * exit 2 (errors.ts). Thrown by the options' checks below, from yargs' coerce.

@@ -1,8 +1,7 @@
 /**
- * The darkroom command's building blocks, exported by the public entry (src/index.ts) so
- * that the CLI is one client of it (docs/ARCHITECTURE.md § Import rules): each command as
- * a function that returns what to print and the exit code, never printing or exiting
- * itself. Each loads its modules when first called: `darkroom --help` and `status` load
+ * The darkroom command's building blocks, what src/cli/ is built of (docs/ARCHITECTURE.md
+ * § Import rules): each command as a function that returns what to print and the exit code,
+ * never printing or exiting itself; internal, not the package's API (src/index.ts is). Each loads its modules when first called: `darkroom --help` and `status` load
  * none of the run's (undici, sharp, zod, yaml…).
  */
 import type { PlanIo } from '../lib/plan.js';
@@ -19,6 +18,8 @@ import type { AccountIo } from '../lib/account.js';
 import type { PlanResult } from '../lib/plan.js';
 
 export { EXIT } from './exit.js';
+export { toDarkroomError } from '../lib/errors.js';
+export { DEFAULT_LEDGER_FILE } from '../config/ledgerPath.js';
 export type { AccountCommandArgs, AccountIo, ManifestArgs, ManifestSummary, PlanArgs, PlanIo, ReportArgs, ReportResult, RetryArgs, RetryIo, RetryOutcome, RunArgs, RunIo, RunOutcome, StatusArgs, WriteStreams };
 export type { Display } from './run.js';
 export type { GuardArgs } from './guards.js';
