@@ -29,6 +29,7 @@ async function demo(): Promise<number> {
       },
     );
     process.stdout.write(`${terminalSafe(r.report)}\n`);
+    if (r.problems !== '') process.stderr.write(`${terminalSafe(r.problems)}\n`);
     const audit = sim.audit();
     const k = Object.values(audit.keys)[0];
     if (k) {

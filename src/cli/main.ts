@@ -124,6 +124,7 @@ export async function main(argv: string[]): Promise<number> {
             },
           );
           (a.json ? err : out)(r.report);
+          if (r.problems !== '') err(r.problems);
           exitCode = r.exitCode;
         } finally {
           if (backstop) clock.clearTimer(backstop);

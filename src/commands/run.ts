@@ -63,7 +63,10 @@ export interface RunIo {
 
 export interface RunOutcome {
   readonly exitCode: number;
+  /** The result, for stdout: the figures and what to do next. */
   readonly report: string;
+  /** Why the run stopped, was interrupted, or what it left out, for stderr (where a cron job's mail looks); empty when none. */
+  readonly problems: string;
   readonly result: RunResult;
   readonly outputDir: string;
 }
@@ -129,17 +132,19 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
     reader?.close();
   }
   const { result, rescue } = session;
-  const lines = [formatStatus(result.status, config.ledger, config.limits, args.jobs)];
+  const lines = [formatStatus(result.status, config.ledger, config.limits, args.jobs), ...nextStepLines(result, args.jobs)];
+  const problems: string[] = [];
   if (result.recovered.ambiguous > 0) {
-    lines.push(`note: ${result.recovered.ambiguous} create(s) were in flight when an earlier run stopped; their photos are held (see above)`);
+    problems.push(`note: ${result.recovered.ambiguous} create(s) were in flight when an earlier run stopped; their photos are held (see darkroom status)`);
   }
   const hidden = hiddenLine(result.discovered.hidden);
-  if (hidden !== null) lines.push(`note: ${hidden}`);
-  if (result.halt) lines.push(`stopped: ${result.halt.message}`);
-  if (result.halt?.kind === 'ledger') lines.push(...rescueLines(rescue, config.ledger));
-  if (result.stepsChange && result.stepsChange.outcome !== 'bound') lines.push(...stepsChangeLines(result.stepsChange));
-  lines.push(...accountStopLines(result, config.keyEnvs));
-  if (result.interrupted) lines.push(`interrupted: run \`darkroom run ${shellArg(args.jobs)}\` again to continue where this one stopped`);
-  lines.push(...nextStepLines(result, args.jobs));
-  return { exitCode: result.exitCode, report: lines.join('\n'), result, outputDir: config.output.dir };
+  if (hidden !== null) problems.push(`note: ${hidden}`);
+  if (result.halt) problems.push(`stopped: ${result.halt.message}`);
+  if (result.halt?.kind === 'ledger') problems.push(...rescueLines(rescue, config.ledger));
+  // A redo that was asked for is a result; steps that changed under a run that refused are why it stopped.
+  if (result.stepsChange?.outcome === 'redone') lines.splice(1, 0, ...stepsChangeLines(result.stepsChange));
+  else if (result.stepsChange && result.stepsChange.outcome !== 'bound') problems.push(...stepsChangeLines(result.stepsChange));
+  problems.push(...accountStopLines(result, config.keyEnvs));
+  if (result.interrupted) problems.push(`interrupted: run \`darkroom run ${shellArg(args.jobs)}\` again to continue where this one stopped`);
+  return { exitCode: result.exitCode, report: lines.join('\n'), problems: problems.join('\n'), result, outputDir: config.output.dir };
 }

@@ -1,4 +1,6 @@
 import { shownText } from '../display.js';
+import cliTruncate from 'cli-truncate';
+import stringWidth from 'string-width';
 import wrapAnsi from 'wrap-ansi';
 import { formatDuration } from './model.js';
 import type { Progress, ServiceDown } from './snapshot.js';
@@ -111,24 +113,18 @@ export function frameRows(p: Progress, o: FrameOptions): { id: string; text: str
   return rows.map((r) => ({ ...r, text: fit(r.text, o.width) }));
 }
 
-/** Cut a line (which may hold colour codes) to `width` visible characters. */
+/**
+ * Cut a line (which may hold colour codes) to the terminal's `width` columns, less one (a
+ * line that fills the last column makes some terminals scroll), counting wide characters
+ * (CJK, emoji) as the two columns they take; colour is closed after the cut.
+ */
 export function fit(s: string, width: number): string {
   const max = Math.max(10, width - 1);
-  if (stripAnsi(s).length <= max) return s;
-  let visible = 0;
-  let out = '';
-  for (let i = 0; i < s.length && visible < max - 1; i++) {
-    // eslint-disable-next-line no-control-regex -- an ANSI escape sequence is what is matched
-    const m = s[i] === '\x1b' ? /^\x1b\[[0-9;?]*[A-Za-z]/.exec(s.slice(i)) : null;
-    if (m) {
-      out += m[0];
-      i += m[0].length - 1;
-      continue;
-    }
-    out += s[i];
-    visible++;
-  }
-  return out.includes('\x1b[') ? `${out}…\x1b[0m` : `${out}…`;
+  if (stringWidth(s) <= max) return s;
+  // A wide character astride the last column is kept whole by cli-truncate: cut one column sooner then.
+  let cut = cliTruncate(s, max, { position: 'end', truncationCharacter: '…' });
+  if (stringWidth(cut) > max) cut = cliTruncate(s, max - 1, { position: 'end', truncationCharacter: '…' });
+  return cut.includes('\x1b[') ? `${cut}\x1b[0m` : cut;
 }
 
 export function stripAnsi(s: string): string {

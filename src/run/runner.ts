@@ -392,7 +392,8 @@ async function startMetadata(config: Config, opts: RunOptions, run: RunState, lo
   } catch (err) {
     await writer.end().catch(() => undefined);
     const message = metadataToolMessage(config, err);
-    log.error({}, message);
+    // In the log file; the operator's one line is the halt's `stopped:` (on stderr).
+    log.info({ code: 'METADATA_TOOL' }, message);
     haltRun(run, { kind: 'config', code: 'METADATA_TOOL', immediate: true, exitCode: 2, message });
     return { options: undefined, end: async () => {} };
   }

@@ -4,7 +4,7 @@ import { runCli } from '../helpers/cli.js';
 
 const ROOT = new URL('../../', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { version: string };
-const COMMANDS = ['run', 'status', 'plan', 'retry', 'report', 'credits', 'usage', 'sim'];
+const COMMANDS = ['run', 'status', 'plan', 'retry', 'report', 'manifest', 'credits', 'usage', 'sim'];
 
 describe('darkroom --help and --version', () => {
   it('--version prints the package version and exits 0', async () => {
@@ -44,7 +44,7 @@ describe('darkroom --help and --version', () => {
     expect(readme).toMatch(/^\| \*\*3\*\* \| stopped by an account problem/m);
     expect(readme).toMatch(/^\| \*\*4\*\* \| stopped at a limit you set/m);
     expect(readme).toMatch(/^\| \*\*130\*\* \| interrupted \|$/m);
-    for (const c of COMMANDS) expect(readme).toMatch(new RegExp(`^\\| \`darkroom ${c}\\b`, 'm'));
+    for (const c of COMMANDS) expect(readme).toMatch(new RegExp(`^\\| .*\`darkroom ${c}\\b`, 'm'));
   });
 
   it('an unknown command or option is a usage error (exit 2) pointing at --help', async () => {

@@ -95,6 +95,6 @@ describe('Ctrl-C while the live display draws', () => {
     expect(r.stderr.slice(0, at)).toMatch(/\x1b\[\d+A/); // the display was drawing
     expect(at).toBeGreaterThan(r.stderr.lastIndexOf('\x1b[?25h')); // cursor back before the message
     expect(r.stderr.slice(at)).not.toMatch(/\x1b\[\d*A|\x1b\[\?25l/); // nothing redrawn over it
-    expect(r.stdout).toMatch(/interrupted: run `darkroom run \S+jobs\.yaml` again/);
+    expect(r.stderr).toMatch(/interrupted: run `darkroom run \S+jobs\.yaml` again/);
   });
 });

@@ -40,7 +40,7 @@ describe('darkroom run: hidden files and deleted inputs', () => {
     expect(r.stderr).not.toMatch(/unexpected error/);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/4 total · 3 done · 1 failed \(1 skipped\) · 0 held · 0 pending/);
-    expect(r.stdout).toContain('note: 2 hidden files (names starting with a dot) were not included; set input.hidden: true to include them');
+    expect(r.stderr).toContain('note: 2 hidden files (names starting with a dot) were not included; set input.hidden: true to include them');
     expect(r.stdout).toMatch(/damaged\.png {2}step 1: truncated or damaged PNG \(/);
     expect(uploads()).toBe(3);
   }, 120_000);

@@ -165,7 +165,7 @@ describe('a machine without perl', () => {
       expect(r.code).toBe(2);
       const lines = r.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^darkroom: error: cannot carry the photos' metadata: ExifTool needs perl, and there is no perl on PATH; install perl .*or set output\.metadata: none in jobs\.yaml .*nothing was uploaded$/);
+      expect(lines[0]).toMatch(/^stopped: cannot carry the photos' metadata: ExifTool needs perl, and there is no perl on PATH; install perl .*or set output\.metadata: none in jobs\.yaml .*nothing was uploaded$/);
       const k = sim.model.audit().keys[fingerprintKey(KEY)];
       expect(k?.uploads ?? 0).toBe(0);
       expect(k?.creates ?? 0).toBe(0);

@@ -35,8 +35,9 @@ describe('darkroom run with an output folder it cannot write', () => {
     const before = Object.values(sim.model.audit().keys).reduce((n, k) => n + k.calls, 0);
     const r = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY });
     expect(r.code).toBe(2);
-    expect(r.stdout).toMatch(line);
-    expect(r.stdout.split('\n').filter((l) => l.startsWith('stopped:'))).toHaveLength(1);
+    expect(r.stderr).toMatch(line);
+    expect(r.stderr.split('\n').filter((l) => l.startsWith('stopped:'))).toHaveLength(1);
+    expect(r.stdout).not.toMatch(/^stopped:/m);
     expect(r.stderr).not.toMatch(/unexpected error|at .*\.js:\d+/);
     // Not one call reached the service: no upload, no create, nothing charged.
     const after = sim.model.audit();

@@ -72,8 +72,8 @@ describe('a base URL that is not the service', () => {
     const r = await runCli(['run', j.jobsFile, '--base-url', url], env, { timeoutMs: 90_000 });
     expect(r.code).toBe(2);
     expect(Date.now() - started).toBeLessThan(60_000);
-    expectOneStopLine(r.stdout, url);
-    expect(r.stdout).toMatch(/^stopped: no answer from the service at http:\/\/127\.0\.0\.1:\d+ for \d+ s since the run started \(ECONNREFUSED/m);
+    expectOneStopLine(r.stderr, url);
+    expect(r.stderr).toMatch(/^stopped: no answer from the service at http:\/\/127\.0\.0\.1:\d+ for \d+ s since the run started \(ECONNREFUSED/m);
     expect(`${r.stdout}${r.stderr}`).not.toContain(KEY);
     const s = await statusOf(j);
     expect(s).toMatchObject({ total: 3, pending: 3, failed: 0, held: 0, done: 0 });
@@ -84,8 +84,8 @@ describe('a base URL that is not the service', () => {
     const web = await htmlServer();
     const r = await runCli(['run', j.jobsFile, '--base-url', web.origin], env, { timeoutMs: 60_000 });
     expect(r.code).toBe(2);
-    expectOneStopLine(r.stdout, web.origin);
-    expect(r.stdout).toMatch(/is not the image service's API \(GET \/api\/v1\/credits answered HTTP 404 text\/html without the API's envelope\)/);
+    expectOneStopLine(r.stderr, web.origin);
+    expect(r.stderr).toMatch(/is not the image service's API \(GET \/api\/v1\/credits answered HTTP 404 text\/html without the API's envelope\)/);
     // One probe, without the key: a host that is not the service never receives it.
     expect(web.hits()).toBe(1);
     expect(web.keyed()).toBe(0);
@@ -100,8 +100,8 @@ describe('a base URL that is not the service', () => {
     const stub = await fakeServer(200, 'application/json', JSON.stringify({ code: 0, message: 'ok', requestId: 'stub-1', data: {} }));
     const r = await runCli(['run', j.jobsFile, '--base-url', stub.origin], env, { timeoutMs: 60_000 });
     expect(r.code).toBe(2);
-    expectOneStopLine(r.stdout, stub.origin);
-    expect(r.stdout).toMatch(/without the key answered HTTP 200, code 0: the API refuses a request without x-api-key/);
+    expectOneStopLine(r.stderr, stub.origin);
+    expect(r.stderr).toMatch(/without the key answered HTTP 200, code 0: the API refuses a request without x-api-key/);
     expect(stub.hits()).toBe(1);
     expect(stub.keyed()).toBe(0);
     const s = await statusOf(j);

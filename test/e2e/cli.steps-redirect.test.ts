@@ -40,10 +40,10 @@ describe('darkroom run after the job\'s steps changed', () => {
     expect(refused.code).toBe(2);
     expect(calls(sim)).toBe(before);
     expect(refused.stderr).not.toMatch(/unexpected error|Cannot read/);
-    expect(refused.stdout).toMatch(/^stopped: the job's steps changed: 3 photo\(s\) were started under other steps \(3 done\).*nothing was sent.*--redo-steps/m);
-    expect(refused.stdout).toMatch(/^steps    old: upscale \(resolution 4K\) → enhance \(mode general\): 3 done/m);
-    expect(refused.stdout).toMatch(/^steps    new: upscale \(resolution 4K\)$/m);
-    expect(refused.stdout).toMatch(/^redo     a redo: 3 photo\(s\) from the first step: at least 3 create\(s\) and 6 call\(s\), credits unknown/m);
+    expect(refused.stderr).toMatch(/^stopped: the job's steps changed: 3 photo\(s\) were started under other steps \(3 done\).*nothing was sent.*--redo-steps/m);
+    expect(refused.stderr).toMatch(/^steps    old: upscale \(resolution 4K\) → enhance \(mode general\): 3 done/m);
+    expect(refused.stderr).toMatch(/^steps    new: upscale \(resolution 4K\)$/m);
+    expect(refused.stderr).toMatch(/^redo     a redo: 3 photo\(s\) from the first step: at least 3 create\(s\) and 6 call\(s\), credits unknown/m);
 
     const plan = await runCli(['plan', job.jobsFile, '--cost', 'upscale=2'], {});
     expect(plan.code).toBe(0);
@@ -83,8 +83,8 @@ describe('a base URL that redirects', () => {
     const { sim, job } = await setup({ redirect: { to, status: 308 } }, 4);
     const r = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], env);
     expect(r.code).toBe(2);
-    expect(r.stdout).toContain(`stopped: the base URL redirects to ${to}/api/v1/image/upload (POST /api/v1/image/upload, HTTP 308`);
-    expect(r.stdout).toMatch(/set service\.baseUrl to the final URL/);
+    expect(r.stderr).toContain(`stopped: the base URL redirects to ${to}/api/v1/image/upload (POST /api/v1/image/upload, HTTP 308`);
+    expect(r.stderr).toMatch(/set service\.baseUrl to the final URL/);
     expect(r.stdout + r.stderr).not.toContain(KEY);
     const s = await runCli(['status', job.jobsFile, '--json']);
     expect(JSON.parse(s.stdout)).toMatchObject({ total: 4, done: 0, failed: 0, held: 0, pending: 4 });
@@ -104,7 +104,7 @@ describe('a base URL that redirects', () => {
     const { sim, job } = await setup({ redirect: { to, calls: 'upload', times: 1 } }, 3);
     const r1 = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], env);
     expect(r1.code).toBe(2);
-    expect(r1.stdout).toMatch(/stopped: the base URL redirects to .*HTTP 307/);
+    expect(r1.stderr).toMatch(/stopped: the base URL redirects to .*HTTP 307/);
     expect(r1.stdout).toMatch(/· 0 failed · 0 held ·/);
     const r2 = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], env);
     expect(r2.code).toBe(0);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ProgressFacts } from '../../src/ledger/index.js';
 import type { ItemState } from '../../src/ledger/index.js';
 import { estimate, formatDuration } from '../../src/progress/model.js';
+import stringWidth from 'string-width';
 import { colorWanted, fit, frameRows, stripAnsi, summaryLine } from '../../src/progress/render.js';
 import { foldSteps } from '../../src/ledger/status.js';
 import { buildProgress } from '../../src/progress/snapshot.js';
@@ -179,5 +180,19 @@ describe('rendering', () => {
     expect(stripAnsi(cut).endsWith('…')).toBe(true);
     expect(cut.endsWith('\x1b[0m')).toBe(true);
     expect(fit('short', 80)).toBe('short');
+  });
+
+  it('fits every row of an 80-column terminal, a long problem and wide characters included', () => {
+    const names = ['a-rather-long-archive-file-name-from-the-scanner-roll-7.jpg', '写真アルバム1955年の夏の家族旅行のスキャン写真アルバム1955年の夏の家族旅行.jpg'];
+    for (const name of names) {
+      const q = { ...p, failed: 1, problems: [{ path: name, state: 'failed', reason: 'step 1: enhance ended FAIL on all 3 attempts (last task 00000400c28e59938288a0bd)' }] } as typeof p;
+      for (const color of [false, true]) {
+        const rows = frameRows(q, { color, width: 80, title: `${name}.yaml`, elapsedMs: 0, bar: () => '##--' });
+        for (const r of rows) expect(stringWidth(r.text), r.text).toBeLessThanOrEqual(79);
+        expect(stripAnsi(rows.at(-1)!.text)).toMatch(/^problems +1 failed · 1 held · e\.g\. .*…$/);
+      }
+    }
+    // Cut between two wide characters: the row is one column short rather than one too long.
+    expect(stringWidth(fit('写'.repeat(60), 80))).toBeLessThanOrEqual(79);
   });
 });

@@ -79,7 +79,7 @@ describe('an account without a subscription (24403)', () => {
     cleanups.push(job.cleanup, () => sim.close());
     const r = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl], { DARKROOM_TEST_KEY: 'k-24403-in-200-xyz' });
     expect(r.code).toBe(3);
-    expect(r.stdout).toMatch(/stopped: the account is not subscribed, or its subscription has expired \(code 24403 in an HTTP 200\)/);
+    expect(r.stderr).toMatch(/stopped: the account is not subscribed, or its subscription has expired \(code 24403 in an HTTP 200\)/);
     const s = JSON.parse((await runCli(['status', job.jobsFile, '--json'])).stdout);
     expect(s).toMatchObject({ total: 2, held: 0, done: 0 });
     expect(sim.model.audit().tasks).toBe(0);

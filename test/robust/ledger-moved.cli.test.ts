@@ -65,7 +65,7 @@ describe('a ledger moved or replaced during a run', () => {
     const r = await run;
 
     expect(r.code).toBe(2);
-    const stopped = r.stdout.split('\n').filter((l) => l.startsWith('stopped:'));
+    const stopped = r.stderr.split('\n').filter((l) => l.startsWith('stopped:'));
     expect(stopped).toEqual([
       `stopped: the ledger ${j.ledgerFile} was moved to ${movedTo} during the run; nothing more was sent. Move it back, or run again with --ledger ${movedTo}`,
     ]);
@@ -97,7 +97,7 @@ describe('a ledger moved or replaced during a run', () => {
 
     expect(r.code).toBe(2);
     const rescued = `${j.ledgerFile}.rescued`;
-    const said = r.stdout.split('\n').filter((l) => /^(stopped|saved):/.test(l));
+    const said = r.stderr.split('\n').filter((l) => /^(stopped|saved):/.test(l));
     expect(said).toEqual([
       `stopped: the ledger ${j.ledgerFile} was deleted during the run; nothing more was sent`,
       `saved: what this run held of the ledger is in ${rescued} (every task paid for, every create in doubt): put it back with \`mv ${rescued} ${j.ledgerFile}\` and run again`,
@@ -129,7 +129,7 @@ describe('a ledger moved or replaced during a run', () => {
     const r = await run;
 
     expect(r.code).toBe(2);
-    const stopped = r.stdout.split('\n').filter((l) => l.startsWith('stopped:'));
+    const stopped = r.stderr.split('\n').filter((l) => l.startsWith('stopped:'));
     expect(stopped).toEqual([
       `stopped: the ledger ${j.ledgerFile} was replaced by another file during the run; nothing more was sent; the one this run used is now ${aside}: move it back, or run again with --ledger ${aside}`,
     ]);

@@ -100,7 +100,7 @@ describe('the key', () => {
     expect(elsewhere.seen).toEqual([]);
     // A config stop (issue 12, point 7): exit 2, the target named, no photo failed for it.
     expect(r.code).toBe(2);
-    expect(r.stdout).toContain(`stopped: the base URL redirects to ${elsewhere.url}/api/v1/credits (GET /api/v1/credits, HTTP ${status})`);
+    expect(r.stderr).toContain(`stopped: the base URL redirects to ${elsewhere.url}/api/v1/credits (GET /api/v1/credits, HTTP ${status})`);
     expect(r.stdout).toMatch(/· 0 failed ·/);
     expect(mentions(r.stdout + r.stderr)).toBe(false);
     for (const f of filesUnder(job.dir)) expect(mentions(f.bytes), f.file).toBe(false);

@@ -94,7 +94,7 @@ describe('an interrupted run', () => {
     expect(r.code).toBe(130);
     expect(took).toBeLessThan(5000);
     expect(r.stderr).toMatch(/SIGINT: no new calls; calls in flight get 2 s to finish, then are aborted/);
-    expect(r.stdout).toMatch(/interrupted: run `darkroom run \S+` again/);
+    expect(r.stderr).toMatch(/interrupted: run `darkroom run \S+` again/);
 
     expect(integrity(job.ledgerFile)).toBe('ok');
     expect(look(job.ledgerFile, "SELECT COUNT(*) AS n FROM submissions WHERE state = 'sending'")).toEqual([{ n: 0 }]);
