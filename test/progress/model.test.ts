@@ -185,7 +185,7 @@ describe('rendering', () => {
   it('fits every row of an 80-column terminal, a long problem and wide characters included', () => {
     const names = ['a-rather-long-archive-file-name-from-the-scanner-roll-7.jpg', '写真アルバム1955年の夏の家族旅行のスキャン写真アルバム1955年の夏の家族旅行.jpg'];
     for (const name of names) {
-      const q = { ...p, failed: 1, problems: [{ path: name, state: 'failed', reason: 'step 1: enhance ended FAIL on all 3 attempts (last task 00000400c28e59938288a0bd)' }] } as typeof p;
+      const q = { ...p, failed: 1, problems: [{ id: 1, path: name, state: 'failed' as const, step: 0, reason: 'step 1: enhance ended FAIL on all 3 attempts (last task 00000400c28e59938288a0bd)', sentRequestId: null, requestId: null, taskId: null }] };
       for (const color of [false, true]) {
         const rows = frameRows(q, { color, width: 80, title: `${name}.yaml`, elapsedMs: 0, bar: () => '##--' });
         for (const r of rows) expect(stringWidth(r.text), r.text).toBeLessThanOrEqual(79);
