@@ -40,7 +40,7 @@ const serviceSchema = z
      * values are fixed by the spec.
      */
     businessTypes: z
-      .strictObject({ colorize: businessTypeValue.optional(), 'remove-background': businessTypeValue.optional() })
+      .strictObject(Object.fromEntries(capabilitiesWhere((c) => !c.inEnumeration).map((c) => [c, businessTypeValue.optional()])))
       .optional(),
   })
   .refine((s) => !(s.apiKeyEnv && s.keys), { message: 'either apiKeyEnv or keys, not both' });

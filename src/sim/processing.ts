@@ -47,6 +47,9 @@ export async function processImage(capability: Capability, input: Buffer, params
       return upscale(img, params.resolution === '8K' ? 4 : 2);
     case 'image2image':
       return stylize(img, params.style ?? 'vivid');
+    default:
+      // A capability the simulator has no picture of its own for: a visible change all the same.
+      return img.modulate({ brightness: 1.05 }).jpeg({ quality: 92 }).toBuffer();
   }
 }
 

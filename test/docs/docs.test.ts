@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { jobSchema } from '../../src/config/schema.js';
+import { CAPABILITIES, CAPABILITY_NAMES } from '../../src/spec/capabilities.js';
 import { runCli } from '../helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -168,6 +169,40 @@ describe('README and docs/', () => {
   });
 });
 
+/** The capability table of a page, as the rows of src/spec/capabilities.ts would print. */
+export function capabilityRows(page: string): string[] {
+  const at = page.indexOf('| capability | endpoint |');
+  expect(at).toBeGreaterThan(0);
+  return page
+    .slice(at)
+    .split('\n')
+    .slice(2)
+    .filter((l) => l.startsWith('| `'))
+    .map((l) => l.trim());
+}
+
+function capabilityRow(c: (typeof CAPABILITY_NAMES)[number]): string {
+  const i = CAPABILITIES[c];
+  const yes = (b: boolean, text = 'yes') => (b ? text : '—');
+  return [
+    `\`${c}\``,
+    `\`${i.path}\``,
+    yes(i.acceptsMode),
+    yes(i.acceptsResolution),
+    yes(i.takesStyle, 'yes (`style` required)'),
+    i.resultFormat === null ? "the service's format" : i.resultFormat.toUpperCase(),
+    i.credits === null ? '—' : String(i.credits),
+    `\`${i.businessType}\`${i.inEnumeration ? '' : ' (not in the spec)'}`,
+  ].reduce((row, cell) => `${row} ${cell} |`, '|');
+}
+
+describe('the job-file page', () => {
+  it('has the capability table of src/spec/capabilities.ts, row for row', () => {
+    const page = readFileSync(path.join(ROOT, 'docs/guide/job-file.md'), 'utf8');
+    expect(capabilityRows(page)).toEqual(CAPABILITY_NAMES.map(capabilityRow));
+  });
+});
+
 describe('the checks themselves fail on what they are for', () => {
   const page = path.join(ROOT, 'docs', 'guide', 'commands.md');
 
@@ -187,6 +222,13 @@ describe('the checks themselves fail on what they are for', () => {
     expect(unknownToCli('```sh\ndarkroom sharpen jobs.yaml\n```\n')).toEqual(['darkroom sharpen (no such command): darkroom sharpen jobs.yaml']);
     // A flag of another command is still not this command's.
     expect(unknownToCli('`darkroom credits --held`')).toEqual(['darkroom credits --held (not in its --help): darkroom credits --held']);
+  });
+
+  it('a capability row that differs from the code', () => {
+    const page = readFileSync(path.join(ROOT, 'docs/guide/job-file.md'), 'utf8');
+    const edited = page.replace('| `unblur` | `/api/v1/unblur/generate` | yes |', '| `unblur` | `/api/v1/unblur/generate` | — |');
+    expect(edited).not.toBe(page);
+    expect(capabilityRows(edited)).not.toEqual(CAPABILITY_NAMES.map(capabilityRow));
   });
 
   it('a missing key', () => {
