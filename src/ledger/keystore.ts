@@ -13,6 +13,8 @@ export type SlotKind = 'create' | 'active' | 'held' | 'released';
 export interface StoredCall {
   readonly at_ms: number;
   readonly counts_in: CountsIn;
+  /** The ledger's id, an account command's, or 'foreign' (another client of the key, seen from the service). */
+  readonly owner: string;
 }
 
 export interface SlotRow {
@@ -139,7 +141,7 @@ export class KeyStore {
   // ---- calls -------------------------------------------------------------------------
 
   callsSince(sinceMs: number): StoredCall[] {
-    return stmt<[number], StoredCall>(this.db, 'SELECT at_ms, counts_in FROM calls WHERE at_ms > ? ORDER BY at_ms').all(sinceMs);
+    return stmt<[number], StoredCall>(this.db, 'SELECT at_ms, counts_in, owner FROM calls WHERE at_ms > ? ORDER BY at_ms').all(sinceMs);
   }
 
   insertCall(owner: string, atMs: number, kind: CallKind, countsIn: CountsIn = 'both'): number {
@@ -252,10 +254,13 @@ export class KeyStore {
     return stmt(this.db, "DELETE FROM slots WHERE owner = ? AND ref = ? AND kind = 'active'").run(owner, taskId).changes;
   }
 
-  /** Held rows shown not to be running (or freed by the operator): kept, no longer counted. */
+  /**
+   * Rows shown not to be running (held ones, or a gone run's, when the service accepted a
+   * create beyond them): kept, no longer counted.
+   */
   release(ids: readonly number[]): void {
     this.writes++;
-    for (const id of ids) stmt(this.db, "UPDATE slots SET kind = 'released' WHERE id = ? AND kind = 'held'").run(id);
+    for (const id of ids) stmt(this.db, "UPDATE slots SET kind = 'released' WHERE id = ? AND kind <> 'released'").run(id);
   }
 
   /** `darkroom retry --held`: the held rows of these creates (by X-Request-Id) are freed. */

@@ -116,3 +116,31 @@ export async function seedFromUsage(budget: KeyBudget, client: ApiClient, signal
   }
   return undefined;
 }
+
+/** While a key is shared, how often to look whether its usage is due again (seedFromUsage reads it once a minute). */
+const SHARE_LOOK_MS = 15_000;
+
+/**
+ * While this machine spends under a share of the key (scheduler/keyShare.ts: other clients
+ * use it too), GET /usage once a minute, machine-wide (seedFromUsage), says what the others
+ * still spend: when they spent nothing in the last minute, the whole key is this machine's
+ * again at once, not after minutes of additive growth. A call each, only while shared and
+ * while the key has work needing calls. Ends when `signal` aborts; an account problem is
+ * handed to `onStop`.
+ */
+export async function watchShare(
+  budget: KeyBudget,
+  client: ApiClient,
+  o: { signal: AbortSignal; random: () => number; log: Logger; needsCalls: () => boolean; onStop: (err: ApiError) => void },
+): Promise<void> {
+  for (;;) {
+    try {
+      await clock.sleep(SHARE_LOOK_MS, o.signal);
+    } catch {
+      return;
+    }
+    if (budget.shareAt(clock.now()) >= 1 || !o.needsCalls()) continue;
+    const stop = await seedFromUsage(budget, client, o.signal, o.random, o.log);
+    if (stop) o.onStop(stop);
+  }
+}

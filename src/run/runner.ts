@@ -27,7 +27,7 @@ import { downloadLoop, Patience } from '../stages/downloader.js';
 import { PhotoEventFeed, summaryEvent, type RunEvent } from './events.js';
 import { Guards, type GuardLimits, type GuardTrip } from './guards.js';
 import { stopForConfig } from '../stages/configStop.js';
-import { openKeyBudgets, seedFromUsage, type KeyStoreOptions } from './keys.js';
+import { openKeyBudgets, seedFromUsage, watchShare, type KeyStoreOptions } from './keys.js';
 import { ledgerGuard } from './ledgerGuard.js';
 import type { OutputFs } from '../outputs/outputfs.js';
 import { pollStage } from '../stages/poll.js';
@@ -153,6 +153,8 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   // Every call and download in flight listens to it (clock.deadline): with several keys that
   // is more than the default 10, which would print a leak warning that is not one.
   setMaxListeners(1000, hard.signal);
+  // Ends what watches the keys while the lanes run (watchShare).
+  const lanesOver = new AbortController();
   let graceTimer: ReturnType<typeof clock.setTimer> | undefined;
 
   const latency = new LatencyModel();
@@ -213,6 +215,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
       capabilities: config.steps.map((s) => s.capability),
       laneCount: opts.keys.length,
       latencyScaleMs: () => Math.min(...config.steps.map((s) => latency.meanMs(s.capability))),
+      learnedLatencyMs: () => learnedLatencyMs(latency, config, ledger),
       activeTasks: config.limits.activeTasks,
       onActivity: () => {
         activity.notify();
@@ -283,6 +286,16 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
       else if (stop) stopForAccount({ run, log }, stop);
     }
     if (guards && !run.stopped) await guards.begin(opts.keys.some((k) => ledger.keyFacts.needsCalls(k.fingerprint)));
+    // While a key is shared with other clients, its usage is read now and then (keys.ts).
+    const watching = opts.keys.map((k, i) =>
+      watchShare(budgets[i]!, clients[i]!, {
+        signal: lanesOver.signal,
+        random,
+        log,
+        needsCalls: () => !run.stopped && ledger.keyFacts.needsCalls(k.fingerprint),
+        onStop: (err) => (err.kind === 'stop-config' ? stopForConfig({ run, log }, err) : stopForAccount({ run, log }, err)),
+      }),
+    );
     for (;;) {
       const before = handedBack;
       let lanesDone = false;
@@ -296,10 +309,13 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
       }
       if (run.stopped || lanes.some((l) => l.crash !== undefined) || handedBack === before) break;
     }
+    lanesOver.abort();
+    await Promise.all(watching);
     await guards?.end();
     guards?.finish();
     if (run.accountStop?.creditsOnly && !run.stopped) credits = await creditsShortfall(ledger, config, clients[0], budgets[0], hard.signal, log);
   } finally {
+    lanesOver.abort();
     await guards?.end();
     if (graceTimer) clock.clearTimer(graceTimer);
     opts.signal?.removeEventListener('abort', onAbort);
@@ -358,6 +374,16 @@ function refused(ledger: Ledger, steps: StepsCheck, recovered: RecoveryReport, t
     interrupted: false,
     exitCode: 2,
   };
+}
+
+/**
+ * The task latency learned so far (the shortest step's): this run's model once it has seen
+ * tasks end, else the ledger's recent ones (a resumed run), else null.
+ */
+function learnedLatencyMs(latency: LatencyModel, config: Config, ledger: Ledger): number | null {
+  const seen = config.steps.filter((s) => latency.samples(s.capability) > 0);
+  if (seen.length > 0) return Math.min(...seen.map((s) => latency.meanMs(s.capability)));
+  return ledger.keyFacts.typicalRecentLatencyMs();
 }
 
 function logCall(ledger: Ledger, log: Logger, keyFp: string, rec: CallRecord): void {

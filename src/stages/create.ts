@@ -73,7 +73,10 @@ function onCreateError(ctx: StageContext, item: ItemRow, submissionId: number, e
     case 'retry-later': {
       const at = retryAt(err, item.retries, ctx.random);
       ledger.submissions.reject(submissionId, item, outcome, 'uploaded', at, err.code);
-      if (err.rateLimit?.scope === 'api_key_active_tasks') return { slotsFull: true };
+      if (err.rateLimit?.scope === 'api_key_active_tasks') {
+        const said = err.retryAfterMs !== null || (err.rateLimit.resetAtMs ?? 0) > clock.now();
+        return said ? { slotsFull: true, slotsRetryAtMs: at } : { slotsFull: true };
+      }
       return err.kind === 'retry-later' ? { pauseUntilMs: at } : {};
     }
     case 'stop-account':
