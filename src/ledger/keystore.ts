@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { KEYSTORE_MIGRATIONS_DIR, migrate, readMigrations, type Migration } from './migrate.js';
 import { NotSqliteFileError, openWritable, type SqliteFileRole } from './sqliteFile.js';
 import { stmt } from './statements.js';
@@ -56,6 +56,8 @@ export class KeyStoreError extends DarkroomError {
     super('KEY_STORE', `cannot open the key's shared call budget at ${file} (${why}); set DARKROOM_STATE_DIR to a writable folder`);
   }
 }
+
+const SELECT_SLOTS = 'SELECT s.id, s.owner, s.item_id, s.ref, s.kind, s.since_ms, s.expires_ms, o.pid, o.host FROM slots s LEFT JOIN owners o ON o.owner = s.owner ORDER BY s.id';
 
 /** Fingerprints are `k_` and 12 hex digits (src/spec/key.ts): safe as a file name, and never the key. */
 const FINGERPRINT = /^k_[0-9a-f]{12}$/;
@@ -118,6 +120,24 @@ export class KeyStore {
       db?.close();
       if (err instanceof NotSqliteFileError || (err as { code?: string }).code === 'LEDGER_TOO_NEW') throw err;
       throw new KeyStoreError(file, err);
+    }
+  }
+
+  /**
+   * The slot rows of the key's store in `dir`, read only (for `darkroom status`, beside a
+   * run): nothing is made, migrated or locked for writing. Undefined when there is no store
+   * yet or it cannot be read: a status never fails for it.
+   */
+  static peekSlots(dir: string, keyFp: string): SlotRow[] | undefined {
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(KeyStore.fileFor(dir, keyFp), { readonly: true, fileMustExist: true });
+      db.pragma('busy_timeout = 1000');
+      return stmt<[], SlotRow>(db, SELECT_SLOTS).all();
+    } catch {
+      return undefined;
+    } finally {
+      db?.close();
     }
   }
 
@@ -213,10 +233,7 @@ export class KeyStore {
   // ---- slots -------------------------------------------------------------------------
 
   slots(): SlotRow[] {
-    return stmt<[], SlotRow>(
-      this.db,
-      'SELECT s.id, s.owner, s.item_id, s.ref, s.kind, s.since_ms, s.expires_ms, o.pid, o.host FROM slots s LEFT JOIN owners o ON o.owner = s.owner ORDER BY s.id',
-    ).all();
+    return stmt<[], SlotRow>(this.db, SELECT_SLOTS).all();
   }
 
   insertSlot(owner: string, s: NewSlot): number {
@@ -271,6 +288,24 @@ export class KeyStore {
       n += stmt(this.db, "UPDATE slots SET kind = 'released' WHERE owner = ? AND ref = ? AND kind = 'held'").run(owner, ref).changes;
     }
     return n;
+  }
+
+  /**
+   * `darkroom retry --held`: these creates' rows are freed, held ones by X-Request-Id, and
+   * those a stopped run left as creates in flight by photo (given the X-Request-Id they
+   * were sent with, so its restart does not count them again: replaceOwnerSlots).
+   */
+  releaseHeldCreates(owner: string, creates: readonly { itemId: number; ref: string }[]): number {
+    return this.immediate(() => {
+      let n = this.releaseHeldRefs(
+        owner,
+        creates.map((c) => c.ref),
+      );
+      for (const c of creates) {
+        n += stmt(this.db, "UPDATE slots SET kind = 'released', ref = ? WHERE owner = ? AND item_id = ? AND kind = 'create'").run(c.ref, owner, c.itemId).changes;
+      }
+      return n;
+    });
   }
 
   /**

@@ -6,7 +6,7 @@ import { InputChecks } from './checks.js';
 import { Discovery } from './discovery.js';
 import { Inputs } from './inputs.js';
 import { OutputFiles } from './outputFiles.js';
-import { Held } from './held.js';
+import { Held, type HeldItem } from './held.js';
 import { Items } from './items.js';
 import { KeyFacts } from './keyFacts.js';
 import { LedgerFile } from './fileCheck.js';
@@ -105,6 +105,15 @@ export class Ledger {
   /** Who holds the run lock, if anyone. */
   lockHolder(): LockHolder | undefined {
     return this.lock.holder();
+  }
+
+  /**
+   * Creates in flight when a run stopped (Held.inFlightOfStoppedRun), while no live run
+   * holds the ledger (a live one's creates are in flight, not held): what the next writer's
+   * recovery holds.
+   */
+  stoppedRunCreates(): HeldItem[] {
+    return this.lock.holderGone() ? this.held.inFlightOfStoppedRun() : [];
   }
 
   /**

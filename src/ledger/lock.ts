@@ -156,6 +156,12 @@ export class RunLock {
     return this.ours;
   }
 
+  /** Whether no process holds the lock, or its holder is gone (judged from here). */
+  holderGone(): boolean {
+    const h = this.holder();
+    return !h || h.token === this.ours || judgeHolder(h, this.probe.self(), this.probe) === 'gone';
+  }
+
   /**
    * Refuse (LedgerBusyError) when another process holds the lock and is, or may be, alive:
    * for sweeps such as recover() that must never run beside a live writer, whatever

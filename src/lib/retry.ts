@@ -40,6 +40,9 @@ export function requeueHeld(file: string, held: readonly HeldItem[], opts: { rea
 }
 
 function requeueHeldIn(ledger: Ledger, held: readonly HeldItem[], env: NodeJS.ProcessEnv): RetrySummary {
+  // A stopped run's creates in flight are held first, as the next run's recovery would
+  // hold them (the lock is ours: no run is sending).
+  ledger.recover();
   const r = ledger.held.requeue(['ambiguous', 'timeout'], 'darkroom retry --held', held.map((h) => h.id));
   // The operator's decision frees the task slots these creates held in their keys' budgets.
   const note = releaseHeldSlots(ledger, held, env);
@@ -60,7 +63,9 @@ function requeueFailedIn(ledger: Ledger, failed: readonly FailedItem[]): RetrySu
 export function readRetryable(file: string): { held: HeldItem[]; failed: FailedItem[]; skipped: number; pipeline: string | undefined } {
   const reader = Ledger.open(file, { readonly: true });
   try {
-    return { held: reader.held.list(), failed: reader.failed.list(), skipped: reader.failed.skipped(), pipeline: reader.getMeta('pipeline') };
+    // Creates a stopped run left in flight are held by whoever writes next: listed with the held.
+    const held = [...reader.held.list(), ...reader.stoppedRunCreates()].sort((a, b) => a.id - b.id);
+    return { held, failed: reader.failed.list(), skipped: reader.failed.skipped(), pipeline: reader.getMeta('pipeline') };
   } finally {
     reader.close();
   }
@@ -80,7 +85,7 @@ export async function retryJob(job: Job | string, what: { readonly held?: boolea
     const none: RetrySummary = { recreated: 0, repolled: 0, downloads: 0, note: null };
     const command = what.held && what.failed ? 'retry --held --failed' : what.failed ? 'retry --failed' : 'retry --held';
     return underLock(config.ledger, command, undefined, (ledger) => {
-      const held = what.held ? ledger.held.list() : [];
+      const held = what.held ? [...ledger.held.list(), ...ledger.held.inFlightOfStoppedRun()] : [];
       const failed = what.failed ? ledger.failed.list() : [];
       const h = held.length > 0 ? requeueHeldIn(ledger, held, env) : none;
       const f = failed.length > 0 ? requeueFailedIn(ledger, failed) : none;

@@ -216,7 +216,7 @@ export class KeySlots {
  * The counted rows among `rows` that no live process tracks (GuessedSlots), for a run's
  * display and for `darkroom status`, which reads the store apart from any run.
  */
-function guessedSlots(rows: readonly SlotRow[], now: number, live: (r: SlotRow) => boolean): GuessedSlots {
+export function guessedSlots(rows: readonly SlotRow[], now: number, live: (r: SlotRow) => boolean): GuessedSlots {
   let held = 0;
   let deadRun = 0;
   let untilMs = 0;
