@@ -1,7 +1,7 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { KEYSTORE_MIGRATIONS_DIR, migrate, readMigrations, type Migration } from './migrate.js';
-import { NotSqliteFileError, openWritable, type SqliteFileRole } from './sqliteFile.js';
+import { NetworkFsError, NotSqliteFileError, openWritable, type SqliteFileRole, type WritableOptions } from './sqliteFile.js';
 import { stmt } from './statements.js';
 import { DarkroomError } from '../errors.js';
 
@@ -66,6 +66,7 @@ const FINGERPRINT = /^k_[0-9a-f]{12}$/;
 const KEY_STORE_FILE: SqliteFileRole = {
   name: 'key store',
   fix: 'move it away, or set DARKROOM_STATE_DIR to another folder',
+  localFix: 'set DARKROOM_STATE_DIR to a local folder',
   dirMode: 0o700,
 };
 
@@ -90,14 +91,16 @@ export class KeyStore {
   private constructor(
     readonly file: string,
     private readonly db: Database.Database,
+    /** The network file system it is on, when the job allowed one (rollback journal, not WAL); else null. */
+    readonly networkFs: string | null = null,
   ) {
     this.dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
     this.immediateRun = db.transaction((fn: () => unknown) => fn());
   }
 
   /** The store of the key with this fingerprint in `dir` (created 0700, the file 0600). */
-  static openFor(dir: string, keyFp: string): KeyStore {
-    return KeyStore.open(KeyStore.fileFor(dir, keyFp));
+  static openFor(dir: string, keyFp: string, opts: WritableOptions = {}): KeyStore {
+    return KeyStore.open(KeyStore.fileFor(dir, keyFp), opts);
   }
 
   static fileFor(dir: string, keyFp: string): string {
@@ -110,15 +113,16 @@ export class KeyStore {
    * too, so a reservation committed before a request left survives a power cut (the point
    * of writing it first).
    */
-  static open(file: string): KeyStore {
+  static open(file: string, opts: WritableOptions = {}): KeyStore {
     let db: Database.Database | undefined;
     try {
-      db = openWritable(file, KEY_STORE_FILE);
+      const opened = openWritable(file, KEY_STORE_FILE, opts);
+      db = opened.db;
       migrate(db, file, (migrations ??= readMigrations(KEYSTORE_MIGRATIONS_DIR)), 'the key store');
-      return new KeyStore(file, db);
+      return new KeyStore(file, db, opened.networkFs);
     } catch (err) {
       db?.close();
-      if (err instanceof NotSqliteFileError || (err as { code?: string }).code === 'LEDGER_TOO_NEW') throw err;
+      if (err instanceof NotSqliteFileError || err instanceof NetworkFsError || (err as { code?: string }).code === 'LEDGER_TOO_NEW') throw err;
       throw new KeyStoreError(file, err);
     }
   }

@@ -12,7 +12,7 @@ import { KeyFacts } from './keyFacts.js';
 import { LedgerFile } from './fileCheck.js';
 import { RunLock, type HeldLock, type LockHolder, type LockRequest } from './lock.js';
 import { createsNeeded } from './needs.js';
-import { openDatabase, type OpenOptions } from './open.js';
+import { openLedgerFile, type OpenOptions } from './open.js';
 import { PhotoEvents } from './photoEvents.js';
 import { Spend } from './spend.js';
 import { Outputs } from './outputs.js';
@@ -57,6 +57,8 @@ export class Ledger {
     private readonly db: Database.Database,
     /** The file as opened (device, inode), for writers; null for readers and ':memory:'. */
     private readonly opened: LedgerFile | null,
+    /** The network file system it is on, when the job allowed one (ledger.allowNetworkFs: rollback journal, not WAL); else null. */
+    readonly networkFs: string | null = null,
   ) {
     this.lock = new RunLock(db, file);
     this.items = new Items(db);
@@ -77,9 +79,9 @@ export class Ledger {
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {
-    const db = openDatabase(file, opts);
+    const { db, networkFs } = openLedgerFile(file, opts);
     try {
-      return new Ledger(file, db, opts.readonly ? null : LedgerFile.at(file));
+      return new Ledger(file, db, opts.readonly ? null : LedgerFile.at(file), networkFs);
     } catch (err) {
       db.close();
       throw err;

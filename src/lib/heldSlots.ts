@@ -11,7 +11,7 @@ import { stateDirFrom } from './stateDir.js';
  * Returns a note for stderr when a store could not be written: the slots then stay held
  * until they expire, which delays the run but never breaks a limit.
  */
-export function releaseHeldSlots(ledger: Ledger, held: readonly HeldItem[], env: NodeJS.ProcessEnv): string {
+export function releaseHeldSlots(ledger: Ledger, held: readonly HeldItem[], env: NodeJS.ProcessEnv, allowNetworkFs = false): string {
   const byKey = new Map<string, { itemId: number; ref: string }[]>();
   for (const h of held) {
     const fp = ledger.items.get(h.id)?.key_fp;
@@ -24,7 +24,7 @@ export function releaseHeldSlots(ledger: Ledger, held: readonly HeldItem[], env:
   for (const [fp, refs] of byKey) {
     let store: KeyStore | undefined;
     try {
-      store = KeyStore.openFor(dir, fp);
+      store = KeyStore.openFor(dir, fp, { allowNetworkFs });
       store.releaseHeldCreates(owner, refs);
     } catch (err) {
       return `darkroom: note: ${(err as Error).message}; the re-queued creates keep their task slots until they expire`;

@@ -24,6 +24,8 @@ export interface KeyStoreOptions {
 export interface KeyBudgets {
   /** By key fingerprint. */
   readonly byKey: ReadonlyMap<string, KeyBudget>;
+  /** The network file systems stores were opened on (ledger.allowNetworkFs), for a warning. */
+  readonly networkFs: readonly string[];
   /** Closes the stores this opened (not the caller's). */
   close(): void;
 }
@@ -62,7 +64,7 @@ export function openKeyBudgets(ledger: Ledger, config: Config, keys: readonly Re
       if (byKey.has(fp)) continue;
       let store = o.keyStores?.get(fp);
       if (!store) {
-        store = o.stateDir !== undefined ? KeyStore.openFor(o.stateDir, fp) : KeyStore.open(':memory:');
+        store = o.stateDir !== undefined ? KeyStore.openFor(o.stateDir, fp, { allowNetworkFs: config.allowNetworkFs }) : KeyStore.open(':memory:');
         opened.push(store);
       }
       const budget = new KeyBudget(store, { owner, limits: config.limits, taskBoundMs: boundMs, callTimeoutMs: config.timeoutMs }, now);
@@ -80,7 +82,8 @@ export function openKeyBudgets(ledger: Ledger, config: Config, keys: readonly Re
     close();
     throw err;
   }
-  return { byKey, close };
+  const networkFs = [...new Set(opened.flatMap((s) => (s.networkFs === null ? [] : [s.networkFs])))];
+  return { byKey, networkFs, close };
 }
 
 const SEED_EVERY_MS = 60_000;

@@ -36,6 +36,7 @@ import { ServiceContact } from './serviceContact.js';
 import { retireStaleOutputs } from '../outputs/staleOutputs.js';
 import { checkSteps, stampNewPhotos, type StepsChange, type StepsCheck } from './stepsCheck.js';
 import { uploadStage } from '../stages/upload.js';
+import { warnNetworkFs } from './networkFs.js';
 
 export interface RunOptions extends KeyStoreOptions {
   readonly config: Config;
@@ -182,6 +183,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   const clients: ApiClient[] = [];
   // Each key's machine-wide budget (issue 12), its rows reconciled with this ledger.
   const keyBudgets = openKeyBudgets(ledger, config, opts.keys, opts);
+  for (const fs of keyBudgets.networkFs) warnNetworkFs(log, "keys' store (DARKROOM_STATE_DIR)", fs);
   const budgets: KeyBudget[] = [];
   const lanes: Lane[] = opts.keys.map((k) => {
     const client = new ApiClient({
