@@ -110,7 +110,8 @@ function toJournalMode(db: Database.Database, mode: 'WAL' | 'DELETE'): void {
       db.pragma(`journal_mode = ${mode}`);
       return;
     } catch (err) {
-      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || attempt >= WAL_ATTEMPTS) throw err;
+      // SQLITE_BUSY_RECOVERY too: another opener is recovering the WAL a killed run left.
+      if (!((err as { code?: string }).code?.startsWith('SQLITE_BUSY') ?? false) || attempt >= WAL_ATTEMPTS) throw err;
       Atomics.wait(PAUSE, 0, 0, WAL_PAUSE_MS);
     }
   }
@@ -151,6 +152,12 @@ function createPrivate(file: string, dirMode: number | undefined, wal: boolean):
   makeDirs(path.dirname(file), dirMode);
   for (const f of wal ? [file, `${file}-wal`, `${file}-shm`] : [file]) {
     if (!existsSync(f)) closeSync(openSync(f, 'a', 0o600));
-    chmodSync(f, 0o600);
+    try {
+      chmodSync(f, 0o600);
+    } catch (err) {
+      // The last connection of another process, closing, removed its WAL files since the
+      // look above: SQLite makes them again with the database file's mode.
+      if (f === file || (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
   }
 }

@@ -110,6 +110,8 @@ export async function seedFromUsage(budget: KeyBudget, client: ApiClient, signal
       log.info({ ...foreign, minuteRemaining: u.minuteRemaining, hourRemaining: u.hourRemaining }, 'the key was used elsewhere: its windows count those calls too');
     }
   } catch (err) {
+    // Stopped while it waited for room (the run ended, an interrupt): nothing to say.
+    if (signal.aborted) return undefined;
     // An invalid key, an account problem or a redirecting base URL stops the run here, as at any other call.
     if (isApiError(err) && (err.kind === 'stop-account' || err.kind === 'stop-config')) return err;
     if (isApiError(err) && err.kind === 'retry-later') budget.pauseUntil(retryAt(err, 0, random));
