@@ -159,6 +159,13 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   let graceTimer: ReturnType<typeof clock.setTimer> | undefined;
 
   const latency = new LatencyModel();
+  // Read at each pick while slots are guessed busy: worked out again at most every 5 s.
+  let learnedAt = { at: Number.NEGATIVE_INFINITY, ms: null as number | null };
+  const learned = () => {
+    const t = clock.now();
+    if (t < learnedAt.at || t - learnedAt.at >= 5_000) learnedAt = { at: t, ms: learnedLatencyMs(latency, config, ledger) };
+    return learnedAt.ms;
+  };
   const activity = new Notifier();
   // Checked before every call and download: a ledger moved, replaced or deleted stops the run.
   const ledgerOk = ledgerGuard(ledger, run, log, () => {
@@ -205,7 +212,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
     // While the service is out, the lane waits for the next try (serviceContact.ts).
     const stages: LaneStages = {
       upload: (item, ticket) => (ledgerOk() ? uploadStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
-      create: (item, ticket) => (ledgerOk() ? createStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
+      create: (item, ticket, probe) => (ledgerOk() ? createStage(under(ticket), item, probe).then((fb) => contact.during(fb)) : Promise.resolve({})),
       poll: (item, ticket) => (ledgerOk() ? pollStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
     };
     const budget = keyBudgets.byKey.get(k.fingerprint)!;
@@ -217,7 +224,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
       capabilities: config.steps.map((s) => s.capability),
       laneCount: opts.keys.length,
       latencyScaleMs: () => Math.min(...config.steps.map((s) => latency.meanMs(s.capability))),
-      learnedLatencyMs: () => learnedLatencyMs(latency, config, ledger),
+      learnedLatencyMs: learned,
       activeTasks: config.limits.activeTasks,
       onActivity: () => {
         activity.notify();

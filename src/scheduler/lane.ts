@@ -117,7 +117,7 @@ export class Lane {
       action.kind === 'poll'
         ? this.stages.poll(action.item, ticket)
         : action.kind === 'create'
-          ? this.stages.create(action.item, ticket)
+          ? this.stages.create(action.item, ticket, action.probe)
           : this.stages.upload(action.item, ticket);
     // Nothing may throw out of this chain (no one awaits it: a throw would be the host
     // process's unhandled rejection); whatever does is a crash that stops the run.

@@ -27,7 +27,8 @@ export interface Feedback {
  */
 export interface LaneStages {
   upload(item: ItemRow, ticket: Reservation): Promise<Feedback>;
-  create(item: ItemRow, ticket: Reservation): Promise<Feedback>;
+  /** `probe`: into a slot counted busy only by guesses (LaneQueues.createCandidate). */
+  create(item: ItemRow, ticket: Reservation, probe?: boolean): Promise<Feedback>;
   poll(item: ItemRow, ticket: Reservation): Promise<Feedback>;
 }
 
