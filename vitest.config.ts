@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
@@ -18,9 +18,16 @@ class LongFirst extends BaseSequencer {
   }
 }
 
+/**
+ * Runs of minutes in real time that `npm test` holds in a shorter form (simulation, fewer
+ * trials); their own npm scripts run them (package.json: test:machines, test:lock-races).
+ */
+const LONG_ONLY = ['test/e2e/cli.shared-key.machines.test.ts'];
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...(process.env.DARKROOM_LONG_TESTS ? [] : LONG_ONLY)],
     environment: 'node',
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:seeds`: issue 16's workloads over several seeds. A 30-photo run is one draw
  * of 30 latencies, and its figures move with the draw by as much as the targets' margins
- * (README § Services unlike the model): the table in `npm run bench` is seed 1, as the issue
+ * (docs/performance.md § Services unlike the model): the table in `npm run bench` is seed 1, as the issue
  * asks; this shows where a figure sits among its neighbours, and which targets hold on every
  * seed, on most, or on none.
  *

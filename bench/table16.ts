@@ -50,7 +50,7 @@ export function targets(w: Workload, r: Issue16Result): string[] {
     check(o.actualS <= b.lag1sS, `bound÷darkroom ≥ 1 s-lag client's (${f(b.boundS / o.actualS)} vs ${f(b.boundS / b.lag1sS)})`);
   } else if (w.kind === 'calls') {
     // Said where the target asks for less time than the bound's calls at the windows' rates
-    // take: only a client that bursts whole windows and wastes no poll could reach it (README).
+    // take: only a client that bursts whole windows and wastes no poll could reach it (docs/performance.md).
     const under = faster !== null && 0.9 * faster < b.boundS ? `; target ${f(0.9 * faster, 0)} s, under the bound` : '';
     if (faster !== null) check(o.actualS <= 0.9 * faster, `wall ≤ 0.90×peer (${f(o.actualS / faster)}${under})`);
     check(b.boundS / o.actualS >= 0.9, `bound÷darkroom ≥ 0.90 (${f(b.boundS / o.actualS)})`);

@@ -14,7 +14,7 @@ import { tStar, type TStar } from './tstar.js';
 /**
  * Which targets a workload answers to: `W` the scheduling workloads' (no worse than before);
  * `short`, `calls`, `long` those of the services unlike the model; `tight` a key whose minute
- * window binds a job of fast tasks, where each window can be used whole (README § Throughput).
+ * window binds a job of fast tasks, where each window can be used whole (docs/performance.md).
  */
 export type WorkloadKind = 'W' | 'short' | 'calls' | 'long' | 'tight';
 
@@ -150,7 +150,7 @@ function SERVICES_UNLIKE_THE_MODEL(): Workload[] {
     short('short-nohint', { latency: bimodal, waitTimeHint: none }),
     short('short-percap', { steps: two, latency: perCap, waitTimeHint: none }),
     callBound('calls-uniform', {}),
-    // Bimodal without a hint cannot fit ≤ 3.15 calls a photo in the slots (see README): hinted here.
+    // Bimodal without a hint cannot fit ≤ 3.15 calls a photo in the slots (docs/performance.md): hinted here.
     callBound('calls-bimodal', { latency: bimodal }),
     callBound('calls-nohint', { waitTimeHint: none }),
     callBound('calls-heavy', { latency: heavy, waitTimeHint: biased }),

@@ -13,6 +13,7 @@
  * - `LOCKED`: another run (or retry) holds the ledger (docs/ARCHITECTURE.md § L6)
  * - `NO_LEDGER`, `LEDGER_TOO_NEW`, `LEDGER_UNWRITABLE`, `LEDGER_MOVED`, `LEDGER_LINKED`, `LEDGER_DAMAGED`, `LEDGER_FULL`: the ledger file
  * - `KEY_STORE`, `KEY_BUSY`: the key's machine-wide call budget cannot be opened, or has no room soon
+ * - `NETWORK_FS`: the ledger or the key's store is on a network file system (NFS, SMB …) and `ledger.allowNetworkFs` is not set
  * - `NOT_THE_SERVICE`, `SERVICE_UNREACHABLE`: the base URL is not the service, or does not answer
  * - `ACCOUNT`: the service refused the account (invalid key, not subscribed, out of credits)
  * - `SERVICE`: any other error answer of the service to a single call
@@ -36,6 +37,7 @@ export type DarkroomErrorCode =
   | 'LEDGER_FULL'
   | 'KEY_STORE'
   | 'KEY_BUSY'
+  | 'NETWORK_FS'
   | 'NOT_THE_SERVICE'
   | 'SERVICE_UNREACHABLE'
   | 'ACCOUNT'
@@ -63,6 +65,7 @@ const EXIT_CODE: Record<DarkroomErrorCode, 1 | 2 | 3 | 130> = {
   LEDGER_FULL: 1,
   KEY_STORE: 2,
   KEY_BUSY: 2,
+  NETWORK_FS: 2,
   NOT_THE_SERVICE: 2,
   SERVICE_UNREACHABLE: 2,
   ACCOUNT: 3,

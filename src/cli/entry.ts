@@ -11,7 +11,7 @@ quietOnClosedPipes(process, (code) => process.exit(code));
 // Exit explicitly: idle keep-alive sockets to the service would otherwise hold the
 // process open for seconds after the work is done. stdout/stderr are synchronous for
 // files and pipes on Linux, so nothing printed is lost.
-// Tests only (README, Guards): the clock shifted by this many ms, so `--until` is reached in seconds.
+// Tests only (the guards' tests): the clock shifted by this many ms, so `--until` is reached in seconds.
 const skew = Number(process.env.DARKROOM_TEST_CLOCK_SKEW_MS ?? '');
 if (Number.isFinite(skew) && skew !== 0) installClock(new SystemClock(skew));
 

@@ -140,7 +140,7 @@ export async function main(argv: string[]): Promise<number> {
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger path)' })
           .option('ledger', { type: 'string', requiresArg: true, describe: `ledger file (default: ./${DEFAULT_LEDGER_FILE})` })
-          .option('json', { type: 'boolean', default: false, describe: 'one JSON object: total, done, failed, held, pending, … (see README)' })
+          .option('json', { type: 'boolean', default: false, describe: 'one JSON object: total, done, failed, held, pending, … (docs/guide/commands.md)' })
           .option('watch', { type: 'boolean', default: false, describe: 'redraw every 2 s until Ctrl-C (with --json: one object per line)' })
           .example('darkroom status jobs.yaml --json', 'machine-readable status')
           .example('darkroom status jobs.yaml --watch', 'watch a run from another terminal')
@@ -206,7 +206,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('cost', { type: 'string', array: true, describe: 'credits per image of a capability the spec gives no cost for, e.g. --cost restore=1' })
           .option('latency', { type: 'number', coerce: optionalNumberOption('latency', { min: 0, minExclusive: true }), describe: 'mean task latency to assume, seconds (default: the ledger\'s, else 20)' })
           .option('fail-rate', { type: 'number', default: 0, coerce: numberOption('fail-rate', { min: 0, max: 1, maxExclusive: true }), describe: 'share of tasks expected to end FAIL, 0 to below 1 (each is created again)' })
-          .option('json', { type: 'boolean', default: false, describe: 'one JSON object (see README)' })
+          .option('json', { type: 'boolean', default: false, describe: 'one JSON object (docs/guide/commands.md)' })
           .example('darkroom plan jobs.yaml', 'what the job needs; with DARKROOM_API_KEY set, against the account\'s credits (1 call)')
           .example('darkroom plan jobs.yaml --cost restore=1 --cost upscale=2', 'price the capabilities the spec gives no cost for')
           .epilog(exitCodesEpilog('plan')),

@@ -1,7 +1,7 @@
 import { shownText } from '../display.js';
 import type { LedgerStatus } from '../ledger/index.js';
 import { formatDuration } from '../progress/model.js';
-import type { Progress } from '../progress/snapshot.js';
+import type { GuessedSlotsView, Progress } from '../progress/snapshot.js';
 
 /** The human form of a status: counts first, then every item that needs a person's attention. */
 export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { callsPerMinute: number; callsPerHour: number }, jobsFile?: string): string {
@@ -76,6 +76,7 @@ export function formatProgress(p: Progress, s: LedgerStatus, ledgerFile: string,
     extra.push(
       `key      ${k.key}: ${k.tasks}${lim ? `/${lim.activeTasks}` : ''} task slots in use · ${k.lastMinute}${lim ? `/${lim.callsPerMinute}` : ''} calls in the last minute · ${k.lastHour}${lim ? `/${lim.callsPerHour}` : ''} in the last hour`,
     );
+    if (k.guessed) extra.push(`slots    ${k.key}: ${guessedText(k.guessed)}`);
   }
   const t = p.throughput;
   const perStep = p.callsPerStep === null ? '' : ` · ${p.callsPerStep.toFixed(2)} calls per photo-step so far`;
@@ -99,4 +100,22 @@ export function formatProgress(p: Progress, s: LedgerStatus, ledgerFile: string,
   const at = lines.findIndex((l) => l.startsWith('calls '));
   lines.splice(at < 0 ? lines.length : at, 0, ...extra);
   return lines.join('\n');
+}
+
+/**
+ * Why a key's slots are counted busy with nothing running here: "3 counted busy by creates
+ * whose answer was lost (held), until 21:04:05 at most; a run asks the service before then;
+ * `darkroom retry --held` frees them".
+ */
+function guessedText(g: GuessedSlotsView): string {
+  const held = 'by creates whose answer was lost (held)';
+  const dead = 'by a run that stopped (its creates in flight, its tasks)';
+  const by = g.held && g.deadRun ? `: ${g.held} ${held}, ${g.deadRun} ${dead}` : ` ${g.held ? held : dead}`;
+  return `${g.held + g.deadRun} counted busy${by}, until ${clockTime(g.untilMs)} at most; a run asks the service before then; \`darkroom retry --held\` frees them`;
+}
+
+/** 21:04:05, local time. */
+function clockTime(ms: number): string {
+  const d = new Date(ms);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }

@@ -17,7 +17,8 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
     return { exitCode: EXIT.usage, stdout: '', stderr: 'darkroom: name what to retry: --held or --failed (one at a time)' };
   }
   if (args.failed) return retryFailedCommand(args, io);
-  const file = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }).ledger : resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE);
+  const config = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }) : null;
+  const file = config ? config.ledger : resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE);
   const { held } = readRetryable(file);
   if (held.length === 0) return { exitCode: EXIT.ok, stdout: `nothing is held in ${file}`, stderr: '' };
 
@@ -36,7 +37,7 @@ export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryO
     if (!yes) return { exitCode: EXIT.ok, stdout: 'nothing changed: the held photos stay held', stderr: '' };
   }
 
-  const r = requeueHeld(file, held, { env: io.env, breakLock: args.breakLock });
+  const r = requeueHeld(file, held, { env: io.env, breakLock: args.breakLock, allowNetworkFs: config?.allowNetworkFs ?? false });
   const parts = [];
   if (r.recreated > 0) parts.push(`${r.recreated} to be created again (a second charge is possible)`);
   if (r.repolled > 0) parts.push(`${r.repolled} to be polled again (no new create unless the task is gone or fails)`);

@@ -75,7 +75,7 @@ export async function retryFailedCommand(args: RetryArgs, io: RetryIo): Promise<
     if (!yes) return { exitCode: EXIT.ok, stdout: 'nothing changed: the failed photos stay failed', stderr: '' };
   }
 
-  const r = requeueFailed(file, failed, { breakLock: args.breakLock });
+  const r = requeueFailed(file, failed, { breakLock: args.breakLock, allowNetworkFs: config?.allowNetworkFs ?? false });
   const parts = [];
   if (r.downloads > 0) parts.push(`${r.downloads} to be downloaded (paid already, no cost)`);
   if (r.recreated > 0) parts.push(`${r.recreated} to be created again (${costWords(cost)})`);

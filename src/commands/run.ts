@@ -15,6 +15,7 @@ import { stepsChangeLines } from './stepsChange.js';
 import { guardLimitsFrom, type GuardArgs } from './guards.js';
 import type { RunEvent } from '../run/events.js';
 import { stateDirFrom } from '../lib/stateDir.js';
+import { guessedSlotsOf } from '../lib/status.js';
 import { accountStopLines } from './stops.js';
 
 /** What the CLI's screen needs of a live display (src/progress/live.ts), to route every line through it while it draws. */
@@ -113,7 +114,9 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
           title: path.basename(config.file),
           read: () => {
             const now = clock.now();
-            const p = buildProgress(r.read(now), { now, steps: config.steps, limits: config.limits, keys: keys.map((k) => k.fingerprint) });
+            const fps = keys.map((k) => k.fingerprint);
+            const guessedSlots = guessedSlotsOf(stateDirFrom(io.env), fps, now);
+            const p = buildProgress(r.read(now), { now, steps: config.steps, limits: config.limits, keys: fps, guessedSlots });
             // Whether the service answers: the display counts down to the next try during an outage.
             return { ...p, service: contact.outage() };
           },

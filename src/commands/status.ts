@@ -4,6 +4,7 @@ import { DEFAULT_LEDGER_FILE, resolveLedgerPath } from '../config/ledgerPath.js'
 // From its module, not ledger/index.js: the 20 modules of the whole ledger are not needed here.
 import { ProgressReader } from '../ledger/progress.js';
 import { keyFingerprints, readSummary } from '../lib/status.js';
+import { stateDirFrom } from '../lib/stateDir.js';
 import { formatProgress } from './format.js';
 
 export interface StatusArgs {
@@ -19,22 +20,25 @@ interface Target {
   readonly file: string;
   readonly config: Config | null;
   readonly keys: readonly string[] | undefined;
+  /** Where the keys' stores are (DARKROOM_STATE_DIR…): the slots they count busy. */
+  readonly stateDir: string;
   /** The jobs file as named on the command line, for the hints. */
   readonly jobs?: string | undefined;
 }
 
 async function target(args: StatusArgs, env: NodeJS.ProcessEnv): Promise<Target> {
-  if (!args.jobs) return { file: resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE), config: null, keys: undefined };
+  const stateDir = stateDirFrom(env);
+  if (!args.jobs) return { file: resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE), config: null, keys: undefined, stateDir };
   // Imported only here: config brings zod and yaml (~0.2 s to load), which a status by
   // --ledger alone does without.
   const { loadConfig } = await import('../config/index.js');
   const config = loadConfig(args.jobs, { ledger: args.ledger, env });
   // The job's keys are listed even before they made a call, by fingerprint only, when set.
-  return { file: config.ledger, config, keys: keyFingerprints(config, env), jobs: args.jobs };
+  return { file: config.ledger, config, keys: keyFingerprints(config, env), jobs: args.jobs, stateDir };
 }
 
 function render(reader: ProgressReader, t: Target, json: boolean): string {
-  const { progress, status, summary } = readSummary(reader, t.config, t.keys);
+  const { progress, status, summary } = readSummary(reader, t.config, t.keys, t.stateDir);
   return json ? JSON.stringify(summary) : formatProgress(progress, status, t.file, t.config ? 'jobs' : 'default', t.jobs);
 }
 

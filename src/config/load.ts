@@ -24,6 +24,8 @@ export interface Config {
   /** businessType used to poll each capability's tasks when the create response names none. */
   readonly businessTypes: Readonly<Record<Capability, string>>;
   readonly ledger: string;
+  /** ledger.allowNetworkFs: the ledger (and the keys' stores) may be on a network file system (rollback journal, not WAL). */
+  readonly allowNetworkFs: boolean;
   readonly onAmbiguous: JobFile['onAmbiguous'];
   readonly maxAttempts: number;
   /** Credits per image by capability, where the job sets them (plan only). */
@@ -138,8 +140,9 @@ function configFrom(raw: unknown, src: JobSource, opts: LoadOptions): { job: Job
   if (job.input.dir !== undefined && path.resolve(dir, job.input.dir) === path.resolve(dir, job.output.dir)) {
     throw new ConfigError(shown, 'output.dir', `must not be the same folder as input.dir (${job.input.dir}): outputs would be read back as inputs; name another folder`);
   }
-  const logFile = job.log.file ?? job.ledger.replace(/(\.db)?$/, '.log');
-  const ledger = opts.ledger ? resolveLedgerPath(opts.cwd ?? process.cwd(), opts.ledger) : resolveLedgerPath(dir, job.ledger);
+  const ledgerPath = typeof job.ledger === 'string' ? job.ledger : job.ledger.path;
+  const logFile = job.log.file ?? ledgerPath.replace(/(\.db)?$/, '.log');
+  const ledger = opts.ledger ? resolveLedgerPath(opts.cwd ?? process.cwd(), opts.ledger) : resolveLedgerPath(dir, ledgerPath);
   const config: Config = {
     file: abs,
     baseUrl: baseUrl?.replace(/\/+$/, '') ?? null,
@@ -167,6 +170,7 @@ function configFrom(raw: unknown, src: JobSource, opts: LoadOptions): { job: Job
     steps: job.steps,
     businessTypes: resolveBusinessTypes(job.service.businessTypes ?? {}),
     ledger,
+    allowNetworkFs: typeof job.ledger === 'object' && job.ledger.allowNetworkFs,
     onAmbiguous: job.onAmbiguous,
     maxAttempts: job.maxAttempts,
     credits: job.credits ?? {},

@@ -175,7 +175,24 @@ export const jobSchema = z.strictObject({
   input: inputSchema,
   output: outputSchema,
   steps: z.array(stepSchema).min(1),
-  ledger: z.string().min(1).default(`./${DEFAULT_LEDGER_FILE}`),
+  /**
+   * Where the ledger is: a path (`ledger: ./out/darkroom.db`), or that path with what is
+   * allowed of it (`ledger: { path: …, allowNetworkFs: true }`). Both forms, so every job
+   * written before stays valid. allowNetworkFs: a ledger on a network file system (NFS,
+   * SMB …) is refused unless this says yes; then it uses the rollback journal, not WAL.
+   */
+  ledger: z
+    .union(
+      [
+        z.string().min(1),
+        z.strictObject({
+          path: z.string().min(1).default(`./${DEFAULT_LEDGER_FILE}`),
+          allowNetworkFs: z.boolean().default(false),
+        }),
+      ],
+      { error: 'expected a path, or { path: …, allowNetworkFs: true }' },
+    )
+    .default(`./${DEFAULT_LEDGER_FILE}`),
   /** L2: what to do with a create whose outcome is unknown. */
   onAmbiguous: z.enum(['hold', 'resubmit']).default('hold'),
   /** Attempts per step when a task ends FAIL (the spec says FAIL is safe to retry). */

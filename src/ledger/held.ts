@@ -48,6 +48,22 @@ export class Held {
   }
 
   /**
+   * Creates a run left in flight when it stopped (killed, a power cut): still `sending`,
+   * the next writer's recovery holds them (recover.ts). Listed as held already, for `darkroom
+   * retry --held` (which recovers first) — only when no run holds the ledger: the caller checks.
+   */
+  inFlightOfStoppedRun(): HeldItem[] {
+    return stmt<[], HeldItem>(
+      this.db,
+      `SELECT i.id, i.rel_path AS path, i.step_index AS step, 'ambiguous' AS kind,
+              'create outcome unknown: a run stopped while it was in flight' AS reason,
+              NULL AS requestId, NULL AS taskId, s.request_id AS sentRequestId
+       FROM items i JOIN submissions s ON s.item_id = i.id AND s.state = 'sending'
+       WHERE i.state = 'submitting' ORDER BY i.id`,
+    ).all();
+  }
+
+  /**
    * Held ambiguous items that `onAmbiguous: resubmit` may send again: fewer than
    * `maxPerStep` creates of their current step have had an unknown outcome.
    */

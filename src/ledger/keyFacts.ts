@@ -50,6 +50,23 @@ export class KeyFacts {
   }
 
   /**
+   * The median task latency among the last `n` tasks that ended on their own, or null
+   * before any did: what a slot's wait after a 429 on api_key_active_tasks starts from.
+   */
+  typicalRecentLatencyMs(n = 50): number | null {
+    const ms = stmt<[number], { ms: number }>(
+      this.db,
+      `SELECT ended_ms - started_ms AS ms FROM attempts
+       WHERE ended_ms IS NOT NULL AND status IN ('SUCCESS', 'FAIL', 'ERROR', 'OTHER')
+       ORDER BY id DESC LIMIT ?`,
+    )
+      .all(n)
+      .map((r) => r.ms)
+      .sort((a, b) => a - b);
+    return ms.length === 0 ? null : ms[Math.floor((ms.length - 1) / 2)]!;
+  }
+
+  /**
    * The task slots this ledger's photos may hold on a key at `now`, for its key store,
    * each from the latest moment its task could have started, for `boundMs`:
    * - tasks running (an active item's current task, not yet seen ended), from their acceptance;

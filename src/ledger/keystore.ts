@@ -1,7 +1,7 @@
 import path from 'node:path';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { KEYSTORE_MIGRATIONS_DIR, migrate, readMigrations, type Migration } from './migrate.js';
-import { NotSqliteFileError, openWritable, type SqliteFileRole } from './sqliteFile.js';
+import { NetworkFsError, NotSqliteFileError, openWritable, type SqliteFileRole, type WritableOptions } from './sqliteFile.js';
 import { stmt } from './statements.js';
 import { DarkroomError } from '../errors.js';
 
@@ -13,6 +13,8 @@ export type SlotKind = 'create' | 'active' | 'held' | 'released';
 export interface StoredCall {
   readonly at_ms: number;
   readonly counts_in: CountsIn;
+  /** The ledger's id, an account command's, or 'foreign' (another client of the key, seen from the service). */
+  readonly owner: string;
 }
 
 export interface SlotRow {
@@ -55,6 +57,8 @@ export class KeyStoreError extends DarkroomError {
   }
 }
 
+const SELECT_SLOTS = 'SELECT s.id, s.owner, s.item_id, s.ref, s.kind, s.since_ms, s.expires_ms, o.pid, o.host FROM slots s LEFT JOIN owners o ON o.owner = s.owner ORDER BY s.id';
+
 /** Fingerprints are `k_` and 12 hex digits (src/spec/key.ts): safe as a file name, and never the key. */
 const FINGERPRINT = /^k_[0-9a-f]{12}$/;
 
@@ -62,6 +66,7 @@ const FINGERPRINT = /^k_[0-9a-f]{12}$/;
 const KEY_STORE_FILE: SqliteFileRole = {
   name: 'key store',
   fix: 'move it away, or set DARKROOM_STATE_DIR to another folder',
+  localFix: 'set DARKROOM_STATE_DIR to a local folder',
   dirMode: 0o700,
 };
 
@@ -86,14 +91,16 @@ export class KeyStore {
   private constructor(
     readonly file: string,
     private readonly db: Database.Database,
+    /** The network file system it is on, when the job allowed one (rollback journal, not WAL); else null. */
+    readonly networkFs: string | null = null,
   ) {
     this.dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
     this.immediateRun = db.transaction((fn: () => unknown) => fn());
   }
 
   /** The store of the key with this fingerprint in `dir` (created 0700, the file 0600). */
-  static openFor(dir: string, keyFp: string): KeyStore {
-    return KeyStore.open(KeyStore.fileFor(dir, keyFp));
+  static openFor(dir: string, keyFp: string, opts: WritableOptions = {}): KeyStore {
+    return KeyStore.open(KeyStore.fileFor(dir, keyFp), opts);
   }
 
   static fileFor(dir: string, keyFp: string): string {
@@ -106,16 +113,35 @@ export class KeyStore {
    * too, so a reservation committed before a request left survives a power cut (the point
    * of writing it first).
    */
-  static open(file: string): KeyStore {
+  static open(file: string, opts: WritableOptions = {}): KeyStore {
     let db: Database.Database | undefined;
     try {
-      db = openWritable(file, KEY_STORE_FILE);
+      const opened = openWritable(file, KEY_STORE_FILE, opts);
+      db = opened.db;
       migrate(db, file, (migrations ??= readMigrations(KEYSTORE_MIGRATIONS_DIR)), 'the key store');
-      return new KeyStore(file, db);
+      return new KeyStore(file, db, opened.networkFs);
     } catch (err) {
       db?.close();
-      if (err instanceof NotSqliteFileError || (err as { code?: string }).code === 'LEDGER_TOO_NEW') throw err;
+      if (err instanceof NotSqliteFileError || err instanceof NetworkFsError || (err as { code?: string }).code === 'LEDGER_TOO_NEW') throw err;
       throw new KeyStoreError(file, err);
+    }
+  }
+
+  /**
+   * The slot rows of the key's store in `dir`, read only (for `darkroom status`, beside a
+   * run): nothing is made, migrated or locked for writing. Undefined when there is no store
+   * yet or it cannot be read: a status never fails for it.
+   */
+  static peekSlots(dir: string, keyFp: string): SlotRow[] | undefined {
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(KeyStore.fileFor(dir, keyFp), { readonly: true, fileMustExist: true });
+      db.pragma('busy_timeout = 1000');
+      return stmt<[], SlotRow>(db, SELECT_SLOTS).all();
+    } catch {
+      return undefined;
+    } finally {
+      db?.close();
     }
   }
 
@@ -139,7 +165,7 @@ export class KeyStore {
   // ---- calls -------------------------------------------------------------------------
 
   callsSince(sinceMs: number): StoredCall[] {
-    return stmt<[number], StoredCall>(this.db, 'SELECT at_ms, counts_in FROM calls WHERE at_ms > ? ORDER BY at_ms').all(sinceMs);
+    return stmt<[number], StoredCall>(this.db, 'SELECT at_ms, counts_in, owner FROM calls WHERE at_ms > ? ORDER BY at_ms').all(sinceMs);
   }
 
   insertCall(owner: string, atMs: number, kind: CallKind, countsIn: CountsIn = 'both'): number {
@@ -211,10 +237,7 @@ export class KeyStore {
   // ---- slots -------------------------------------------------------------------------
 
   slots(): SlotRow[] {
-    return stmt<[], SlotRow>(
-      this.db,
-      'SELECT s.id, s.owner, s.item_id, s.ref, s.kind, s.since_ms, s.expires_ms, o.pid, o.host FROM slots s LEFT JOIN owners o ON o.owner = s.owner ORDER BY s.id',
-    ).all();
+    return stmt<[], SlotRow>(this.db, SELECT_SLOTS).all();
   }
 
   insertSlot(owner: string, s: NewSlot): number {
@@ -252,10 +275,13 @@ export class KeyStore {
     return stmt(this.db, "DELETE FROM slots WHERE owner = ? AND ref = ? AND kind = 'active'").run(owner, taskId).changes;
   }
 
-  /** Held rows shown not to be running (or freed by the operator): kept, no longer counted. */
+  /**
+   * Rows shown not to be running (held ones, or a gone run's, when the service accepted a
+   * create beyond them): kept, no longer counted.
+   */
   release(ids: readonly number[]): void {
     this.writes++;
-    for (const id of ids) stmt(this.db, "UPDATE slots SET kind = 'released' WHERE id = ? AND kind = 'held'").run(id);
+    for (const id of ids) stmt(this.db, "UPDATE slots SET kind = 'released' WHERE id = ? AND kind <> 'released'").run(id);
   }
 
   /** `darkroom retry --held`: the held rows of these creates (by X-Request-Id) are freed. */
@@ -266,6 +292,24 @@ export class KeyStore {
       n += stmt(this.db, "UPDATE slots SET kind = 'released' WHERE owner = ? AND ref = ? AND kind = 'held'").run(owner, ref).changes;
     }
     return n;
+  }
+
+  /**
+   * `darkroom retry --held`: these creates' rows are freed, held ones by X-Request-Id, and
+   * those a stopped run left as creates in flight by photo (given the X-Request-Id they
+   * were sent with, so its restart does not count them again: replaceOwnerSlots).
+   */
+  releaseHeldCreates(owner: string, creates: readonly { itemId: number; ref: string }[]): number {
+    return this.immediate(() => {
+      let n = this.releaseHeldRefs(
+        owner,
+        creates.map((c) => c.ref),
+      );
+      for (const c of creates) {
+        n += stmt(this.db, "UPDATE slots SET kind = 'released', ref = ? WHERE owner = ? AND item_id = ? AND kind = 'create'").run(c.ref, owner, c.itemId).changes;
+      }
+      return n;
+    });
   }
 
   /**

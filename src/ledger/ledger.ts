@@ -6,13 +6,13 @@ import { InputChecks } from './checks.js';
 import { Discovery } from './discovery.js';
 import { Inputs } from './inputs.js';
 import { OutputFiles } from './outputFiles.js';
-import { Held } from './held.js';
+import { Held, type HeldItem } from './held.js';
 import { Items } from './items.js';
 import { KeyFacts } from './keyFacts.js';
 import { LedgerFile } from './fileCheck.js';
 import { RunLock, type HeldLock, type LockHolder, type LockRequest } from './lock.js';
 import { createsNeeded } from './needs.js';
-import { openDatabase, type OpenOptions } from './open.js';
+import { openLedgerFile, type OpenOptions } from './open.js';
 import { PhotoEvents } from './photoEvents.js';
 import { Spend } from './spend.js';
 import { Outputs } from './outputs.js';
@@ -57,6 +57,8 @@ export class Ledger {
     private readonly db: Database.Database,
     /** The file as opened (device, inode), for writers; null for readers and ':memory:'. */
     private readonly opened: LedgerFile | null,
+    /** The network file system it is on, when the job allowed one (ledger.allowNetworkFs: rollback journal, not WAL); else null. */
+    readonly networkFs: string | null = null,
   ) {
     this.lock = new RunLock(db, file);
     this.items = new Items(db);
@@ -77,9 +79,9 @@ export class Ledger {
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {
-    const db = openDatabase(file, opts);
+    const { db, networkFs } = openLedgerFile(file, opts);
     try {
-      return new Ledger(file, db, opts.readonly ? null : LedgerFile.at(file));
+      return new Ledger(file, db, opts.readonly ? null : LedgerFile.at(file), networkFs);
     } catch (err) {
       db.close();
       throw err;
@@ -105,6 +107,15 @@ export class Ledger {
   /** Who holds the run lock, if anyone. */
   lockHolder(): LockHolder | undefined {
     return this.lock.holder();
+  }
+
+  /**
+   * Creates in flight when a run stopped (Held.inFlightOfStoppedRun), while no live run
+   * holds the ledger (a live one's creates are in flight, not held): what the next writer's
+   * recovery holds.
+   */
+  stoppedRunCreates(): HeldItem[] {
+    return this.lock.holderGone() ? this.held.inFlightOfStoppedRun() : [];
   }
 
   /**

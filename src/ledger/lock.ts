@@ -13,6 +13,12 @@ export interface LockHolder extends ProcessIdentity {
   readonly startedMs: number;
 }
 
+/** How long a contender waits out a dying holder or an instant SQLITE_BUSY (the busy timeout's), and how often it looks again. */
+const LOCK_WAIT_MS = 5000;
+const LOCK_RETRY_MS = 20;
+const LOCK_ATTEMPTS = LOCK_WAIT_MS / LOCK_RETRY_MS;
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 /**
  * What this process can tell of a holder: `live` (it runs here, now), `gone` (its process
  * ended, its pid now belongs to another process, or the machine rebooted since), or that it
@@ -92,10 +98,21 @@ export class RunLock {
     return row ? holderFromRow(row) : undefined;
   }
 
-  /** Take the lock, or throw LedgerBusyError naming the holder and what to do. */
+  /**
+   * Take the lock, or throw LedgerBusyError naming the holder and what to do.
+   *
+   * Two things a contender might take for a reason to stop are waited out instead, within
+   * the busy timeout (5 s), so that of contenders for a stale lock one always goes on: a
+   * holder that was sent SIGKILL and has not died yet (`kill -9` and two runs started at
+   * once; a process killed in an fsync dies when it returns), and an SQLITE_BUSY that
+   * SQLite gives at once rather than after its busy handler (BUSY_SNAPSHOT, BUSY_RECOVERY
+   * while another opener recovers the WAL a killed run left): the holder is read and judged
+   * again each time.
+   */
   acquire(req: LockRequest): HeldLock {
     const me = this.probe.self();
     const token = randomUUID();
+    const deadline = clock.now() + LOCK_WAIT_MS;
     /** The holder to replace (undefined: none), or LedgerBusyError when it may not be. */
     const mayReplace = (h: LockHolder | undefined): LockHolder | undefined => {
       if (!h) return undefined;
@@ -104,9 +121,6 @@ export class RunLock {
       if (verdict !== 'gone' && req.breakLock !== holderId(h)) throw new LedgerBusyError(this.file, h, verdict);
       return h;
     };
-    // A plain read first: refused, a process never takes the write lock, even for a moment,
-    // from under the run that holds the ledger.
-    mayReplace(this.holder());
     let replaced: LockHolder | undefined;
     const take = this.db.transaction(() => {
       // Again inside the transaction: another process may have taken it since the read.
@@ -120,11 +134,23 @@ export class RunLock {
            proc_start = excluded.proc_start, started_ms = excluded.started_ms`,
       ).run(token, req.command, me.pid, me.host, me.bootId, me.pidNs, me.procStart, clock.now());
     });
-    try {
-      take.immediate();
-    } catch (err) {
-      if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY')) throw new LedgerBusyError(this.file, undefined);
-      throw err;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // A plain read first: refused, a process never takes the write lock, even for a
+        // moment, from under the run that holds the ledger.
+        mayReplace(this.holder());
+        take.immediate();
+        break;
+      } catch (err) {
+        const dying = err instanceof LedgerBusyError && err.holder !== undefined && err.verdict === 'live' && (this.probe.dying?.(err.holder.pid) ?? false);
+        const busy = (err as { code?: string }).code?.startsWith('SQLITE_BUSY') ?? false;
+        // (Attempts bound it too: a virtual clock does not move in this loop.)
+        if ((!dying && !busy) || attempt >= LOCK_ATTEMPTS || clock.now() >= deadline) {
+          if (busy) throw new LedgerBusyError(this.file, undefined);
+          throw err;
+        }
+        Atomics.wait(PAUSE, 0, 0, LOCK_RETRY_MS);
+      }
     }
     this.ours = token;
     // Into the main file at once: a process that meets the ledger under another name (a
@@ -154,6 +180,12 @@ export class RunLock {
   /** The token of the lock this connection holds, if any. */
   get held(): string | undefined {
     return this.ours;
+  }
+
+  /** Whether no process holds the lock, or its holder is gone (judged from here). */
+  holderGone(): boolean {
+    const h = this.holder();
+    return !h || h.token === this.ours || judgeHolder(h, this.probe.self(), this.probe) === 'gone';
   }
 
   /**

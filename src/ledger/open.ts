@@ -3,7 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { refuseSecondName } from './links.js';
 import { migrate, schemaVersion } from './migrate.js';
-import { openWritable, type SqliteFileRole } from './sqliteFile.js';
+import { openWritable, type SqliteFileRole, type WritableFile, type WritableOptions } from './sqliteFile.js';
 import { DarkroomError } from '../errors.js';
 
 export class LedgerMissingError extends DarkroomError {
@@ -28,7 +28,7 @@ export class LedgerUnwritableError extends DarkroomError {
   }
 }
 
-export interface OpenOptions {
+export interface OpenOptions extends WritableOptions {
   /** Open an existing ledger for reading only (status, report): never creates or migrates. */
   readonly readonly?: boolean;
 }
@@ -39,6 +39,11 @@ export interface OpenOptions {
  * synchronous=FULL for the rows § L1 relies on), with foreign keys on.
  */
 export function openDatabase(file: string, opts: OpenOptions = {}): Database.Database {
+  return openLedgerFile(file, opts).db;
+}
+
+/** openDatabase, and the network file system the ledger is on when the job allows one (sqliteFile.ts). */
+export function openLedgerFile(file: string, opts: OpenOptions = {}): WritableFile {
   const memory = file === ':memory:';
   if (opts.readonly) {
     if (!memory && !existsSync(file)) throw new LedgerMissingError(file);
@@ -48,7 +53,7 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database.Dat
       db.close();
       throw new LedgerMissingError(file);
     }
-    return db;
+    return { db, networkFs: null };
   }
   if (!memory) {
     // A folder has a name per entry in it: said as what it is, not as hard links (links.ts).
@@ -58,10 +63,11 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database.Dat
   }
   let db: Database.Database | undefined;
   try {
-    db = openWritable(file, LEDGER_FILE);
+    const opened = openWritable(file, LEDGER_FILE, opts);
+    db = opened.db;
     db.pragma('foreign_keys = ON');
     migrate(db, file);
-    return db;
+    return opened;
   } catch (err) {
     db?.close();
     const reason = unwritableReason(err);
@@ -73,6 +79,7 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database.Dat
 const LEDGER_FILE: SqliteFileRole = {
   name: 'ledger',
   fix: 'point --ledger (or ledger: in the jobs file) at a new file or an existing ledger',
+  localFix: 'set ledger: to a local path — inputs and outputs may stay on the NAS',
 };
 
 function isFolder(file: string): boolean {

@@ -29,6 +29,11 @@ export interface ProcessProbe {
   alive(pid: number): boolean;
   /** The start time of `pid` as `procStart` records it; null when unknown. */
   startOf(pid: number): string | null;
+  /**
+   * Whether `pid` was sent SIGKILL and has not died yet: it cannot survive it, but a process
+   * in the middle of an fsync (state D) goes only once that returns. Optional: absent, no.
+   */
+  dying?(pid: number): boolean;
 }
 
 export const systemProbe: ProcessProbe = {
@@ -52,6 +57,13 @@ export const systemProbe: ProcessProbe = {
     return state !== 'Z' && state !== 'X';
   },
   startOf: (pid) => procStat(pid)?.start ?? null,
+  dying(pid) {
+    const text = readOrNull(() => readFileSync(`/proc/${pid}/status`, 'utf8'));
+    if (text === null) return false;
+    // SigPnd (the thread's) and ShdPnd (the process's) pending masks; SIGKILL (9) is bit 8.
+    for (const m of text.matchAll(/^(?:SigPnd|ShdPnd):\s*([0-9a-f]+)$/gim)) if ((BigInt(`0x${m[1]}`) & 0x100n) !== 0n) return true;
+    return false;
+  },
 };
 
 /**

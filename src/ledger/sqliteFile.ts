@@ -3,6 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { DarkroomError } from '../errors.js';
 import { makeDirs } from '../fsdirs.js';
+import { fileSystemOf, type FsProbe } from './fsType.js';
 
 /** What a SQLite file darkroom writes is to the operator: its name in a line, and what to do when the path holds something else. */
 export interface SqliteFileRole {
@@ -10,8 +11,43 @@ export interface SqliteFileRole {
   readonly name: string;
   /** What to do instead, in a few words. */
   readonly fix: string;
+  /** How to put it on a local disk instead, in a few words. */
+  readonly localFix: string;
   /** The folder's mode when darkroom makes it (the key store's state folder is the user's alone). */
   readonly dirMode?: number;
+}
+
+export interface WritableOptions {
+  /**
+   * `ledger.allowNetworkFs: true`: the operator knows the file is on a network file system
+   * and wants it there anyway. It is opened with the rollback journal instead of WAL (whose
+   * shared memory one host alone keeps coherent); locking is still the network's.
+   */
+  readonly allowNetworkFs?: boolean | undefined;
+  /** How the file system is found (tests give their own). */
+  readonly fsProbe?: FsProbe | undefined;
+}
+
+/** A SQLite file opened for writing, and the network file system it is on when the operator allowed one. */
+export interface WritableFile {
+  readonly db: Database.Database;
+  /** The network file system's name (nfs, smb …), when the file is on one (allowNetworkFs); else null. */
+  readonly networkFs: string | null;
+}
+
+/**
+ * The file is on a network file system (NFS, SMB/CIFS, a network FUSE mount, 9p …) and the
+ * operator did not allow it: nothing was opened, no call was made.
+ */
+export class NetworkFsError extends DarkroomError {
+  override readonly name = 'NetworkFsError';
+  constructor(
+    readonly file: string,
+    readonly fsName: string,
+    role: SqliteFileRole,
+  ) {
+    super('NETWORK_FS', `the ${role.name} is on a network file system (${fsName}): SQLite needs a local disk for it; ${role.localFix}`);
+  }
 }
 
 /**
@@ -36,20 +72,26 @@ export class NotSqliteFileError extends DarkroomError {
  * `accepted` submission) can vanish on power loss — exactly the row § L1 relies on — and a
  * 5 s busy timeout against write transactions that each take a few milliseconds.
  *
- * A ledger's folder is wherever the job put it. `:memory:` for simulations.
+ * A ledger's folder is wherever the job put it. On a network file system it is refused
+ * (NetworkFsError, before anything is written), unless the operator allows it: then with
+ * the rollback journal (fsType.ts says why). `:memory:` for simulations.
  */
-export function openWritable(file: string, role: SqliteFileRole): Database.Database {
+export function openWritable(file: string, role: SqliteFileRole, opts: WritableOptions = {}): WritableFile {
   const memory = file === ':memory:';
+  let networkFs: string | null = null;
   if (!memory) {
+    const fs = fileSystemOf(file, opts.fsProbe);
+    if (fs.network && !opts.allowNetworkFs) throw new NetworkFsError(file, fs.name, role);
+    if (fs.network) networkFs = fs.name;
     if (!sqliteOrNew(file)) throw new NotSqliteFileError(file, role);
-    createPrivate(file, role.dirMode);
+    createPrivate(file, role.dirMode, networkFs === null);
   }
   const db = new Database(file);
   try {
     db.pragma('busy_timeout = 5000');
-    if (!memory) toWal(db);
+    if (!memory) toJournalMode(db, networkFs === null ? 'WAL' : 'DELETE');
     db.pragma('synchronous = FULL');
-    return db;
+    return { db, networkFs };
   } catch (err) {
     db.close();
     throw err;
@@ -57,18 +99,19 @@ export function openWritable(file: string, role: SqliteFileRole): Database.Datab
 }
 
 /**
- * WAL mode, waiting out another process that is switching the same new file to it. SQLite
+ * The journal mode, waiting out another process that is switching the same file. SQLite
  * answers that pragma SQLITE_BUSY at once, without the busy handler: three runs started
  * together on a ledger not yet made failed one in about 30 opens (test/ledger/migrate.race).
  * So it is tried again every 25 ms, for as long as the busy timeout would have waited.
  */
-function toWal(db: Database.Database): void {
+function toJournalMode(db: Database.Database, mode: 'WAL' | 'DELETE'): void {
   for (let attempt = 1; ; attempt++) {
     try {
-      db.pragma('journal_mode = WAL');
+      db.pragma(`journal_mode = ${mode}`);
       return;
     } catch (err) {
-      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || attempt >= WAL_ATTEMPTS) throw err;
+      // SQLITE_BUSY_RECOVERY too: another opener is recovering the WAL a killed run left.
+      if (!((err as { code?: string }).code?.startsWith('SQLITE_BUSY') ?? false) || attempt >= WAL_ATTEMPTS) throw err;
       Atomics.wait(PAUSE, 0, 0, WAL_PAUSE_MS);
     }
   }
@@ -101,11 +144,20 @@ function sqliteOrNew(file: string): boolean {
   }
 }
 
-/** The file holds request ids and photo names: readable by its owner only, its WAL files too. */
-function createPrivate(file: string, dirMode: number | undefined): void {
+/**
+ * The file holds request ids and photo names: readable by its owner only, its WAL files too
+ * (a rollback journal is made by SQLite with the file's own mode).
+ */
+function createPrivate(file: string, dirMode: number | undefined, wal: boolean): void {
   makeDirs(path.dirname(file), dirMode);
-  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+  for (const f of wal ? [file, `${file}-wal`, `${file}-shm`] : [file]) {
     if (!existsSync(f)) closeSync(openSync(f, 'a', 0o600));
-    chmodSync(f, 0o600);
+    try {
+      chmodSync(f, 0o600);
+    } catch (err) {
+      // The last connection of another process, closing, removed its WAL files since the
+      // look above: SQLite makes them again with the database file's mode.
+      if (f === file || (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
   }
 }

@@ -87,8 +87,9 @@ export async function withAccountClient<T>(
   io: AccountIo,
   fn: (client: ApiClient) => Promise<T>,
 ): Promise<T> {
-  const store = KeyStore.openFor(stateDirFrom(io.env), key.fingerprint);
-  const ledger = target.ledgerFile && existsSync(target.ledgerFile) ? Ledger.open(target.ledgerFile) : null;
+  const allowNetworkFs = target.config?.allowNetworkFs ?? false;
+  const store = KeyStore.openFor(stateDirFrom(io.env), key.fingerprint, { allowNetworkFs });
+  const ledger = target.ledgerFile && existsSync(target.ledgerFile) ? Ledger.open(target.ledgerFile, { allowNetworkFs }) : null;
   const budget = new KeyBudget(store, { owner: `a_${randomUUID()}`, limits: target.config?.limits ?? SPEC_LIMITS, taskBoundMs: () => 0 });
   const client = new ApiClient({
     baseUrl: target.baseUrl,

@@ -68,7 +68,7 @@ export async function loadJob(file: string): Promise<Job> {
     ...job,
     input: { ...job.input, ...(job.input.dir !== undefined ? { dir: abs(job.input.dir) } : {}), ...(job.input.urls !== undefined ? { urls: abs(job.input.urls) } : {}) },
     output: { ...job.output, dir: config.output.dir },
-    ledger: config.ledger,
+    ledger: config.allowNetworkFs ? { path: config.ledger, allowNetworkFs: true } : config.ledger,
     log: { ...job.log, file: config.log.file },
   };
 }

@@ -16,8 +16,8 @@ export interface RetrySummary {
 }
 
 /** A writer like any other: not while a run holds the ledger (L6). */
-function underLock<T>(file: string, command: string, breakLock: string | undefined, fn: (ledger: Ledger) => T): T {
-  const ledger = Ledger.open(file);
+function underLock<T>(file: string, command: string, breakLock: string | undefined, allowNetworkFs: boolean, fn: (ledger: Ledger) => T): T {
+  const ledger = Ledger.open(file, { allowNetworkFs });
   try {
     const lock = ledger.acquireRunLock({ command, breakLock });
     try {
@@ -35,20 +35,28 @@ function underLock<T>(file: string, command: string, breakLock: string | undefin
  * created again, which may charge a second time; a timed-out task is polled again. The
  * slots their creates held in the keys' budgets are freed.
  */
-export function requeueHeld(file: string, held: readonly HeldItem[], opts: { readonly env: NodeJS.ProcessEnv; readonly breakLock?: string | undefined; readonly command?: string }): RetrySummary {
-  return underLock(file, opts.command ?? 'retry --held', opts.breakLock, (ledger) => requeueHeldIn(ledger, held, opts.env));
+export function requeueHeld(
+  file: string,
+  held: readonly HeldItem[],
+  opts: { readonly env: NodeJS.ProcessEnv; readonly breakLock?: string | undefined; readonly command?: string; readonly allowNetworkFs?: boolean },
+): RetrySummary {
+  const allow = opts.allowNetworkFs ?? false;
+  return underLock(file, opts.command ?? 'retry --held', opts.breakLock, allow, (ledger) => requeueHeldIn(ledger, held, opts.env, allow));
 }
 
-function requeueHeldIn(ledger: Ledger, held: readonly HeldItem[], env: NodeJS.ProcessEnv): RetrySummary {
+function requeueHeldIn(ledger: Ledger, held: readonly HeldItem[], env: NodeJS.ProcessEnv, allowNetworkFs: boolean): RetrySummary {
+  // A stopped run's creates in flight are held first, as the next run's recovery would
+  // hold them (the lock is ours: no run is sending).
+  ledger.recover();
   const r = ledger.held.requeue(['ambiguous', 'timeout'], 'darkroom retry --held', held.map((h) => h.id));
   // The operator's decision frees the task slots these creates held in their keys' budgets.
-  const note = releaseHeldSlots(ledger, held, env);
+  const note = releaseHeldSlots(ledger, held, env, allowNetworkFs);
   return { recreated: r.recreated, repolled: r.repolled, downloads: 0, note: note || null };
 }
 
 /** Put failed photos back to work: paid ones to be downloaded, the others to be created again. */
-export function requeueFailed(file: string, failed: readonly FailedItem[], opts: { readonly breakLock?: string | undefined }): RetrySummary {
-  return underLock(file, 'retry --failed', opts.breakLock, (ledger) => requeueFailedIn(ledger, failed));
+export function requeueFailed(file: string, failed: readonly FailedItem[], opts: { readonly breakLock?: string | undefined; readonly allowNetworkFs?: boolean }): RetrySummary {
+  return underLock(file, 'retry --failed', opts.breakLock, opts.allowNetworkFs ?? false, (ledger) => requeueFailedIn(ledger, failed));
 }
 
 function requeueFailedIn(ledger: Ledger, failed: readonly FailedItem[]): RetrySummary {
@@ -60,7 +68,9 @@ function requeueFailedIn(ledger: Ledger, failed: readonly FailedItem[]): RetrySu
 export function readRetryable(file: string): { held: HeldItem[]; failed: FailedItem[]; skipped: number; pipeline: string | undefined } {
   const reader = Ledger.open(file, { readonly: true });
   try {
-    return { held: reader.held.list(), failed: reader.failed.list(), skipped: reader.failed.skipped(), pipeline: reader.getMeta('pipeline') };
+    // Creates a stopped run left in flight are held by whoever writes next: listed with the held.
+    const held = [...reader.held.list(), ...reader.stoppedRunCreates()].sort((a, b) => a.id - b.id);
+    return { held, failed: reader.failed.list(), skipped: reader.failed.skipped(), pipeline: reader.getMeta('pipeline') };
   } finally {
     reader.close();
   }
@@ -79,10 +89,10 @@ export async function retryJob(job: Job | string, what: { readonly held?: boolea
     readRetryable(config.ledger);
     const none: RetrySummary = { recreated: 0, repolled: 0, downloads: 0, note: null };
     const command = what.held && what.failed ? 'retry --held --failed' : what.failed ? 'retry --failed' : 'retry --held';
-    return underLock(config.ledger, command, undefined, (ledger) => {
-      const held = what.held ? ledger.held.list() : [];
+    return underLock(config.ledger, command, undefined, config.allowNetworkFs, (ledger) => {
+      const held = what.held ? [...ledger.held.list(), ...ledger.held.inFlightOfStoppedRun()] : [];
       const failed = what.failed ? ledger.failed.list() : [];
-      const h = held.length > 0 ? requeueHeldIn(ledger, held, env) : none;
+      const h = held.length > 0 ? requeueHeldIn(ledger, held, env, config.allowNetworkFs) : none;
       const f = failed.length > 0 ? requeueFailedIn(ledger, failed) : none;
       return { recreated: h.recreated + f.recreated, repolled: h.repolled, downloads: f.downloads, note: h.note };
     });

@@ -4,6 +4,7 @@ import { holderId, Ledger, type LockHolder, type Rescue } from '../ledger/index.
 import { closeLogger, fileLogger, type Logger } from '../log.js';
 import type { RunEvent } from '../run/events.js';
 import type { GuardLimits } from '../run/guards.js';
+import { warnNetworkFs } from '../run/networkFs.js';
 import { runJob, type RunResult } from '../run/runner.js';
 import { ServiceContact } from '../run/serviceContact.js';
 
@@ -55,7 +56,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
   let release = () => {};
   let stop: (() => void) | void = undefined;
   try {
-    const ledger = (open.ledger = Ledger.open(config.ledger));
+    const ledger = (open.ledger = Ledger.open(config.ledger, { allowNetworkFs: config.allowNetworkFs }));
     // L6: before anything writes, recover() above all (it marks `sending` creates ambiguous).
     const lock = ledger.acquireRunLock({ command: 'run', breakLock: opts.breakLock });
     release = lock.release;
@@ -71,6 +72,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
     const contact = new ServiceContact(Math.random, log);
     stop = opts.onStart?.({ ledger, log, contact, release });
     if (lock.replaced) warnTakeover(log, lock.replaced);
+    if (ledger.networkFs !== null) warnNetworkFs(log, 'ledger', ledger.networkFs);
     const result = await runJob({
       config,
       baseUrl: opts.baseUrl,
@@ -100,3 +102,4 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
 function warnTakeover(log: Logger, r: LockHolder): void {
   log.warn({ pid: r.pid, host: r.host, command: r.command, startedMs: r.startedMs }, `took over the ledger lock left by darkroom ${r.command} ${holderId(r)} (no longer running, or --break-lock)`);
 }
+

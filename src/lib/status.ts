@@ -5,7 +5,11 @@ import type { LedgerStatus } from '../ledger/status.js';
 // From its module, not ledger/index.js: the 20 modules of the whole ledger are not needed here.
 import { ProgressReader } from '../ledger/progress.js';
 import type { ModelLimits } from '../progress/model.js';
-import { buildProgress, type Progress } from '../progress/snapshot.js';
+import { buildProgress, type GuessedSlotsView, type Progress } from '../progress/snapshot.js';
+import { KeyStore } from '../ledger/keystore.js';
+import { guessedSlots } from '../scheduler/keySlots.js';
+import { pidLiveness } from '../scheduler/owners.js';
+import { stateDirFrom } from './stateDir.js';
 import type { PhotoCounts } from '../run/events.js';
 import { toDarkroomError } from './errors.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
@@ -26,12 +30,40 @@ export interface StatusSummary extends Omit<StatusFigures, 'paidNotDownloaded'>,
 /** The rest of `status --json`: states, calls, problems, steps, tasks, limits, throughput, ETA. */
 export type StatusFigures = ReturnType<typeof statusFigures>;
 
-/** The job's figures from `reader` (`config` null: a ledger named alone, with the spec's limits). */
-export function readSummary(reader: ProgressReader, config: Config | null, keys: readonly string[] | undefined): { progress: Progress; status: LedgerStatus; summary: StatusSummary } {
+/**
+ * The job's figures from `reader` (`config` null: a ledger named alone, with the spec's
+ * limits), and from the keys' stores in `stateDir`, when given, the slots they count busy
+ * that no live run tracks.
+ */
+export function readSummary(
+  reader: ProgressReader,
+  config: Config | null,
+  keys: readonly string[] | undefined,
+  stateDir?: string,
+): { progress: Progress; status: LedgerStatus; summary: StatusSummary } {
   const now = clock.now();
   const facts = reader.read(now);
-  const progress = buildProgress(facts, { now, steps: config?.steps, limits: config?.limits ?? SPEC_LIMITS, keys });
+  const fps = keys ?? [...new Set([...Object.keys(facts.status.calls.perKey), ...Object.keys(facts.slots)])];
+  const guessedSlots = stateDir === undefined ? undefined : guessedSlotsOf(stateDir, fps, now);
+  const progress = buildProgress(facts, { now, steps: config?.steps, limits: config?.limits ?? SPEC_LIMITS, keys, guessedSlots });
   return { progress, status: facts.status, summary: statusSummary(progress, facts.status, config ? 'jobs' : 'default') };
+}
+
+/**
+ * Per key, the slots its store on this machine counts busy that no live run tracks: held
+ * creates, and a stopped run's creates and tasks (scheduler/keySlots.ts guessedSlots). Read
+ * only, beside a run; a store missing or unreadable counts none.
+ */
+export function guessedSlotsOf(stateDir: string, fps: readonly string[], now: number): Record<string, GuessedSlotsView> {
+  const live = pidLiveness();
+  const out: Record<string, GuessedSlotsView> = {};
+  for (const fp of fps) {
+    const rows = KeyStore.peekSlots(stateDir, fp);
+    if (!rows) continue;
+    const g = guessedSlots(rows, now, (r) => r.pid !== null && r.host !== null && live(r.pid, r.host, now));
+    if (g.held + g.deadRun > 0) out[fp] = { held: g.held, deadRun: g.deadRun, untilMs: g.untilMs };
+  }
+  return out;
 }
 
 /** The job's keys by fingerprint, those set in `env` (none set: undefined, every key the ledger knows). */
@@ -42,7 +74,7 @@ export function keyFingerprints(config: Config, env: NodeJS.ProcessEnv): string[
 
 /**
  * `darkroom status --json`: the contract's fields (total, done, failed, held, pending) and
- * the original ones unchanged; the progress figures added beside them (README documents
+ * the original ones unchanged; the progress figures added beside them (docs/guide/commands.md documents
  * every field). Fields are only ever added, never renamed.
  */
 function statusSummary(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'default'): StatusSummary {
@@ -84,6 +116,11 @@ function statusFigures(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'defau
     notDownloaded: s.notDownloaded,
     metadataNotCarried: s.metadataNotCarried,
     metadataNotes: s.metadataNotes,
+    heldSlots: p.keys.flatMap((k) =>
+      k.guessed
+        ? [{ key: k.key, slots: k.guessed.held + k.guessed.deadRun, heldCreates: k.guessed.held, deadRun: k.guessed.deadRun, untilMs: k.guessed.untilMs, freedBy: 'darkroom retry --held' }]
+        : [],
+    ),
   };
 }
 
@@ -93,7 +130,7 @@ export async function statusOfJob(job: Job | string, opts: JobOptions): Promise<
     const { config, env } = resolveJob(job, opts);
     const reader = ProgressReader.open(config.ledger);
     try {
-      return readSummary(reader, config, keyFingerprints(config, env)).summary;
+      return readSummary(reader, config, keyFingerprints(config, env), stateDirFrom(env)).summary;
     } finally {
       reader.close();
     }

@@ -3,7 +3,7 @@ import cliTruncate from 'cli-truncate';
 import stringWidth from 'string-width';
 import wrapAnsi from 'wrap-ansi';
 import { formatDuration } from './model.js';
-import type { Progress, ServiceDown } from './snapshot.js';
+import type { GuessedSlotsView, Progress, ServiceDown } from './snapshot.js';
 
 /** NO_COLOR (https://no-color.org): present and not empty turns colour off; a non-terminal never gets colour. */
 export function colorWanted(env: NodeJS.ProcessEnv, isTTY: boolean): boolean {
@@ -37,9 +37,18 @@ function etaText(p: Progress): string {
 
 function keyText(k: Progress['keys'][number], p: Progress): string {
   const lim = p.limits;
-  return lim
+  const text = lim
     ? `tasks ${k.tasks}/${lim.activeTasks} · calls ${k.lastMinute}/${lim.callsPerMinute} this minute · ${k.lastHour}/${lim.callsPerHour} this hour`
     : `tasks ${k.tasks} · calls ${k.lastMinute} this minute · ${k.lastHour} this hour`;
+  return k.guessed ? `${text} · ${guessedShort(k.guessed)}` : text;
+}
+
+/** "3 slots counted busy (held creates) until 21:04:05 at most: `darkroom retry --held` frees them" */
+function guessedShort(g: GuessedSlotsView): string {
+  const why = [g.held ? 'held creates' : '', g.deadRun ? 'a run that stopped' : ''].filter(Boolean).join(', ');
+  const d = new Date(g.untilMs);
+  const at = [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+  return `${g.held + g.deadRun} slots counted busy (${why}) until ${at} at most: \`darkroom retry --held\` frees them`;
 }
 
 function problemsText(p: Progress): string {
@@ -67,6 +76,7 @@ export function summaryLine(p: Progress, elapsedMs: number): string {
   }
   for (const k of p.keys) {
     parts.push(`${p.keys.length > 1 ? `${k.key} ` : ''}tasks ${k.tasks} · calls ${k.lastMinute}/min ${k.lastHour}/h`);
+    if (k.guessed) parts.push(guessedShort(k.guessed));
   }
   parts.push(`${rate(p.throughput.photosPerMinute)} photos/min`);
   parts.push(p.pending === 0 ? 'nothing left' : p.eta ? `ETA ${formatDuration(p.eta.ms)}` : 'ETA unknown');

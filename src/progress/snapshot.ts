@@ -44,6 +44,21 @@ export interface KeyProgress {
   readonly tasks: number;
   readonly lastMinute: number;
   readonly lastHour: number;
+  /** Slots the key's store counts busy that no live run tracks; null when none (or the store is not at hand). */
+  readonly guessed: GuessedSlotsView | null;
+}
+
+/**
+ * Task slots a key's store (on this machine) counts busy that no live run tracks: creates
+ * whose answer was lost (held) and the creates and tasks of a run that stopped. Each counts
+ * until its task could have ended at most (`untilMs`), unless a create the service accepts
+ * beside them shows it free sooner (a run asks, scheduler/laneQueues.ts), or `darkroom
+ * retry --held` frees it.
+ */
+export interface GuessedSlotsView {
+  readonly held: number;
+  readonly deadRun: number;
+  readonly untilMs: number;
 }
 
 export interface Throughput {
@@ -76,6 +91,8 @@ export interface ProgressContext {
   readonly limits?: ModelLimits | undefined;
   /** Fingerprints of the job's keys, listed even before they made a call. */
   readonly keys?: readonly string[] | undefined;
+  /** Per key fingerprint: the slots its store counts busy that no live run tracks (read apart, from the key's store). */
+  readonly guessedSlots?: Readonly<Record<string, GuessedSlotsView>> | undefined;
 }
 
 /** Creates and polls a step costs at least: one each (docs/ARCHITECTURE.md § Performance model: C* = N·(u + Σ 2·a_s)). */
@@ -106,7 +123,9 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
   const keys: KeyProgress[] = [...fps].map((key) => {
     const slot = f.slots[key];
     const w = s.calls.perKey[key];
-    return { key, tasks: (slot?.active ?? 0) + (slot?.submitting ?? 0), lastMinute: w?.lastMinute ?? 0, lastHour: w?.lastHour ?? 0 };
+    const g = ctx.guessedSlots?.[key];
+    const guessed = g && g.held + g.deadRun > 0 && g.untilMs > ctx.now ? g : null;
+    return { key, tasks: (slot?.active ?? 0) + (slot?.submitting ?? 0), lastMinute: w?.lastMinute ?? 0, lastHour: w?.lastHour ?? 0, guessed };
   });
 
   // Throughput over the recent window, from its first call (a run that began 2 min ago is not diluted over 15).
@@ -155,6 +174,8 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
     if (!seen) latencyObserved = false;
     taskMs += stepsLeftAt[i]! * (seen?.meanMs ?? hint?.meanMs ?? ASSUMED_LATENCY_MS);
   }
+  // Slots counted busy that no run tracks take their time until they are free, at most.
+  for (const k of keys) if (k.guessed) taskMs += (k.guessed.held + k.guessed.deadRun) * (k.guessed.untilMs - ctx.now);
 
   let eta: Eta | null = null;
   if (ctx.limits) {

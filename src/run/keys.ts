@@ -24,6 +24,8 @@ export interface KeyStoreOptions {
 export interface KeyBudgets {
   /** By key fingerprint. */
   readonly byKey: ReadonlyMap<string, KeyBudget>;
+  /** The network file systems stores were opened on (ledger.allowNetworkFs), for a warning. */
+  readonly networkFs: readonly string[];
   /** Closes the stores this opened (not the caller's). */
   close(): void;
 }
@@ -62,7 +64,7 @@ export function openKeyBudgets(ledger: Ledger, config: Config, keys: readonly Re
       if (byKey.has(fp)) continue;
       let store = o.keyStores?.get(fp);
       if (!store) {
-        store = o.stateDir !== undefined ? KeyStore.openFor(o.stateDir, fp) : KeyStore.open(':memory:');
+        store = o.stateDir !== undefined ? KeyStore.openFor(o.stateDir, fp, { allowNetworkFs: config.allowNetworkFs }) : KeyStore.open(':memory:');
         opened.push(store);
       }
       const budget = new KeyBudget(store, { owner, limits: config.limits, taskBoundMs: boundMs, callTimeoutMs: config.timeoutMs }, now);
@@ -80,7 +82,8 @@ export function openKeyBudgets(ledger: Ledger, config: Config, keys: readonly Re
     close();
     throw err;
   }
-  return { byKey, close };
+  const networkFs = [...new Set(opened.flatMap((s) => (s.networkFs === null ? [] : [s.networkFs])))];
+  return { byKey, networkFs, close };
 }
 
 const SEED_EVERY_MS = 60_000;
@@ -107,6 +110,8 @@ export async function seedFromUsage(budget: KeyBudget, client: ApiClient, signal
       log.info({ ...foreign, minuteRemaining: u.minuteRemaining, hourRemaining: u.hourRemaining }, 'the key was used elsewhere: its windows count those calls too');
     }
   } catch (err) {
+    // Stopped while it waited for room (the run ended, an interrupt): nothing to say.
+    if (signal.aborted) return undefined;
     // An invalid key, an account problem or a redirecting base URL stops the run here, as at any other call.
     if (isApiError(err) && (err.kind === 'stop-account' || err.kind === 'stop-config')) return err;
     if (isApiError(err) && err.kind === 'retry-later') budget.pauseUntil(retryAt(err, 0, random));
@@ -115,4 +120,32 @@ export async function seedFromUsage(budget: KeyBudget, client: ApiClient, signal
     if (ticket) budget.settle(ticket);
   }
   return undefined;
+}
+
+/** While a key is shared, how often to look whether its usage is due again (seedFromUsage reads it once a minute). */
+const SHARE_LOOK_MS = 15_000;
+
+/**
+ * While this machine spends under a share of the key (scheduler/keyShare.ts: other clients
+ * use it too), GET /usage once a minute, machine-wide (seedFromUsage), says what the others
+ * still spend: when they spent nothing in the last minute, the whole key is this machine's
+ * again at once, not after minutes of additive growth. A call each, only while shared and
+ * while the key has work needing calls. Ends when `signal` aborts; an account problem is
+ * handed to `onStop`.
+ */
+export async function watchShare(
+  budget: KeyBudget,
+  client: ApiClient,
+  o: { signal: AbortSignal; random: () => number; log: Logger; needsCalls: () => boolean; onStop: (err: ApiError) => void },
+): Promise<void> {
+  for (;;) {
+    try {
+      await clock.sleep(SHARE_LOOK_MS, o.signal);
+    } catch {
+      return;
+    }
+    if (budget.shareAt(clock.now()) >= 1 || !o.needsCalls()) continue;
+    const stop = await seedFromUsage(budget, client, o.signal, o.random, o.log);
+    if (stop) o.onStop(stop);
+  }
 }

@@ -28,7 +28,7 @@ import { downloadLoop, Patience } from '../stages/downloader.js';
 import { PhotoEventFeed, summaryEvent, type RunEvent } from './events.js';
 import { Guards, type GuardLimits, type GuardTrip } from './guards.js';
 import { stopForConfig } from '../stages/configStop.js';
-import { openKeyBudgets, seedFromUsage, type KeyStoreOptions } from './keys.js';
+import { openKeyBudgets, seedFromUsage, watchShare, type KeyStoreOptions } from './keys.js';
 import { ledgerGuard } from './ledgerGuard.js';
 import type { OutputFs } from '../outputs/outputfs.js';
 import { DARKROOM_AGENT } from '../metadata/agent.js';
@@ -41,6 +41,7 @@ import { ServiceContact } from './serviceContact.js';
 import { retireStaleOutputs } from '../outputs/staleOutputs.js';
 import { checkSteps, stampNewPhotos, type StepsChange, type StepsCheck } from './stepsCheck.js';
 import { uploadStage } from '../stages/upload.js';
+import { warnNetworkFs } from './networkFs.js';
 
 export interface RunOptions extends KeyStoreOptions {
   readonly config: Config;
@@ -189,9 +190,18 @@ async function runStarted(opts: RunOptions, started: Started): Promise<RunResult
   // Every call and download in flight listens to it (clock.deadline): with several keys that
   // is more than the default 10, which would print a leak warning that is not one.
   setMaxListeners(1000, hard.signal);
+  // Ends what watches the keys while the lanes run (watchShare).
+  const lanesOver = new AbortController();
   let graceTimer: ReturnType<typeof clock.setTimer> | undefined;
 
   const latency = new LatencyModel();
+  // Read at each pick while slots are guessed busy: worked out again at most every 5 s.
+  let learnedAt = { at: Number.NEGATIVE_INFINITY, ms: null as number | null };
+  const learned = () => {
+    const t = clock.now();
+    if (t < learnedAt.at || t - learnedAt.at >= 5_000) learnedAt = { at: t, ms: learnedLatencyMs(latency, config, ledger) };
+    return learnedAt.ms;
+  };
   const activity = new Notifier();
   // Checked before every call and download: a ledger moved, replaced or deleted stops the run.
   const ledgerOk = ledgerGuard(ledger, run, log, () => {
@@ -216,6 +226,7 @@ async function runStarted(opts: RunOptions, started: Started): Promise<RunResult
   const clients: ApiClient[] = [];
   // Each key's machine-wide budget (issue 12), its rows reconciled with this ledger.
   const keyBudgets = openKeyBudgets(ledger, config, opts.keys, opts);
+  for (const fs of keyBudgets.networkFs) warnNetworkFs(log, "keys' store (DARKROOM_STATE_DIR)", fs);
   const budgets: KeyBudget[] = [];
   const lanes: Lane[] = opts.keys.map((k) => {
     const client = new ApiClient({
@@ -237,7 +248,7 @@ async function runStarted(opts: RunOptions, started: Started): Promise<RunResult
     // While the service is out, the lane waits for the next try (serviceContact.ts).
     const stages: LaneStages = {
       upload: (item, ticket) => (ledgerOk() ? uploadStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
-      create: (item, ticket) => (ledgerOk() ? createStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
+      create: (item, ticket, probe) => (ledgerOk() ? createStage(under(ticket), item, probe).then((fb) => contact.during(fb)) : Promise.resolve({})),
       poll: (item, ticket) => (ledgerOk() ? pollStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
     };
     const budget = keyBudgets.byKey.get(k.fingerprint)!;
@@ -249,6 +260,7 @@ async function runStarted(opts: RunOptions, started: Started): Promise<RunResult
       capabilities: config.steps.map((s) => s.capability),
       laneCount: opts.keys.length,
       latencyScaleMs: () => Math.min(...config.steps.map((s) => latency.meanMs(s.capability))),
+      learnedLatencyMs: learned,
       activeTasks: config.limits.activeTasks,
       onActivity: () => {
         activity.notify();
@@ -320,6 +332,16 @@ async function runStarted(opts: RunOptions, started: Started): Promise<RunResult
       else if (stop) stopForAccount({ run, log }, stop);
     }
     if (guards && !run.stopped) await guards.begin(opts.keys.some((k) => ledger.keyFacts.needsCalls(k.fingerprint)));
+    // While a key is shared with other clients, its usage is read now and then (keys.ts).
+    const watching = opts.keys.map((k, i) =>
+      watchShare(budgets[i]!, clients[i]!, {
+        signal: lanesOver.signal,
+        random,
+        log,
+        needsCalls: () => !run.stopped && ledger.keyFacts.needsCalls(k.fingerprint),
+        onStop: (err) => (err.kind === 'stop-config' ? stopForConfig({ run, log }, err) : stopForAccount({ run, log }, err)),
+      }),
+    );
     for (;;) {
       const before = handedBack;
       let lanesDone = false;
@@ -333,10 +355,13 @@ async function runStarted(opts: RunOptions, started: Started): Promise<RunResult
       }
       if (run.stopped || lanes.some((l) => l.crash !== undefined) || handedBack === before) break;
     }
+    lanesOver.abort();
+    await Promise.all(watching);
     await guards?.end();
     guards?.finish();
     if (run.accountStop?.creditsOnly && !run.stopped) credits = await creditsShortfall(ledger, config, clients[0], budgets[0], hard.signal, log);
   } finally {
+    lanesOver.abort();
     await guards?.end();
     if (graceTimer) clock.clearTimer(graceTimer);
     opts.signal?.removeEventListener('abort', onAbort);
@@ -428,6 +453,16 @@ function refused(ledger: Ledger, steps: StepsCheck, recovered: RecoveryReport, t
     interrupted: false,
     exitCode: 2,
   };
+}
+
+/**
+ * The task latency learned so far (the shortest step's): this run's model once it has seen
+ * tasks end, else the ledger's recent ones (a resumed run), else null.
+ */
+function learnedLatencyMs(latency: LatencyModel, config: Config, ledger: Ledger): number | null {
+  const seen = config.steps.filter((s) => latency.samples(s.capability) > 0);
+  if (seen.length > 0) return Math.min(...seen.map((s) => latency.meanMs(s.capability)));
+  return ledger.keyFacts.typicalRecentLatencyMs();
 }
 
 function logCall(ledger: Ledger, log: Logger, keyFp: string, rec: CallRecord): void {

@@ -1,4 +1,5 @@
 import { RollingWindow } from '../spec/window.js';
+import { shareAt, type ShareState } from './keyShare.js';
 
 export interface BudgetLimits {
   readonly callsPerMinute: number;
@@ -17,6 +18,10 @@ export const ARRIVAL_MARGIN_MS = 1000;
 export class CallBudget {
   readonly minute: RollingWindow;
   readonly hour: RollingWindow;
+  /** This machine's own calls of the minute window (the others' are in `minute` too): what its share counts. */
+  readonly own: RollingWindow;
+  /** The machine's share of the key (keyShare.ts); undefined: the whole key. */
+  private share: ShareState | undefined;
   private pausedUntil = 0;
   private createsAhead: 'soon' | 'later' | 'none' = 'soon';
   private readonly pace: { perMs: number; capacity: number; tokens: number; at: number; on: boolean; fullMs: number };
@@ -35,9 +40,11 @@ export class CallBudget {
   ) {
     this.minute = new RollingWindow(limits.callsPerMinute, 60_000 + marginMs);
     this.hour = new RollingWindow(limits.callsPerHour, 3_600_000 + marginMs);
+    this.own = new RollingWindow(limits.callsPerMinute, 60_000 + marginMs);
     for (const t of past) {
       this.minute.record(t);
       this.hour.record(t);
+      this.own.record(t);
     }
     const capacity = Math.max(2, Math.round(limits.callsPerHour / 100));
     this.pace = { perMs: limits.callsPerHour / this.hour.spanMs, capacity, tokens: capacity, at: Number.NaN, on: false, fullMs: 0 };
@@ -91,7 +98,7 @@ export class CallBudget {
   bucketFullAt(now: number): number {
     if (!this.pace.on) return Number.NaN;
     this.refill(now);
-    return now + Math.ceil(Math.max(0, this.pace.capacity - this.pace.tokens - 1e-9) / this.pace.perMs);
+    return now + Math.ceil(Math.max(0, this.pace.capacity - this.pace.tokens - 1e-9) / this.paceRate(now));
   }
 
   /** Room left in the hour window now. */
@@ -103,6 +110,10 @@ export class CallBudget {
    * When the next call may leave. A create into a slot that just came free is worth more
    * than any poll: it may use the windows' reserve, and it skips the pacing bucket, leaving
    * it in debt for the polls after it to repay.
+   *
+   * Under a share of the key (keyShare.ts) this machine's own calls stay within the share
+   * of the minute window, and are spaced at least half the share's mean gap apart: calls
+   * that waited for a window to free go out over the following seconds, not at once.
    */
   availableAt(now: number, create = false): number {
     const minuteKept = create || this.createsAhead !== 'soon' ? 0 : this.minuteReserve;
@@ -110,14 +121,52 @@ export class CallBudget {
     let at = Math.max(this.pausedUntil, this.minute.nextFreeAt(now, minuteKept), this.hour.nextFreeAt(now, hourKept));
     if (this.pace.on && !create) {
       this.refill(now);
-      if (this.pace.tokens < 1) at = Math.max(at, now + Math.ceil((1 - this.pace.tokens) / this.pace.perMs));
+      if (this.pace.tokens < 1) at = Math.max(at, now + Math.ceil((1 - this.pace.tokens) / this.paceRate(now)));
+    }
+    const cap = this.shareCap(now);
+    if (cap !== undefined) {
+      at = Math.max(at, this.own.nextFreeAt(now, this.own.limit - cap));
+      const last = this.own.latest(now);
+      if (last !== undefined) at = Math.max(at, last + Math.ceil(this.own.spanMs / (2 * cap)));
     }
     return at;
+  }
+
+  /**
+   * What this machine spends of the minute window, as a fraction of its limit: its own
+   * calls of the last minute, or, begun less than a minute ago, at the rate since its first
+   * (8 calls in the first 8 s of a run are not a sixth of a window of 40).
+   */
+  ownSpent(now: number): number {
+    const first = this.own.earliest(now);
+    if (first === undefined) return 0;
+    const span = this.own.spanMs;
+    return (this.own.count(now) / this.minute.limit) * (span / Math.min(span, Math.max(now - first, span / 6)));
+  }
+
+  /** The machine's share of the key now (1: the whole key). */
+  shareAt(now: number): number {
+    return shareAt(this.share, now);
+  }
+
+  get shareState(): ShareState | undefined {
+    return this.share;
+  }
+
+  setShare(s: ShareState | undefined): void {
+    this.share = s;
+  }
+
+  /** Calls a minute this machine may make under its share, or undefined under none. */
+  private shareCap(now: number): number | undefined {
+    const f = shareAt(this.share, now);
+    return f < 1 ? Math.max(1, Math.floor(f * this.minute.limit)) : undefined;
   }
 
   take(now: number): void {
     this.minute.record(now);
     this.hour.record(now);
+    this.own.record(now);
     this.refill(now);
     this.pace.tokens -= 1;
   }
@@ -135,29 +184,38 @@ export class CallBudget {
   move(from: number, to: number | undefined): void {
     const m = this.minute.remove(from);
     const h = this.hour.remove(from);
+    const o = this.own.remove(from);
     if (to === undefined || !(m || h)) return;
     // Moved later (sent late, or counted from its answer): it counts in both windows again.
     this.minute.record(to);
     this.hour.record(to);
+    if (o) this.own.record(to);
   }
 
-  /** Replace the windows' calls with these (sorted by time), as the key store holds them. */
-  resetWindows(minute: readonly number[], hour: readonly number[]): void {
+  /** Replace the windows' calls with these (sorted by time), as the key store holds them; `own`: this machine's of the minute. */
+  resetWindows(minute: readonly number[], hour: readonly number[], own: readonly number[] = minute): void {
     this.minute.reset(minute);
     this.hour.reset(hour);
+    this.own.reset(own);
   }
 
   get pausedUntilMs(): number {
     return this.pausedUntil;
   }
 
+  /** The pacing bucket's rate: the hour's, times the machine's share of the key. */
+  private paceRate(now: number): number {
+    return this.pace.perMs * shareAt(this.share, now);
+  }
+
   private refill(now: number): void {
     const p = this.pace;
     if (!Number.isNaN(p.at) && now > p.at) {
       const dt = now - p.at;
-      const toFull = Math.max(0, (p.capacity - p.tokens) / p.perMs);
+      const rate = this.paceRate(now);
+      const toFull = Math.max(0, (p.capacity - p.tokens) / rate);
       if (p.on && dt > toFull) p.fullMs += dt - toFull;
-      p.tokens = Math.min(p.capacity, p.tokens + dt * p.perMs);
+      p.tokens = Math.min(p.capacity, p.tokens + dt * rate);
       if (p.capacity - p.tokens < 1e-9) p.tokens = p.capacity;
     }
     p.at = now;

@@ -5,7 +5,7 @@ import type { CallBudget } from './budget.js';
 import { KeyCache } from './keyCache.js';
 import { KeyBusyError, type Binding } from './keyBusy.js';
 import type { KeyBudgetOptions, KeyLimits } from './keyOptions.js';
-import { KeySlots, type CreateOutcome } from './keySlots.js';
+import { KeySlots, type CreateOutcome, type GuessedSlots } from './keySlots.js';
 import { KeyWindows } from './keyWindows.js';
 import { thisProcess } from './owners.js';
 import { Reservation, type ReservationBook, type ReserveKind } from './reservation.js';
@@ -100,6 +100,12 @@ export class KeyBudget implements ReservationBook {
     return this.windows.claimSeed(now, withinMs);
   }
 
+  /** The machine's share of the key now (keyShare.ts; 1: the whole key), as the store last said. */
+  shareAt(now: number): number {
+    this.cache.refresh(now);
+    return this.cache.calls.shareAt(now);
+  }
+
   /** Hour pacing (CallBudget.setPacing): this process's own bucket, not the store's. */
   setPacing(on: boolean, now: number): void {
     this.cache.calls.setPacing(on, now);
@@ -118,6 +124,16 @@ export class KeyBudget implements ReservationBook {
   /** Task slots in use on this key, machine-wide (KeySlots.inUse). */
   slotsInUse(now: number): number {
     return this.slots.inUse(now);
+  }
+
+  /** Task slots in use that a live process tracks (KeySlots.certainInUse): what a probe must leave room beside. */
+  certainSlotsInUse(now: number): number {
+    return this.slots.certainInUse(now);
+  }
+
+  /** Slots counted busy that no live process tracks: held creates, a gone run's (KeySlots.guessed). */
+  guessedSlots(now: number): GuessedSlots {
+    return this.slots.guessed(now);
   }
 
   /** When the slot count may next fall without an event of this process (KeySlots.nextChangeAt). */
@@ -146,14 +162,20 @@ export class KeyBudget implements ReservationBook {
    * Reserve one call (and, for a create, one task slot) now, or undefined when there is no
    * room: another process took it since the caller looked. `slotLimit` is the lane's
    * current idea of the slots (lower after a 429 on api_key_active_tasks).
+   *
+   * `probe`: a create into a slot counted busy only by rows no live process tracks (held
+   * creates, a gone run's): the service, not a guess, says whether it is free. It needs
+   * room beside the slots live processes track, never beside a guess; an accepted probe
+   * releases a guessed row (KeySlots.createResolved), a refused one costs a call, no credit.
    */
-  reserve(now: number, kind: ReserveKind, o: { itemId?: number; slotLimit?: number } = {}): Reservation | undefined {
+  reserve(now: number, kind: ReserveKind, o: { itemId?: number; slotLimit?: number; probe?: boolean } = {}): Reservation | undefined {
     const cache = this.cache;
     const create = kind === 'create';
     const ids = this.store.immediate(() => {
       cache.refresh(now, true);
       if (cache.calls.availableAt(now, create) > now) return undefined;
-      if (create && this.slots.inUse(now) >= (o.slotLimit ?? this.opts.limits.activeTasks)) return undefined;
+      const inUse = o.probe ? this.slots.certainInUse(now) : this.slots.inUse(now);
+      if (create && inUse >= (o.slotLimit ?? this.opts.limits.activeTasks)) return undefined;
       return cache.ownWrite(() => {
         const callId = this.store.insertCall(this.opts.owner, now, kind);
         return { callId, slot: create ? this.slots.insertCreate(now, o.itemId) : undefined };

@@ -25,5 +25,3 @@ export function humanWait(ms: number): string {
   const m = Math.ceil(s / 60);
   return m < 120 ? `${m} min` : `${Math.floor(m / 60)} h ${m % 60} min`;
 }
-
-/** How often (clock time) the windows and slots are compared with the store outside a reservation. */

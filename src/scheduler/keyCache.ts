@@ -2,9 +2,15 @@ import { clock } from '../clock.js';
 import type { KeyStore, NewSlot, SlotRow } from '../ledger/keystore.js';
 import { ARRIVAL_MARGIN_MS, CallBudget } from './budget.js';
 import { createReserve, type KeyBudgetOptions } from './keyOptions.js';
+import { parseShare, type ShareState } from './keyShare.js';
 import { pidLiveness, type Liveness } from './owners.js';
 
+/** How often (clock time) the windows and slots are compared with the store outside a reservation. */
 const REFRESH_MS = 100;
+/** The owner of calls other clients of the key made, as the service showed them. */
+const FOREIGN = 'foreign';
+/** Where the store keeps the machine's share of the key (keyShare.ts). */
+const SHARE_META = 'share';
 const PRUNE_EVERY_MS = 10 * 60_000;
 /** Calls are kept a while past the hour window: for support questions, and the windows' margin. */
 const KEEP_CALLS_MS = 2 * 3_600_000;
@@ -87,9 +93,15 @@ export class KeyCache {
   addForeign(n: number, at: number, countsIn: 'both' | 'minute' | 'hour'): void {
     if (n <= 0) return;
     this.ownWrite(() => {
-      for (let i = 0; i < n; i++) this.store.insertCall('foreign', at, 'foreign', countsIn);
+      for (let i = 0; i < n; i++) this.store.insertCall(FOREIGN, at, 'foreign', countsIn);
     });
     for (let i = 0; i < n; i++) this.calls.record(at, { minute: countsIn !== 'hour', hour: countsIn !== 'minute' });
+  }
+
+  /** The machine's share of the key (keyShare.ts), for every process here: written, and taken into the copy. */
+  setShare(s: ShareState): void {
+    this.ownWrite(() => this.store.setMeta(SHARE_META, JSON.stringify(s)));
+    this.calls.setShare(s);
   }
 
   /** A slot row this owner just inserted, as the store would read it back. */
@@ -124,12 +136,17 @@ export class KeyCache {
     const minuteEdge = now - this.calls.minute.spanMs;
     const minute: number[] = [];
     const hour: number[] = [];
+    const own: number[] = [];
     for (const r of rows) {
       if (r.counts_in !== 'minute') hour.push(r.at_ms);
-      if (r.counts_in !== 'hour' && r.at_ms > minuteEdge) minute.push(r.at_ms);
+      if (r.counts_in !== 'hour' && r.at_ms > minuteEdge) {
+        minute.push(r.at_ms);
+        if (r.owner !== FOREIGN) own.push(r.at_ms);
+      }
     }
-    this.calls.resetWindows(minute, hour);
+    this.calls.resetWindows(minute, hour, own);
     this.calls.pauseUntil(this.store.pausedUntil());
+    this.calls.setShare(parseShare(this.store.getMeta(SHARE_META)));
     this.slotRows = this.store.slots();
   }
 }

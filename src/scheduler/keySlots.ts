@@ -7,6 +7,23 @@ const SLOT_RECHECK_MS = 2000;
 /** While this process's own held creates bind, how often to work their bound out again. */
 const HELD_RECHECK_MS = 5000;
 
+/**
+ * Slots counted busy that no live process tracks: held creates (their answer lost, their
+ * task may run) and the rows of runs that are gone. Each counts until its task could have
+ * ended at most (`untilMs`: the latest of them); whether the service still counts them only
+ * a create can tell (a probe, KeyBudget.reserve).
+ */
+export interface GuessedSlots {
+  /** Held rows: creates whose answer was lost, tasks given up while they may run. */
+  readonly held: number;
+  /** Rows of runs that are gone (killed, stopped): their creates in flight and tasks. */
+  readonly deadRun: number;
+  /** When the last of them stops counting; 0 when there is none. */
+  readonly untilMs: number;
+  /** The latest moment the oldest of their tasks could have started; Infinity when there is none. */
+  readonly oldestSinceMs: number;
+}
+
 /** How a create's reservation ended, as the ledger recorded it. */
 export type CreateOutcome =
   | { readonly kind: 'accepted'; readonly taskId: string }
@@ -45,6 +62,25 @@ export class KeySlots {
   }
 
   /**
+   * Slots in use that a live process tracks: creates in flight and running tasks of live
+   * owners (this run's among them). A probe may go while these leave a slot (KeyBudget.reserve).
+   */
+  certainInUse(now: number): number {
+    this.cache.refresh(now);
+    this.rebound();
+    let n = 0;
+    for (const r of this.cache.slotRows) if (this.counted(r, now) && this.certain(r, now)) n++;
+    return n;
+  }
+
+  /** The counted slots no live process tracks (GuessedSlots). */
+  guessed(now: number): GuessedSlots {
+    this.cache.refresh(now);
+    this.rebound();
+    return guessedSlots(this.cache.slotRows, now, (r) => this.cache.live(r, now));
+  }
+
+  /**
    * When the slot count may next fall without an event of this process: a held or a dead
    * owner's row expiring; while another live process holds slots, a look in 2 s; while
    * this one's held creates count, a look in 5 s (the task bound they follow may shrink).
@@ -75,9 +111,10 @@ export class KeySlots {
   /**
    * A create's outcome, for its slot row: running (active), held until the task could have
    * ended, or freed. A create accepted while the rows count more than the limit shows that
-   * some held rows are not running (the service had a free slot): as many as the excess
-   * are released, oldest first. In-flight creates of others are left out of that count:
-   * they may not have arrived yet, and releasing too little is the safe side.
+   * some guessed rows (held, or a gone run's) are not running (the service had a free
+   * slot): as many as the excess are released, oldest first. In-flight creates of live
+   * owners are left out of that count: they may not have arrived yet, and releasing too
+   * little is the safe side.
    */
   createResolved(id: number | undefined, outcome: CreateOutcome, now: number): void {
     const cache = this.cache;
@@ -103,8 +140,8 @@ export class KeySlots {
         cache.store.setSlot(id, 'active', outcome.taskId, now, now + bound);
         cache.updateRows(isId, () => ({ kind: 'active', ref: outcome.taskId, since_ms: now, expires_ms: now + bound }));
         const counted = cache.slotRows.filter((r) => this.counted(r, now));
-        const held = counted.filter((r) => r.kind === 'held').sort((a, b) => a.since_ms - b.since_ms || a.id - b.id);
-        const excess = counted.filter((r) => r.kind === 'active').length + held.length - this.opts.limits.activeTasks;
+        const held = counted.filter((r) => !this.certain(r, now)).sort((a, b) => a.since_ms - b.since_ms || a.id - b.id);
+        const excess = counted.filter((r) => r.kind === 'active' && this.certain(r, now)).length + held.length - this.opts.limits.activeTasks;
         if (excess > 0) {
           const ids = held.slice(0, excess).map((r) => r.id);
           cache.store.release(ids);
@@ -168,4 +205,29 @@ export class KeySlots {
     if (r.expires_ms > now) return true;
     return (r.kind === 'create' || r.kind === 'active') && this.cache.live(r, now);
   }
+
+  /** A row a live process tracks: its create in flight or its running task. */
+  private certain(r: SlotRow, now: number): boolean {
+    return (r.kind === 'create' || r.kind === 'active') && this.cache.live(r, now);
+  }
+}
+
+/**
+ * The counted rows among `rows` that no live process tracks (GuessedSlots), for a run's
+ * display and for `darkroom status`, which reads the store apart from any run.
+ */
+export function guessedSlots(rows: readonly SlotRow[], now: number, live: (r: SlotRow) => boolean): GuessedSlots {
+  let held = 0;
+  let deadRun = 0;
+  let untilMs = 0;
+  let oldestSinceMs = Infinity;
+  for (const r of rows) {
+    if (r.kind === 'released' || r.expires_ms <= now) continue;
+    if (r.kind === 'held') held++;
+    else if (!live(r)) deadRun++;
+    else continue;
+    untilMs = Math.max(untilMs, r.expires_ms);
+    oldestSinceMs = Math.min(oldestSinceMs, r.since_ms);
+  }
+  return { held, deadRun, untilMs, oldestSinceMs };
 }

@@ -1,6 +1,7 @@
 import type { KeyCache } from './keyCache.js';
 import type { Binding } from './keyBusy.js';
 import { createReserve, type KeyBudgetOptions } from './keyOptions.js';
+import { shareAfterRefusal, shareFromUsage } from './keyShare.js';
 
 /**
  * A key's rolling call windows and pause, machine-wide: the CallBudget of the key's store
@@ -63,10 +64,19 @@ export class KeyWindows {
     return cache.store.immediate(() => {
       cache.refresh(now, true);
       const { callsPerMinute, callsPerHour } = this.opts.limits;
-      const minute = Math.max(0, callsPerMinute - u.minuteRemaining - cache.calls.minute.count(now));
+      // Under a share already, the share is what keeps this machine to its part: the others'
+      // calls of the last minute, put down at now, would shut the window for a minute more
+      // after they were made (a machine whose partner had finished waited 40 s of each minute).
+      const shared = cache.calls.shareAt(now) < 1;
+      const minute = shared ? 0 : Math.max(0, callsPerMinute - u.minuteRemaining - cache.calls.minute.count(now));
       const hour = Math.max(0, callsPerHour - u.hourRemaining - cache.calls.hour.count(now) - minute);
       cache.addForeign(minute, now, 'both');
       cache.addForeign(hour, now, 'hour');
+      // Others' calls of the last minute, as the service counts them, whatever this machine
+      // had already put down to them: the share follows (keyShare.ts).
+      const others = Math.max(0, callsPerMinute - u.minuteRemaining - cache.calls.own.count(now));
+      const share = shareFromUsage(cache.calls.shareState, others / callsPerMinute, now);
+      if (share) cache.setShare(share);
       return { minute, hour };
     });
   }
@@ -75,7 +85,8 @@ export class KeyWindows {
    * A 429 on the key's minute or hour window while ours shows room: other clients fill it.
    * Foreign calls fill our window up to its limit, placed so they leave it when the
    * service said the window resets (RateLimit-Reset, else Retry-After, else a whole span
-   * from now). The pause itself goes through pauseUntil, as for any 429.
+   * from now), and the machine's share of the key falls (keyShare.ts). The pause itself
+   * goes through pauseUntil, as for any 429.
    */
   adoptRejection(scope: 'api_key_minute' | 'api_key_hour', resetAtMs: number | null, retryAfterMs: number | null, now: number): number {
     const cache = this.cache;
@@ -85,8 +96,16 @@ export class KeyWindows {
     if (until <= now) return 0;
     return cache.store.immediate(() => {
       cache.refresh(now, true);
-      const w = minute ? cache.calls.minute : cache.calls.hour;
+      const calls = cache.calls;
+      const w = minute ? calls.minute : calls.hour;
       const n = Math.max(0, w.limit - w.count(now));
+      if (n > 0) {
+        // What this machine spent of the window that crowded: of the minute at its own rate,
+        // and of the hour as that rate would spend it.
+        const spent = calls.ownSpent(now) * (minute ? 1 : (calls.minute.limit * 60) / w.limit);
+        const share = shareAfterRefusal(calls.shareState, spent, now);
+        if (share) cache.setShare(share);
+      }
       cache.addForeign(n, Math.min(now, until - span), minute ? 'minute' : 'hour');
       return n;
     });

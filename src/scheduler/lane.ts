@@ -7,6 +7,13 @@ import { LaneQueues, type Action } from './laneQueues.js';
 import type { Feedback, LaneOptions, LaneStages, LaneState, RunControl } from './laneTypes.js';
 import type { Reservation } from './reservation.js';
 
+/** The first wait after a 429 on api_key_active_tasks before any task was seen to end (SlotWait). */
+const FIRST_SLOT_WAIT_MS = 15_000;
+/** Nor less than this, however short the tasks: each refusal is a call in the key's windows. */
+const MIN_SLOT_WAIT_MS = 2_000;
+/** Nor more: a held slot is counted at most until its task could have ended anyway (taskBound.ts). */
+const MAX_SLOT_WAIT_MS = 5 * 60_000;
+
 /**
  * A poll takes the minute's places kept for creates only if its task has likely ended: it
  * then likely frees the slot the create is waiting for. A probe of a task likely still
@@ -39,7 +46,7 @@ export class Lane {
     private readonly control: RunControl,
     private readonly opts: LaneOptions,
   ) {
-    this.state = { inflightItems: new Set(), inflightCalls: 0, uploadsInflight: 0, pollsInflight: 0, slotLimit: opts.activeTasks };
+    this.state = { inflightItems: new Set(), inflightCalls: 0, uploadsInflight: 0, pollsInflight: 0, slotLimit: opts.activeTasks, slotWait: { untilMs: 0, probeUntilMs: 0, refusals: 0, lastMs: Number.NEGATIVE_INFINITY, lastWaitMs: 0 }, probing: false };
     this.queues = new LaneQueues(ledger, budget, control, opts, this.state);
     this.pacer = new LanePacing(ledger, budget, opts, this.state);
     this.maxInflight = opts.maxInflight ?? 4;
@@ -126,19 +133,20 @@ export class Lane {
    * false: another process took the room since we looked; nothing was started.
    */
   private dispatch(action: Action, now: number): boolean {
-    const ticket = this.budget.reserve(now, action.kind, { itemId: action.item.id, slotLimit: this.state.slotLimit });
+    const ticket = this.budget.reserve(now, action.kind, { itemId: action.item.id, slotLimit: this.state.slotLimit, ...(action.probe ? { probe: true } : {}) });
     // (An upload's photo stays claimed by this lane, which takes it up again.)
     if (!ticket) return false;
     this.state.inflightCalls++;
     this.state.inflightItems.add(action.item.id);
     if (action.kind === 'upload') this.state.uploadsInflight++;
     if (action.kind === 'poll') this.state.pollsInflight++;
+    if (action.probe) this.state.probing = true;
     this.pacer.called();
     const run =
       action.kind === 'poll'
         ? this.stages.poll(action.item, ticket)
         : action.kind === 'create'
-          ? this.stages.create(action.item, ticket)
+          ? this.stages.create(action.item, ticket, action.probe)
           : this.stages.upload(action.item, ticket);
     // Nothing may throw out of this chain (no one awaits it: a throw would be the host
     // process's unhandled rejection); whatever does is a crash that stops the run.
@@ -154,6 +162,7 @@ export class Lane {
           this.state.inflightItems.delete(action.item.id);
           if (action.kind === 'upload') this.state.uploadsInflight--;
           if (action.kind === 'poll') this.state.pollsInflight--;
+          if (action.probe) this.state.probing = false;
         });
         this.wake();
         this.guarded(() => this.opts.onActivity?.());
@@ -185,21 +194,46 @@ export class Lane {
   }
 
   private apply(fb: Feedback, action: Action, ticket: Reservation): void {
-    if (action.kind === 'create') this.budget.createResolved(ticket, this.createOutcome(action.item, ticket));
+    const now = clock.now();
+    const state = this.state;
+    if (action.kind === 'create') {
+      const outcome = this.createOutcome(action.item, ticket);
+      this.budget.createResolved(ticket, outcome);
+      if (outcome.kind === 'accepted') {
+        const w = state.slotWait;
+        // A create into a slot this run counted free says nothing of the guessed ones: only
+        // an accepted probe (or none left to guess about) ends the probes' wait.
+        const guessing = this.budget.guessedSlots(now).oldestSinceMs < Infinity;
+        state.slotWait = action.probe || !guessing ? { ...w, untilMs: 0, probeUntilMs: 0, refusals: 0 } : { ...w, untilMs: 0 };
+        // Additive increase: a create accepted while the lane's slots are full shows room for
+        // one more, unless the service refused one lately (another client's tasks come and
+        // go as ours do: a slot taken back at once met a 429 nearly every time).
+        const calm = now - w.lastMs >= 2 * w.lastWaitMs;
+        if (calm && this.budget.certainSlotsInUse(now) >= state.slotLimit) state.slotLimit = Math.min(this.opts.activeTasks, state.slotLimit + 1);
+      }
+    }
     if (action.kind === 'poll' && fb.taskEnded && action.item.task_id) {
       if (fb.mayStillRun) this.budget.taskGivenUp(action.item.task_id);
       else this.budget.taskEnded(action.item.task_id);
     }
     if (fb.pauseUntilMs !== undefined) {
       this.budget.pauseUntil(fb.pauseUntilMs);
-      this.ledger.calls.pause(this.opts.keyFp, fb.pauseUntilMs, clock.now());
+      this.ledger.calls.pause(this.opts.keyFp, fb.pauseUntilMs, now);
     }
     if (fb.slotsFull) {
-      // The server holds a task we do not count (an ambiguous create of another client
-      // that did go through, say): create nothing more until one of ours ends.
-      this.state.slotLimit = Math.max(1, this.budget.slotsInUse(clock.now()));
+      // The service counts tasks no live process here tracks: held ones still running, or
+      // another client's (another machine with the same key). Wait (SlotWait) rather than
+      // ask again at once: every refusal is a call in the key's windows. Unless it answered
+      // a probe (the guessed rows already count), fill no more slots than this run holds.
+      const refusals = state.slotWait.refusals + 1;
+      const base = this.opts.learnedLatencyMs?.() ?? FIRST_SLOT_WAIT_MS;
+      const wait = Math.min(MAX_SLOT_WAIT_MS, Math.max(base, MIN_SLOT_WAIT_MS) * 2 ** (refusals - 1));
+      const untilMs = Math.max(now + wait, fb.slotsRetryAtMs ?? 0);
+      state.slotWait = { untilMs, probeUntilMs: untilMs, refusals, lastMs: now, lastWaitMs: untilMs - now };
+      if (!action.probe) state.slotLimit = Math.max(1, this.budget.certainSlotsInUse(now));
     }
-    if (fb.taskEnded) this.state.slotLimit = this.opts.activeTasks;
+    // One of this run's tasks ended: a slot seen free, worth a create at once.
+    if (fb.taskEnded && !fb.mayStillRun) state.slotWait.untilMs = 0;
   }
 
   /** A stage threw something it should have classified: a bug. Stop the run loudly rather than spin. */

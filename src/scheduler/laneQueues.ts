@@ -22,11 +22,13 @@ const UPLOADS_AHEAD = 2;
  * calls a photo; at 0.8, 3.13 as before, in 0.3% less time).
  */
 const POLL_AHEAD_CHANCE = 0.8;
+/** A probe's wait from a guessed task's start before any task latency is known (LaneQueues.probeAt). */
+const FIRST_PROBE_AFTER_MS = 15_000;
 /** While the bucket is full, how often pollAhead asks again whether a task has likely ended. */
 const POLL_AHEAD_RECHECK_MS = 1000;
 
-/** One thing a lane may do next: one call for one photo. */
-export type Action = { kind: 'poll' | 'create' | 'upload'; item: ItemRow };
+/** One thing a lane may do next: one call for one photo; `probe`: a create into a slot only guessed busy (LaneQueues.createCandidate). */
+export type Action = { kind: 'poll' | 'create' | 'upload'; item: ItemRow; probe?: boolean };
 
 /**
  * A lane's queues, read from the ledger by state (docs/ARCHITECTURE.md § States): active
@@ -66,12 +68,9 @@ export class LaneQueues {
     if (this.control.noCreates) return { action: undefined, slotBlocked: false };
     let slotBlocked = false;
     const free = this.freeSlots();
-    if (free > 0) {
-      const create = this.createCandidate(now, free);
-      if (create) return { action: create, slotBlocked };
-    } else if (items.hasDue('uploaded', fp, now, inflight)) {
-      slotBlocked = true;
-    }
+    const create = this.createCandidate(now, free);
+    if (create) return { action: create, slotBlocked };
+    if ((free === 0 || this.slotWaiting(now)) && items.hasDue('uploaded', fp, now, inflight)) slotBlocked = true;
     if (this.uploadWanted(free)) {
       const gate = this.opts.gate;
       // Past the photo cap only the photos this lane already took (claimed) are taken up again.
@@ -83,12 +82,49 @@ export class LaneQueues {
     return { action: undefined, slotBlocked };
   }
 
-  /** A create into a free slot, if one is due (`free`: the free slots, when the caller has counted them). */
+  /**
+   * A create, if one is due: into a free slot, or a probe (`free`: the free slots, when the
+   * caller has counted them). None while a 429 on api_key_active_tasks is waited out (SlotWait).
+   *
+   * A probe asks the service instead of waiting: when every slot left is counted busy only
+   * by rows no live process tracks (held creates, whose task may run or may have ended long
+   * ago; a gone run's), the next photo's create goes anyway. Accepted, that slot was free
+   * and a guessed row is released (KeySlots.createResolved); refused (429, no credit), the
+   * lane waits (SlotWait). Never beside slots this run or another live one fills with tasks
+   * it tracks (KeyBudget.reserve checks it again), and one at a time.
+   */
   createCandidate(now: number, free = this.freeSlots()): Action | undefined {
-    if (this.control.stopped || this.control.noCreates || free === 0) return undefined;
+    if (this.control.stopped || this.control.noCreates || this.slotWaiting(now)) return undefined;
+    const probe = free === 0 && this.mayProbe(now);
+    if (free === 0 && !probe) return undefined;
     const item = this.ledger.items.nextInState('uploaded', this.opts.keyFp, now, this.state.inflightItems);
     if (item && this.opts.gate && !this.opts.gate.mayCreate(item)) return undefined;
-    return item ? { kind: 'create', item } : undefined;
+    return item ? { kind: 'create', item, ...(probe ? { probe } : {}) } : undefined;
+  }
+
+  /** A 429 on api_key_active_tasks is being waited out (SlotWait). */
+  private slotWaiting(now: number): boolean {
+    return now < this.state.slotWait.untilMs;
+  }
+
+  /**
+   * The slots left are busy only by guessed rows (KeySlots.guessed), the oldest of their
+   * tasks has likely ended (probeAt), and no probe is in flight.
+   */
+  private mayProbe(now: number): boolean {
+    if (this.state.probing) return false;
+    const certain = this.budget.certainSlotsInUse(now);
+    return certain < this.state.slotLimit && this.budget.slotsInUse(now) > certain && now >= this.probeAt(now) && now >= this.state.slotWait.probeUntilMs;
+  }
+
+  /**
+   * When a probe is worth its call: once the oldest guessed task has had the learned task
+   * latency (15 s before any is known) to end since it could have started. A create held a
+   * moment ago is running still, most likely; one held before a crash an hour ago is not.
+   */
+  private probeAt(now: number): number {
+    const oldest = this.budget.guessedSlots(now).oldestSinceMs;
+    return oldest === Infinity ? Infinity : oldest + (this.opts.learnedLatencyMs?.() ?? FIRST_PROBE_AFTER_MS);
   }
 
   /**
@@ -103,11 +139,21 @@ export class LaneQueues {
     const poll = items.earliestDue('active', fp, inflight);
     const dues = [poll];
     if (!this.control.noCreates && !this.control.stopped) {
+      const now = clock.now();
       const free = this.freeSlots();
-      if (free > 0) dues.push(items.earliestDue('uploaded', fp, inflight));
+      const waitEnd = this.slotWaiting(now) ? this.state.slotWait.untilMs : now;
+      const createDue = () => {
+        const due = items.earliestDue('uploaded', fp, inflight);
+        return due === undefined ? undefined : Math.max(due, waitEnd);
+      };
+      if (free > 0 || this.mayProbe(now)) dues.push(createDue());
       // Waiting for a slot that no event of this run will free (a held create expiring,
-      // another process's task): wake when it may have changed.
-      else if (items.hasInStates(fp, ['uploaded'])) dues.push(this.budget.nextSlotChangeAt(clock.now()));
+      // another process's task): wake when it may have changed, or when a probe may go.
+      else if (items.hasInStates(fp, ['uploaded'])) {
+        dues.push(this.budget.nextSlotChangeAt(now));
+        const probe = Math.max(this.probeAt(now), this.state.slotWait.probeUntilMs);
+        if (probe > now && probe < Infinity) dues.push(Math.max(probe, waitEnd));
+      }
       const upload = items.earliestDue('queued', fp, inflight, this.opts.gate?.onlyTaken);
       if (this.uploadWanted(free)) dues.push(upload);
       else if (upload !== undefined) dues.push(this.uploadAheadAt(free));

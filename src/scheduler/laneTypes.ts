@@ -11,8 +11,10 @@ import type { Reservation } from './reservation.js';
 export interface Feedback {
   /** The server asked for a pause (429/503 with Retry-After, RateLimit-Reset, or backoff). */
   readonly pauseUntilMs?: number;
-  /** 429 api_key_active_tasks: the server counts more of our tasks than we do. */
+  /** 429 api_key_active_tasks: the server counts more tasks than we do (held ones running, another client's). */
   readonly slotsFull?: boolean;
+  /** With slotsFull: the earliest moment the service said to try again (Retry-After, RateLimit-Reset), if it said. */
+  readonly slotsRetryAtMs?: number;
   /** A task reached a terminal state (its slot is free). */
   readonly taskEnded?: boolean;
   /** With taskEnded: given up (the polling cap, polls refused), not seen to end: the service may still count it. */
@@ -25,7 +27,8 @@ export interface Feedback {
  */
 export interface LaneStages {
   upload(item: ItemRow, ticket: Reservation): Promise<Feedback>;
-  create(item: ItemRow, ticket: Reservation): Promise<Feedback>;
+  /** `probe`: into a slot counted busy only by guesses (LaneQueues.createCandidate). */
+  create(item: ItemRow, ticket: Reservation, probe?: boolean): Promise<Feedback>;
   poll(item: ItemRow, ticket: Reservation): Promise<Feedback>;
 }
 
@@ -68,6 +71,26 @@ export interface LaneOptions {
   readonly capabilities?: readonly string[];
   /** The spending guards (--max-photos, --max-credits…), asked before a photo is taken and before each create. */
   readonly gate?: StartGate;
+  /**
+   * The task latency this run has learned (ms), or null before any task was seen to end:
+   * the first wait after a 429 on api_key_active_tasks (SlotWait).
+   */
+  readonly learnedLatencyMs?: () => number | null;
+}
+
+/**
+ * After a 429 on api_key_active_tasks: no create before `untilMs`, no probe before
+ * `probeUntilMs`. The wait starts near the learned task latency (a slot frees when a task
+ * ends), or 15 s before any is known, and doubles with each refusal in a row; a create
+ * accepted ends both; one of this run's tasks ending (a slot seen free) ends the first.
+ */
+export interface SlotWait {
+  untilMs: number;
+  probeUntilMs: number;
+  refusals: number;
+  /** The last refusal and the wait it was given: the lane's slots are not raised again for twice that wait. */
+  lastMs: number;
+  lastWaitMs: number;
 }
 
 /** What a lane has under way, kept by its loop (lane.ts) and read by its queues and pacing. */
@@ -77,6 +100,13 @@ export interface LaneState {
   inflightCalls: number;
   uploadsInflight: number;
   pollsInflight: number;
-  /** The slots the lane fills: the key's limit, lower after a 429 on api_key_active_tasks. */
+  /**
+   * The slots the lane fills: the key's limit, lowered to what this run holds after a 429
+   * on api_key_active_tasks (another client of the key holds the rest), and raised by one
+   * with each create accepted while it is full.
+   */
   slotLimit: number;
+  slotWait: SlotWait;
+  /** A probe in flight (LaneQueues.createCandidate): one at a time. */
+  probing: boolean;
 }

@@ -1,8 +1,8 @@
 /**
  * What the simulator saw, kept apart from what it enforced. The enforcing windows count
- * only the calls the server let through; the audit records every authenticated call that
- * arrived, so a test can hold a client to "never more than N in any minute" exactly,
- * whatever the server forgave.
+ * the calls the limits saw (429s too, not 503s of a burst nor redirects); the audit records
+ * every authenticated call that arrived, so a test can hold a client to "never more than N
+ * in any minute" exactly.
  */
 import { FAULT_NAMES, type FaultName } from './faults.js';
 import type { KnownRateLimitScope } from '../spec/scopes.js';
@@ -16,8 +16,8 @@ export interface KeyAudit {
   /** Authenticated calls that arrived, whatever the answer (401s are in `unauthorized`). */
   calls: number;
   /**
-   * Calls that passed the limits and the fault gate (these are what the server's windows
-   * count): calls = accepted + rejected429 + injected429 + answered503 + redirected.
+   * Calls that passed the limits and the fault gate (the server's windows count these and
+   * the 429s): calls = accepted + rejected429 + injected429 + answered503 + redirected.
    */
   accepted: number;
   /** 429s the server's real limits gave; injected ones are in `injected429`. */

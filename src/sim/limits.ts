@@ -2,8 +2,12 @@
  * The limits the service enforces per key and service-wide: the rolling call windows, the
  * active-task slots, and the 429 answers that name the scope. Decisions (model.ts has the
  * order of checks):
- * - The windows count the calls the server did not answer 429; a 429 of any scope is not
- *   counted (the audit still records it as a call that arrived). 401s count nowhere.
+ * - The windows count every authenticated call, the ones answered 429 too: the spec counts
+ *   "every authenticated call" and says a 429 consumes no credit, not no call. So a client
+ *   that keeps calling into a full window keeps it full (two clients of one key retrying at
+ *   their own full rates starve each other). A refused call's Retry-After and
+ *   RateLimit-Reset say when a call fits again with the refused call counted. 401s count
+ *   nowhere.
  * - When several windows are full, the one that frees last names the scope, so waiting
  *   Retry-After is enough for all of them.
  * - The active-task limit belongs to the key that created the task; a create still
@@ -82,7 +86,16 @@ export class Limits {
     return this.callRateLimit(lane, now) ?? (isCreate ? this.slotLimit(lane, now) : undefined);
   }
 
-  /** A call that passed every limit counts in its key's windows and the service's. */
+  /**
+   * A call refused by the call-rate windows, once it is counted: the scope that frees last
+   * again (the refused call itself may hold a window longer). Slot refusals keep theirs.
+   */
+  refusedAgain(lane: Lane, l: Limited, now: number): Limited {
+    if (l.scope === 'api_key_active_tasks') return l;
+    return this.callRateLimit(lane, now) ?? l;
+  }
+
+  /** A call counts in its key's windows and the service's: every authenticated call, answered 429 or not. */
   record(lane: Lane, now: number): void {
     lane.minute.record(now);
     lane.hour.record(now);

@@ -15,8 +15,9 @@
  * - Injected faults (faults.ts) come after the key check, in this order: a 503 burst (before
  *   the limits), the real limits, a spurious 429; on a create, a 24403-in-200 at the
  *   subscription check; after the answer is computed (a create's task already exists), a
- *   dropped connection (creates only), a slow answer, a malformed body. Faulted calls that
- *   are 503 or 429 count in no window, like real 429s. A poll may make its task vanish, a
+ *   dropped connection (creates only), a slow answer, a malformed body. A spurious 429
+ *   counts in the windows like a real one (limits.ts); a 503 of a burst counts in none (the
+ *   protective service in front answered, not the API). A poll may make its task vanish, a
  *   create the service's copy of its uploaded image (forgottenUpload: -2 from then on). A
  *   `redirect` (faults.ts) answers right after the key check, before everything else, and
  *   counts in no window.
@@ -121,14 +122,17 @@ export class SimModel {
       });
     }
 
+    // A refused call is counted in the windows too (limits.ts): its 429 says when, with it, a call fits again.
     const limited = limits.check(lane, now, isCreate);
     if (limited) {
       recorder.rejected(lane.fingerprint, limited.scope);
-      return limits.tooMany(requestId, limited, now);
+      limits.record(lane, now);
+      return limits.tooMany(requestId, limits.refusedAgain(lane, limited, now), now);
     }
     const spurious = faults.spurious429(isCreate);
     if (spurious) {
       recorder.fault('spurious429', lane.fingerprint);
+      limits.record(lane, now);
       return limits.spurious429(requestId, lane, spurious.scope, spurious.retryAfterS, now);
     }
     limits.record(lane, now);

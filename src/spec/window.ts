@@ -44,6 +44,16 @@ export class RollingWindow {
     return this.times.length - this.head;
   }
 
+  /** The earliest call in the window, if any. */
+  earliest(now: number): number | undefined {
+    return this.count(now) > 0 ? this.times[this.head] : undefined;
+  }
+
+  /** The latest call in the window, if any. */
+  latest(now: number): number | undefined {
+    return this.count(now) > 0 ? this.times[this.times.length - 1] : undefined;
+  }
+
   /** Calls that still fit now. */
   remaining(now: number): number {
     return Math.max(0, this.limit - this.count(now));

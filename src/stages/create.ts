@@ -23,7 +23,7 @@ function createBody(step: StepConfig, image: string): CreateBody {
  * is accepted, rejected (definitely not created), or ambiguous (the item is held and
  * never resent on its own).
  */
-export async function createStage(ctx: StageContext, item: ItemRow): Promise<Feedback> {
+export async function createStage(ctx: StageContext, item: ItemRow, probe = false): Promise<Feedback> {
   const { ledger } = ctx;
   const step = ctx.config.steps[item.step_index];
   if (!step || !item.input_url) {
@@ -33,6 +33,8 @@ export async function createStage(ctx: StageContext, item: ItemRow): Promise<Fee
   }
   const requestId = newRequestId();
   const submissionId = ledger.submissions.begin(item, step.capability, ctx.keyFp, requestId);
+  // Said in the log: a 429 on api_key_active_tasks that answers it is the service's answer asked for.
+  if (probe) ctx.log.info({ item: item.id, sentRequestId: requestId }, 'probe: a create into a slot counted busy only by held creates or a stopped run, which may have ended');
   try {
     const r = await ctx.client.create(step.capability, createBody(step, item.input_url), { requestId, signal: ctx.abort });
     crashPoint('create');
@@ -73,7 +75,10 @@ function onCreateError(ctx: StageContext, item: ItemRow, submissionId: number, e
     case 'retry-later': {
       const at = retryAt(err, item.retries, ctx.random);
       ledger.submissions.reject(submissionId, item, outcome, 'uploaded', at, err.code);
-      if (err.rateLimit?.scope === 'api_key_active_tasks') return { slotsFull: true };
+      if (err.rateLimit?.scope === 'api_key_active_tasks') {
+        const said = err.retryAfterMs !== null || (err.rateLimit.resetAtMs ?? 0) > clock.now();
+        return said ? { slotsFull: true, slotsRetryAtMs: at } : { slotsFull: true };
+      }
       return err.kind === 'retry-later' ? { pauseUntilMs: at } : {};
     }
     case 'stop-account':

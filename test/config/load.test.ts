@@ -26,6 +26,25 @@ describe('loadConfig', () => {
     expect(c.keyEnvs).toEqual(['MY_KEY']);
   });
 
+  it('reads `ledger:` as a path, or as { path, allowNetworkFs } (both forms, so older jobs stay valid)', () => {
+    const plain = write(`${base}ledger: ./out/x.db\n`);
+    const c = loadConfig(plain, { env: {} });
+    expect(c.ledger).toBe(path.join(path.dirname(plain), 'out', 'x.db'));
+    expect(c.allowNetworkFs).toBe(false);
+    expect(c.log.file).toBe(path.join(path.dirname(plain), 'out', 'x.log'));
+    const obj = write(`${base}ledger: { path: ./out/y.db, allowNetworkFs: true }\n`);
+    const o = loadConfig(obj, { env: {} });
+    expect(o.ledger).toBe(path.join(path.dirname(obj), 'out', 'y.db'));
+    expect(o.allowNetworkFs).toBe(true);
+    expect(o.log.file).toBe(path.join(path.dirname(obj), 'out', 'y.log'));
+    // The object's path defaults as the string does; --ledger still wins over it.
+    const bare = write(`${base}ledger: { allowNetworkFs: true }\n`);
+    expect(loadConfig(bare, { env: {} }).ledger).toBe(path.join(path.dirname(bare), 'darkroom.db'));
+    expect(loadConfig(obj, { env: {}, ledger: '/tmp/z.db' })).toMatchObject({ ledger: '/tmp/z.db', allowNetworkFs: true });
+    // A misspelt key inside it is an error, not ignored.
+    expect(errorOf(() => loadConfig(write(`${base}ledger: { path: ./a.db, allowNetworkFS: true }\n`), { env: {} })).message).toMatch(/ledger/);
+  });
+
   it('lets DARKROOM_BASE_URL override the file and --base-url override both', () => {
     const file = write(base);
     expect(loadConfig(file, { env: {} }).baseUrl).toBe('https://api.example.com');

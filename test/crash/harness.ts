@@ -22,10 +22,13 @@
  * ids and times differ between the runs, so the bytes do); the simulator's audit shows one create per photo except photos the ledger
  * held as ambiguous (or whose task vanished and was, as recorded, created again); no
  * create the ledger does not know of; no temp file left; `PRAGMA integrity_check` ok; and
- * the key's limits held across every kill, as the simulator counts them (issue 12): never
- * more calls in any rolling minute or hour than the limits, never more tasks at once, no
- * 429 from the simulator's own limits (the injected ones apart). The runs of the crash
- * loop share one key store (DARKROOM_STATE_DIR), as runs on one machine do.
+ * the key's limits held across every kill, as the simulator counts them: never more calls
+ * in any rolling minute or hour than the limits, never more tasks at once, no 429 from the
+ * simulator's own call windows (the injected ones apart), and a 429 on api_key_active_tasks
+ * only as the answer to a probe (a create into a slot counted busy only by held creates or a
+ * stopped run's, each one said in the runs' log): asked for, it costs a call and no credit.
+ * The runs of the crash loop share one key store (DARKROOM_STATE_DIR), as runs on one
+ * machine do.
  */
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -79,9 +82,12 @@ export interface WindowReport {
   readonly maxActiveTasks: number;
   /** 429s the simulator's own limits gave (injected ones are faults, not violations), by scope. */
   readonly rejectedByScope: Record<string, number>;
+  /** Probes the runs made (their log says each): creates a 429 on api_key_active_tasks may answer. */
+  readonly probes: number;
   /**
    * Calls beyond the limit in the busiest minute and hour, tasks beyond the limit at the
-   * busiest moment, and the simulator's own 429s: 0 when every limit held.
+   * busiest moment, the simulator's own 429s on its call windows, and its 429s on active
+   * tasks beyond the probes made: 0 when every limit held.
    */
   readonly violations: number;
 }
@@ -448,6 +454,9 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
     for (const e of extra) mismatches.push(`unexpected output ${e}`);
     const limits = opts.limits ?? SPEC_LIMITS;
     const k = audit.keys[fingerprintKey(KEY)]!;
+    const logFile = path.join(dir, 'state', 'darkroom.log');
+    const probes = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').filter((l) => l.includes('"msg":"probe: ')).length : 0;
+    const slotRefusals = k.rejectedByScope.api_key_active_tasks ?? 0;
     const windows: WindowReport = {
       limits,
       calls: k.calls,
@@ -455,11 +464,13 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
       maxCallsInAnyHour: k.maxCallsInAnyHour,
       maxActiveTasks: k.maxActiveTasks,
       rejectedByScope: { ...k.rejectedByScope },
+      probes,
       violations:
         Math.max(0, k.maxCallsInAnyMinute - limits.callsPerMinute) +
         Math.max(0, k.maxCallsInAnyHour - limits.callsPerHour) +
         Math.max(0, k.maxActiveTasks - limits.activeTasks) +
-        k.rejected429,
+        (k.rejected429 - slotRefusals) +
+        Math.max(0, slotRefusals - probes),
     };
     return {
       photos: rels.length,
@@ -509,7 +520,7 @@ export function formatCrashReport(r: CrashReport): string {
     `faults injected  ${Object.entries(r.faults).map(([k, v]) => `${k} ${v}`).join(', ')}`,
     `temp files left  ${r.tempFilesLeft}`,
     `orphans          ${r.orphans} ExifTool process(es) left behind by killed runs`,
-    `key limits       ${r.windows.calls} calls; at most ${r.windows.maxCallsInAnyMinute} in any minute (limit ${r.windows.limits.callsPerMinute}), ${r.windows.maxCallsInAnyHour} in any hour (limit ${r.windows.limits.callsPerHour}), ${r.windows.maxActiveTasks} tasks at once (limit ${r.windows.limits.activeTasks}); simulator's own 429s ${JSON.stringify(r.windows.rejectedByScope)}: ${r.windows.violations} violation(s)`,
+    `key limits       ${r.windows.calls} calls; at most ${r.windows.maxCallsInAnyMinute} in any minute (limit ${r.windows.limits.callsPerMinute}), ${r.windows.maxCallsInAnyHour} in any hour (limit ${r.windows.limits.callsPerHour}), ${r.windows.maxActiveTasks} tasks at once (limit ${r.windows.limits.activeTasks}); simulator's own 429s ${JSON.stringify(r.windows.rejectedByScope)} with ${r.windows.probes} probe(s): ${r.windows.violations} violation(s)`,
     `integrity_check  ${r.integrity}`,
     `time             clean run ${(r.cleanMs / 1000).toFixed(1)} s, crash run ${(r.crashMs / 1000).toFixed(1)} s`,
   ];

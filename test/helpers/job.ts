@@ -35,6 +35,8 @@ export async function writePhoto(file: string, i: number, format: 'jpeg' | 'png'
 
 export interface JobOptions {
   readonly photos?: number;
+  /** Where the photos' tints start: jobs made with other offsets hold other images (0 by default). */
+  readonly photoOffset?: number;
   readonly steps?: unknown[];
   readonly baseUrl?: string;
   readonly extra?: Record<string, unknown>;
@@ -50,7 +52,7 @@ export async function makeJob(opts: JobOptions = {}): Promise<TestJob> {
   for (let i = 0; i < n; i++) {
     const rel = i % 3 === 0 ? `album ${i % 2}/photo-${i}.jpg` : i % 3 === 1 ? `photo-${i}.png` : `nested/deep/photo-${i}.webp`;
     const format = rel.endsWith('.png') ? 'png' : rel.endsWith('.webp') ? 'webp' : 'jpeg';
-    sizes.set(rel, await writePhoto(path.join(inputDir, rel), i, format));
+    sizes.set(rel, await writePhoto(path.join(inputDir, rel), i + (opts.photoOffset ?? 0), format));
   }
   const jobsFile = path.join(dir, 'jobs.yaml');
   const job = {

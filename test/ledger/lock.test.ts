@@ -87,6 +87,22 @@ describe('RunLock.acquire', () => {
     expect(next.holder()).toMatchObject({ pid: 4200, command: 'retry --held', token: held.token });
   });
 
+  it('a holder sent SIGKILL and not dead yet (in an fsync, say) is waited for, then taken over: the contender does not stop', () => {
+    const file = ledgerFile();
+    new RunLock(connect(file), file, machine(HOST_A)).acquire({ command: 'run' });
+    // Pid 4100 still runs for its next 5 looks, SIGKILL pending all along.
+    let looks = 0;
+    const probe: ProcessProbe = {
+      self: () => ({ ...HOST_A, pid: 4200, procStart: '6000' }),
+      alive: (pid) => pid === 4200 || (pid === 4100 && ++looks <= 5),
+      startOf: (pid) => (pid === 4100 ? '5000' : pid === 4200 ? '6000' : null),
+      dying: (pid) => pid === 4100,
+    };
+    const held = new RunLock(connect(file), file, probe).acquire({ command: 'run' });
+    expect(held.replaced).toMatchObject({ pid: 4100 });
+    expect(looks).toBeGreaterThan(5);
+  });
+
   it('pid reuse: the same pid running with another start time is another process, and its lock is taken over', () => {
     const file = ledgerFile();
     new RunLock(connect(file), file, machine(HOST_A)).acquire({ command: 'run' });
@@ -258,6 +274,12 @@ describe('every path to the ledger reaches the one lock', () => {
 });
 
 describe('judgeHolder on this machine', () => {
+  it('a running process is not dying (no SIGKILL pending), nor this one', () => {
+    expect(systemProbe.dying!(process.pid)).toBe(false);
+    expect(systemProbe.dying!(process.ppid)).toBe(false);
+    expect(systemProbe.dying!(2 ** 22 + 1)).toBe(false);
+  });
+
   it('this process is live; a pid that does not exist is gone', () => {
     const me = systemProbe.self();
     const holder: LockHolder = { ...me, token: 't', command: 'run', startedMs: 0 };

@@ -115,7 +115,7 @@ describe('buildProgress, the figures the display and status show', () => {
       { index: 0, capability: 'restore', done: 6, total: 9, running: 1 },
       { index: 1, capability: 'upscale', done: 2, total: 9, running: 1 },
     ]);
-    expect(p.keys).toEqual([{ key: 'k_a', tasks: 2, lastMinute: 30, lastHour: 200 }]);
+    expect(p.keys).toEqual([{ key: 'k_a', tasks: 2, lastMinute: 30, lastHour: 200, guessed: null }]);
     // 2 photos in the last 4 minutes → 0.5 a minute; 38 calls → 9.5 a minute
     expect(p.throughput.photosPerMinute).toBeCloseTo(0.5, 9);
     expect(p.throughput.callsPerMinute).toBeCloseTo(9.5, 9);
@@ -129,6 +129,23 @@ describe('buildProgress, the figures the display and status show', () => {
     expect(p.eta!.slotsMs).toBeCloseTo((2.5 * 10_000 + 6.5 * 20_000) / 3, 6);
     expect(p.eta!.binds).toBe('slots');
     expect(p.eta!.basis).toBe('assumed'); // upscale's latency is not known yet
+  });
+
+  it('slots counted busy by held creates or a stopped run: shown per key until when, and the ETA counts them', () => {
+    const f = facts({ states: { uploaded: 3 }, byStep: [{ step: 0, state: 'uploaded', n: 3 }], latency: [{ capability: 'restore', tasks: 6, meanMs: 10_000 }] });
+    const now = 1_000_000;
+    const ctx = { now, steps: [{ capability: 'restore' }], limits: LIMITS, keys: ['k_a'] };
+    const plain = buildProgress(f, ctx);
+    const guessed = { held: 2, deadRun: 1, untilMs: now + 5 * MIN };
+    const p = buildProgress(f, { ...ctx, guessedSlots: { k_a: guessed } });
+    expect(p.keys[0]!.guessed).toEqual(guessed);
+    // 3 tasks of 10 s, and 3 slots busy for at most 5 more minutes: (30 s + 3 · 5 min) / 3
+    expect(plain.eta!.slotsMs).toBeCloseTo(10_000, 6);
+    expect(p.eta!.slotsMs).toBeCloseTo((30_000 + 3 * 5 * MIN) / 3, 6);
+    expect(summaryLine(p, 0)).toContain('3 slots counted busy (held creates, a run that stopped) until ');
+    expect(summaryLine(p, 0)).toContain('at most: `darkroom retry --held` frees them');
+    // Past their time they are not shown, nor counted.
+    expect(buildProgress(f, { ...ctx, now: now + 6 * MIN, guessedSlots: { k_a: guessed } }).keys[0]!.guessed).toBeNull();
   });
 
   it('says nothing is left when every photo is terminal', () => {

@@ -123,5 +123,5 @@ describe('two runs racing for a stale lock', () => {
     // Every killed run's create was marked ambiguous by the next winner's recovery, once: none
     // was sent twice, and every photo created is accounted for.
     expect(Object.values(sim.model.audit().createsPerSource).every((n) => n === 1)).toBe(true);
-  }, 300_000);
+  }, Math.max(300_000, TRIALS * 5_000));
 });

@@ -164,7 +164,10 @@ describe('held creates (outcome unknown)', () => {
 
   it('are released, oldest first, by a create accepted while the rows count more than the limit', () => {
     const dir = stateDir();
-    const a = budget(open(dir), 'run-a');
+    // Two live processes (each registered by its run's reconciliation).
+    const alive = new Set([21, 22]);
+    const a = budget(open(dir), 'run-a', { alive });
+    a.reconcile({ slots: [], calls: [], pausedUntil: 0 }, T0, { pid: 21, host: 'h' });
     const held = [0, 1].map((i) => {
       const t = a.reserve(T0 + i, 'create', { itemId: 10 + i })!;
       a.sending(t, T0 + i, `dr-held-${i}`);
@@ -175,7 +178,8 @@ describe('held creates (outcome unknown)', () => {
     // Two more creates go out at once (the key's three slots: two held, one free — but a
     // second process took its chance too): both are accepted. The service had room for
     // both, so at most one of the held creates can be running: the oldest is released.
-    const b = budget(open(dir), 'run-b');
+    const b = budget(open(dir), 'run-b', { alive });
+    b.reconcile({ slots: [], calls: [], pausedUntil: 0 }, T0, { pid: 22, host: 'h' });
     const x = a.reserve(T0 + 10, 'create', { itemId: 20 })!;
     expect(b.reserve(T0 + 11, 'create', { itemId: 30, slotLimit: 4 })).toBeDefined();
     a.sending(x, T0 + 10, 'dr-x');

@@ -42,6 +42,7 @@ describe('the key\'s windows at the start of a run', () => {
     await elsewhere(model, clock, 90);
     clock.advanceBy(5_000);
     const paths: string[] = [];
+    const usage: number[] = [];
     const r = await simulate({
       job,
       model,
@@ -49,12 +50,15 @@ describe('the key\'s windows at the start of a run', () => {
       intercept: async (req, forward) => {
         // Keyed calls: the first contact is one request without the key (serviceContact.ts).
         if (req.headers['x-api-key'] !== undefined) paths.push(new URL(req.url).pathname);
+        if (req.url.endsWith('/usage')) usage.push(clock.now());
         return forward();
       },
     });
     expect(r.result.status).toMatchObject({ total: 10, done: 10 });
     expect(paths[0]).toBe('/api/v1/usage');
-    expect(paths.filter((p) => p === '/api/v1/usage')).toHaveLength(1);
+    // The key turned out shared: its usage is read again while the run spends under a share
+    // (run/keys.ts watchShare), once a minute at most.
+    for (let i = 1; i < usage.length; i++) expect(usage[i]! - usage[i - 1]!).toBeGreaterThanOrEqual(60_000);
     const k = r.audit.keys[FP]!;
     // The run's ~35 calls and the other machine's 90 never met the service's minute limit.
     expect(k.calls).toBeGreaterThan(120);

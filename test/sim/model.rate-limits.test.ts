@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fingerprintKey } from '../../src/spec/key.js';
-import { call, KEY, KEY2, newModel, START, virtualTime, type Harness } from './helpers.js';
+import { call, KEY, KEY2, newModel, START, testImage, upload, virtualTime, type Harness } from './helpers.js';
 
 let h: Harness;
 beforeEach(() => {
@@ -24,38 +24,53 @@ describe('per-key minute window', () => {
     expect(rejected.headers['ratelimit-scope']).toBe('api_key_minute');
     expect(rejected.headers['ratelimit-limit']).toBe('100');
     expect(rejected.headers['ratelimit-remaining']).toBe('0');
-    // The oldest call (at START) leaves the window at START + 60 s.
-    expect(rejected.headers['retry-after']).toBe('50');
-    expect(rejected.headers['ratelimit-reset']).toBe(String((START + 60_000) / 1000));
+    // The refused call counts too: one more fits once two calls have left the window, the
+    // second (at START + 100 ms) at START + 60.1 s.
+    expect(rejected.headers['retry-after']).toBe('51');
+    expect(rejected.headers['ratelimit-reset']).toBe(String((START + 61_000) / 1000));
     expect(rejected.headers['x-request-id']).toBe(rejected.body.requestId);
 
-    h.clock.advanceTo(START + 59_999);
-    expect((await call(model, 'GET', '/api/v1/credits')).status).toBe(429);
-
-    h.clock.advanceTo(START + 60_000);
+    h.clock.advanceTo(START + 60_100);
     expect((await call(model, 'GET', '/api/v1/credits')).status).toBe(200);
-    // Only one call left the window: the next one at the same instant is over again,
-    // and the call at START + 100 ms frees the next slot.
+    // The window is full again: the next call at the same instant is over, and the call at
+    // START + 200 ms frees the next place.
     const again = await call(model, 'GET', '/api/v1/credits');
     expect(again.status).toBe(429);
     expect(again.headers['retry-after']).toBe('1');
   });
 
-  it('does not count rejected calls in the server window, but the audit sees them', async () => {
+  it('counts refused calls in the server window, as the spec counts every authenticated call: a client calling too often never gets in', async () => {
     const model = newModel({ limits: { callsPerMinute: 5 } });
-    for (let i = 0; i < 5; i++) expect((await call(model, 'GET', '/api/v1/credits')).status).toBe(200);
-    for (let i = 0; i < 20; i++) expect((await call(model, 'GET', '/api/v1/credits')).status).toBe(429);
-    h.clock.advanceTo(START + 60_000);
-    // If the 20 rejected calls had counted, this window would still be full.
-    for (let i = 0; i < 5; i++) expect((await call(model, 'GET', '/api/v1/credits')).status).toBe(200);
-    expect((await call(model, 'GET', '/api/v1/credits')).status).toBe(429);
+    const at = async (s: number) => {
+      h.clock.advanceTo(START + s * 1000);
+      return call(model, 'GET', '/api/v1/credits');
+    };
+    for (let s = 0; s <= 40; s += 10) expect((await at(s)).status).toBe(200);
+    // Refused at 50 s, and counted: one more fits once two calls have left the window (the one at 10 s, at 70 s).
+    const refused = await at(50);
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('20');
+    expect(refused.headers['ratelimit-reset']).toBe(String((START + 70_000) / 1000));
+    // Six calls a minute into a window of five: every one finds the last five in the window.
+    for (let s = 60; s <= 170; s += 10) expect((await at(s)).status, `at ${s} s`).toBe(429);
+    // Quiet for a minute: room again.
+    expect((await at(230)).status).toBe(200);
     const k = model.audit().keys[fingerprintKey(KEY)]!;
-    expect(k.calls).toBe(31);
-    expect(k.accepted).toBe(10);
-    expect(k.rejected429).toBe(21);
-    expect(k.rejectedByScope).toEqual({ api_key_minute: 21 });
-    // The 25 calls at START and the 6 at START + 60 s are exactly a minute apart: never together.
-    expect(k.maxCallsInAnyMinute).toBe(25);
+    expect(k.accepted).toBe(6);
+    expect(k.rejected429).toBe(13);
+    expect(k.rejectedByScope).toEqual({ api_key_minute: 13 });
+  });
+
+  it('counts a refused create in the windows, whatever scope refused it', async () => {
+    const model = newModel({ limits: { callsPerMinute: 5, activeTasks: 1 }, latency: { medianMs: 600_000, sigma: 0 } });
+    const image = await upload(model, await testImage());
+    expect((await call(model, 'POST', '/api/v1/restore/generate', { json: { image } })).status).toBe(200);
+    const slots = await call(model, 'POST', '/api/v1/restore/generate', { json: { image } });
+    expect(slots.status).toBe(429);
+    expect(slots.headers['ratelimit-scope']).toBe('api_key_active_tasks');
+    const u = await call(model, 'GET', '/api/v1/usage');
+    // The upload, the create, the refused create and the usage call itself.
+    expect(u.body.data.minuteRemaining).toBe(1);
   });
 
   it('keeps windows per key', async () => {
@@ -81,10 +96,11 @@ describe('per-key hour window', () => {
     expect(rejected.status).toBe(429);
     expect(rejected.headers['ratelimit-scope']).toBe('api_key_hour');
     expect(rejected.headers['ratelimit-limit']).toBe('1000');
-    expect(rejected.headers['retry-after']).toBe(String(3600 - 11 * 60));
-    expect(rejected.headers['ratelimit-reset']).toBe(String((START + 3_600_000) / 1000));
+    // Counted, the refused call holds a place: two calls must leave, the second at START + 10 ms.
+    expect(rejected.headers['retry-after']).toBe(String(3600 - 11 * 60 + 1));
+    expect(rejected.headers['ratelimit-reset']).toBe(String((START + 3_601_000) / 1000));
 
-    h.clock.advanceTo(START + 3_600_000);
+    h.clock.advanceTo(START + 3_600_010);
     expect((await call(model, 'GET', '/api/v1/credits')).status).toBe(200);
     const audit = model.audit().keys[fingerprintKey(KEY)]!;
     expect(audit.maxCallsInAnyHour).toBe(1001);
