@@ -12,7 +12,8 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 /** Each folder of src/ and the folders it may import (besides itself); errors.ts every part may import. */
 const MAY_IMPORT = {
   spec: [],
-  errors: [],
+  // Every part imports errors.ts; it imports only types of the parts whose facts its errors carry (below).
+  errors: ['api', 'ledger', 'lib'],
   // How text from outside is shown (names, captions, messages): imported by every part.
   display: [],
   // mkdir -p without Node's loop on procfs, for every part that makes folders.
@@ -41,7 +42,7 @@ const MAY_IMPORT = {
   // The CLI: the commands' functions, the simulator's public entry, the clock it installs.
   cli: ['commands', 'simulator', 'clock', 'errors', 'display'],
 };
-for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (!['errors', 'spec', 'fsdirs', 'cli', 'display'].includes(part)) allowed.push('errors');
+for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (!['errors', 'fsdirs', 'display'].includes(part)) allowed.push('errors');
 for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (!['errors', 'spec', 'fsdirs', 'cli', 'display', 'clock'].includes(part)) allowed.push('display');
 // fsdirs.ts: log, the ledger and every part above the ledger make folders.
 for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (['log', 'ledger'].includes(part) || allowed.includes('ledger')) allowed.push('fsdirs');
@@ -93,6 +94,15 @@ export default tseslint.config(
     },
   },
   { files: ['src/ledger/**/*.ts'], rules: { 'no-restricted-imports': 'off' } },
+  {
+    files: ['src/errors.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['./*', '../*'], allowTypeImports: true, message: 'errors.ts imports types only: every part imports it (docs/ARCHITECTURE.md § Import rules)' }] },
+      ],
+    },
+  },
   // Tests match terminal output: escape codes and runs of spaces are what they look for.
   // Tests parse the simulator's JSON freely (`any`), and the .mjs children run in plain Node.
   { files: ['test/**/*.ts'], rules: { 'no-control-regex': 'off', 'no-regex-spaces': 'off', '@typescript-eslint/no-explicit-any': 'off' } },

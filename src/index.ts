@@ -21,13 +21,12 @@ import type { RunOptions as LibRunOptions, RunSummary } from './lib/run.js';
 import type { StatusSummary } from './lib/status.js';
 import type { LimitEvent, PhotoCounts, PhotoEvent, RunEvent, SummaryEvent } from './run/events.js';
 
-export { DarkroomError, type DarkroomErrorCode } from './errors.js';
+export { DarkroomError, EXIT, RunStoppedError, type DarkroomErrorCode, type ExitCode } from './errors.js';
 // How names, captions and messages from outside are shown without acting on a terminal (docs/names.md).
 export { jsonSafe, shownText, terminalSafe } from './display.js';
-export { EXIT } from './commands/exit.js';
+
 export type { Job, JobOptions, Plan, PlanOptions, PlanResult, PlanStep, RetrySummary, RunSummary, StatusSummary };
 export type { RunEvent, PhotoEvent, LimitEvent, SummaryEvent, PhotoCounts };
-export { RunStoppedError } from './lib/runStopped.js';
 
 /** How {@link run} is made. Every field may be left out, and so may the object (`null` or `undefined` is `{}`). */
 export interface RunOptions extends JobOptions {

@@ -19,8 +19,8 @@ export type ErrorKind = 'retry-later' | 'fix-request' | 'stop-account' | 'not-fo
 
 export interface Classification {
   kind: ErrorKind | 'ok';
-  /** Stable identifier for logs and tests, e.g. DARKROOM_RATE_LIMITED. */
-  code: string;
+  /** The answer's class, a stable name for logs, the ledger's call records and tests: RATE_LIMITED, NOT_SUBSCRIBED, … */
+  answer: string;
   /** What happened, lower-case, no trailing period. */
   reason: string;
   /** What to do about it. `{keyEnv}` is replaced by the name of the key's variable. */
@@ -32,59 +32,59 @@ export interface ErrorTableEntry extends Classification {
   businessCode: number;
 }
 
-const OK: Classification = { kind: 'ok', code: 'DARKROOM_OK', reason: 'success', action: 'none' };
+const OK: Classification = { kind: 'ok', answer: 'OK', reason: 'success', action: 'none' };
 
 const NOT_SUBSCRIBED: Classification = {
   kind: 'stop-account',
-  code: 'DARKROOM_NOT_SUBSCRIBED',
+  answer: 'NOT_SUBSCRIBED',
   reason: "the account has no active subscription, or it has expired",
   action: 'renew the subscription on the developer platform, then run again',
 };
 const INSUFFICIENT_CREDITS: Classification = {
   kind: 'stop-account',
-  code: 'DARKROOM_INSUFFICIENT_CREDITS',
+  answer: 'INSUFFICIENT_CREDITS',
   reason: 'the account has not enough credits for this request',
   action: 'add credits to the account, then run again',
 };
 const BAD_REQUEST: Classification = {
   kind: 'fix-request',
-  code: 'DARKROOM_BAD_REQUEST',
+  answer: 'BAD_REQUEST',
   reason: 'the service rejected a parameter',
   action: 'fix the input (image URL, resolution, style) before sending it again',
 };
 const INVALID_MODE: Classification = {
   kind: 'fix-request',
-  code: 'DARKROOM_INVALID_MODE',
+  answer: 'INVALID_MODE',
   reason: 'the service rejected the mode',
   action: 'use one of general, graphics, portrait, text, on a capability that accepts a mode',
 };
 const INVALID_KEY: Classification = {
   kind: 'stop-account',
-  code: 'DARKROOM_INVALID_KEY',
+  answer: 'INVALID_KEY',
   reason: 'the key is missing, invalid or inactive',
   action: 'set a valid key in {keyEnv}',
 };
 const TASK_NOT_FOUND: Classification = {
   kind: 'not-found',
-  code: 'DARKROOM_TASK_NOT_FOUND',
+  answer: 'TASK_NOT_FOUND',
   reason: 'the task does not exist for this businessType, has expired, or belongs to another account',
   action: 'check the businessType used for polling; the task cannot be polled any more',
 };
 const RATE_LIMITED: Classification = {
   kind: 'retry-later',
-  code: 'DARKROOM_RATE_LIMITED',
+  answer: 'RATE_LIMITED',
   reason: 'a call-rate or active-task quota was exceeded (nothing was done, no credits used)',
   action: 'wait at least Retry-After, then retry with the same key',
 };
 const SERVICE_UNAVAILABLE: Classification = {
   kind: 'retry-later',
-  code: 'DARKROOM_SERVICE_UNAVAILABLE',
+  answer: 'SERVICE_UNAVAILABLE',
   reason: 'the service is temporarily unavailable',
   action: 'wait at least Retry-After (or back off with jitter), then retry',
 };
 const SERVER_ERROR: Classification = {
   kind: 'ambiguous',
-  code: 'DARKROOM_SERVER_ERROR',
+  answer: 'SERVER_ERROR',
   reason: 'the service failed unexpectedly',
   action: 'a create may still have made a task: hold it, do not resend; a read can be retried',
 };
@@ -122,7 +122,7 @@ const BY_CODE: ReadonlyMap<number, Classification> = new Map([
     CODES.BUSY,
     {
       kind: 'retry-later',
-      code: 'DARKROOM_SERVICE_BUSY',
+      answer: 'SERVICE_BUSY',
       reason: 'the service is busy (nothing was done, no credits used)',
       action: 'wait at least Retry-After (or back off with jitter), then retry',
     },
@@ -130,8 +130,8 @@ const BY_CODE: ReadonlyMap<number, Classification> = new Map([
 ]);
 
 /** Something may have happened that darkroom cannot see: never resend a create over it. */
-function ambiguous(code: string, reason: string): Classification {
-  return { kind: 'ambiguous', code, reason, action: 'a create may have made a task: hold it, do not resend; a read can be retried' };
+function ambiguous(answer: string, reason: string): Classification {
+  return { kind: 'ambiguous', answer, reason, action: 'a create may have made a task: hold it, do not resend; a read can be retried' };
 }
 
 /**
@@ -142,7 +142,7 @@ function ambiguous(code: string, reason: string): Classification {
  */
 export const REDIRECT_REFUSED: Classification = {
   kind: 'stop-config',
-  code: 'DARKROOM_REDIRECT_REFUSED',
+  answer: 'REDIRECT_REFUSED',
   reason: 'the base URL redirects, which darkroom never follows',
   action: 'set service.baseUrl to the final URL (darkroom never follows a redirect: the key would travel with it)',
 };
@@ -163,37 +163,37 @@ export function redirectReason(httpStatus: number, location: string | null, requ
   return `the base URL redirects to ${target.origin}${target.pathname}`;
 }
 
-export const MALFORMED_RESPONSE: Classification = ambiguous('DARKROOM_MALFORMED_RESPONSE', 'the service answered success with a body darkroom cannot read');
+export const MALFORMED_RESPONSE: Classification = ambiguous('MALFORMED_RESPONSE', 'the service answered success with a body darkroom cannot read');
 
-const UNEXPECTED_CODE: Classification = ambiguous('DARKROOM_UNEXPECTED_CODE', 'the service answered HTTP success with an unknown business code');
+const UNEXPECTED_CODE: Classification = ambiguous('UNEXPECTED_CODE', 'the service answered HTTP success with an unknown business code');
 const FORBIDDEN: Classification = {
   kind: 'stop-account',
-  code: 'DARKROOM_FORBIDDEN',
+  answer: 'FORBIDDEN',
   reason: 'the service refused the key access',
   action: 'check the account and the key in {keyEnv}',
 };
 const REQUEST_TIMEOUT: Classification = {
   kind: 'retry-later',
-  code: 'DARKROOM_REQUEST_TIMEOUT',
+  answer: 'REQUEST_TIMEOUT',
   reason: 'the service timed out reading the request (it was not processed)',
   action: 'retry later',
 };
 /** A 404 page that is not the API's (no envelope): not performed; the service is not reached. */
 const NOT_THE_API: Classification = {
   kind: 'retry-later',
-  code: 'DARKROOM_NOT_THE_API',
+  answer: 'NOT_THE_API',
   reason: "the answer is not the service's (HTTP 404 without the API's envelope: a proxy or another server answered)",
   action: 'retry later; if it lasts, check service.baseUrl',
 };
-const UNEXPECTED_STATUS: Classification = ambiguous('DARKROOM_UNEXPECTED_STATUS', 'the service answered with an unexpected HTTP status');
+const UNEXPECTED_STATUS: Classification = ambiguous('UNEXPECTED_STATUS', 'the service answered with an unexpected HTTP status');
 
 export const NOT_SENT: Classification = {
   kind: 'not-sent',
-  code: 'DARKROOM_NOT_SENT',
+  answer: 'NOT_SENT',
   reason: 'the request was not sent',
   action: 'safe to retry: the service never received it',
 };
-export const OUTCOME_UNKNOWN: Classification = ambiguous('DARKROOM_OUTCOME_UNKNOWN', 'the request was sent but no complete answer came back');
+export const OUTCOME_UNKNOWN: Classification = ambiguous('OUTCOME_UNKNOWN', 'the request was sent but no complete answer came back');
 
 function exact(httpStatus: number, businessCode: number | null): ErrorTableEntry | undefined {
   return ERROR_TABLE.find((e) => e.httpStatus === httpStatus && e.businessCode === businessCode);
@@ -211,7 +211,7 @@ function exact(httpStatus: number, businessCode: number | null): ErrorTableEntry
  *   code: ambiguous (something was reported that darkroom does not understand; a create
  *   may have happened).
  * - 403: stop-account (a refusal that every later call would share); 404: not-found
- *   (without an envelope: retry-later, DARKROOM_NOT_THE_API: the service never saw it);
+ *   (without an envelope: retry-later, NOT_THE_API: the service never saw it);
  *   408: retry-later (the server gave up reading, so did nothing); other 4xx: fix-request.
  * - 503, any code: retry-later (a protective service refused the call).
  * - other 5xx (500 with another code, 502, 504…): ambiguous; a gateway may have passed

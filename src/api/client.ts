@@ -15,25 +15,13 @@ import {
   type Classification,
 } from './classify.js';
 import type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './calls.js';
-import { ApiError, sanitize } from './errors.js';
+import { apiError, sanitize } from './errors.js';
+import { ShapeError } from '../errors.js';
 import { getHeader, parseRetryAfter, rateLimitFrom } from './headers.js';
 import { parseJsonKeepingBigInts } from './json.js';
 import { multipartFile } from './multipart.js';
 import { isValidRequestId, newRequestId } from './requestId.js';
-import {
-  parseCreateResult,
-  parseCredits,
-  parseEnvelope,
-  parseTaskInfo,
-  parseUpload,
-  parseUsage,
-  ShapeError,
-  type CreateResult,
-  type Credits,
-  type TaskInfo,
-  type UploadResult,
-  type Usage,
-} from './shapes.js';
+import { parseCreateResult, parseCredits, parseEnvelope, parseTaskInfo, parseUpload, parseUsage, type CreateResult, type Credits, type TaskInfo, type UploadResult, type Usage } from './shapes.js';
 import { undiciTransport } from './transport.js';
 import { toTransportError, type Transport, type WireRequest, type WireResponse } from '../spec/wire.js';
 
@@ -229,12 +217,12 @@ export class ApiClient {
       const te = toTransportError(err, true, req.signal.aborted);
       const c = te.sent ? OUTCOME_UNKNOWN : NOT_SENT;
       const why = timedOut ? `no answer within ${this.#timeoutMs} ms` : te.message;
-      const error = new ApiError({ ...base, classification: c, transportCode: te.code, reason: `${c.reason}: ${why}` });
+      const error = apiError({ ...base, classification: c, transportCode: te.transportCode, reason: `${c.reason}: ${why}` });
       record({
         httpStatus: null,
         businessCode: null,
         requestId: null,
-        errorCode: error.code,
+        errorCode: error.answer,
         sent: te.sent,
         retryAfterMs: null,
         rateLimit: null,
@@ -279,14 +267,14 @@ export class ApiClient {
       record({ ...common, errorCode: null });
       return value as T;
     }
-    const error = new ApiError({
+    const error = apiError({
       ...base,
       ...common,
       classification: c,
       serverMessage: envelope?.message ?? null,
       ...(reason === undefined ? {} : { reason }),
     });
-    record({ ...common, errorCode: error.code });
+    record({ ...common, errorCode: error.answer });
     throw error;
   }
 

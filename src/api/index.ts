@@ -1,6 +1,6 @@
 export { ApiClient } from './client.js';
 export type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './calls.js';
-export { ApiError, isApiError } from './errors.js';
+export { apiError, isApiError } from './errors.js';
 export type { ErrorKind } from './errors.js';
 export { serviceAnswer } from './classify.js';
 export type { Classification, ErrorTableEntry, ServiceAnswer } from './classify.js';
@@ -10,7 +10,6 @@ export type { RateLimitInfo, RateLimitScope } from './headers.js';
 export { newRequestId } from './requestId.js';
 export type { CreateResult, CreatedTask, Credits, TaskInfo, TaskStatus, UploadResult, Usage } from './shapes.js';
 export type { UndiciTransportOptions } from './transport.js';
-export { TransportError } from '../spec/wire.js';
 export type { Transport, WireRequest, WireResponse } from '../spec/wire.js';
 export { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 export type { Capability, CapabilityInfo, Mode, Resolution } from '../spec/capabilities.js';

@@ -72,7 +72,7 @@ export async function probeService(baseUrl: string, o: ProbeOptions): Promise<Pr
   } catch (err) {
     const timedOut = deadline.signal.aborted && !o.signal?.aborted;
     const te = toTransportError(err, false, deadline.signal.aborted);
-    const detail = timedOut ? `no answer within ${Math.round(o.timeoutMs / 1000)} s` : sanitize(describe(te.code, te.message), o.secrets ?? [], 160);
+    const detail = timedOut ? `no answer within ${Math.round(o.timeoutMs / 1000)} s` : sanitize(describe(te.transportCode, te.message), o.secrets ?? [], 160);
     return { answer: 'no-answer', detail };
   } finally {
     deadline.clear();

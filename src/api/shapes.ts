@@ -4,6 +4,7 @@
  * taskId is readable, because that task exists and costs a credit.
  */
 import { z } from 'zod';
+import { ShapeError } from '../errors.js';
 
 /** An integer, also when sent as a digit string (a big integer arrives that way, see json.ts). */
 const intLike = z.union([z.number().int(), z.string().regex(/^-?\d{1,15}$/).transform(Number)]);
@@ -40,11 +41,6 @@ export function parseEnvelope(body: unknown): Envelope | null {
     data: r.data.data,
     requestId: r.data.requestId ?? null,
   };
-}
-
-/** A shape problem; the client turns it into DARKROOM_MALFORMED_RESPONSE. */
-export class ShapeError extends Error {
-  override readonly name = 'ShapeError';
 }
 
 function fail(what: string, error?: z.ZodError): never {

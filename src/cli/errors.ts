@@ -1,6 +1,4 @@
-import { toDarkroomError } from '../commands/index.js';
-
-export { EXIT } from '../commands/index.js';
+import { toDarkroomError } from '../errors.js';
 
 /** An operator-facing error: one line that says what happened and what to do, and its exit code (src/errors.ts). */
 export function describeError(err: unknown): { exitCode: number; line: string } {

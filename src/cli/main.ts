@@ -9,12 +9,13 @@ import { clock } from '../clock.js';
 import { creditsCommand, DEFAULT_LEDGER_FILE, manifestCommand, planCommand, progressFor, reportCommand, retryCommand, runCommand, statusCommand, usageCommand, watchStatus } from '../commands/index.js';
 import { jsonSafe, terminalSafe } from '../display.js';
 import { askOnTerminal } from './ask.js';
-import { describeError, EXIT } from './errors.js';
+import { EXIT, UsageError } from '../errors.js';
+import { describeError } from './errors.js';
 import { withGuardOptions } from './guardOptions.js';
 import { allExitCodesEpilog, exitCodesEpilog } from './exitCodes.js';
 import { Screen } from './screen.js';
 import { usageLine } from './suggest.js';
-import { numberOption, optionalNumberOption, UsageError } from './usage.js';
+import { numberOption, optionalNumberOption } from './usage.js';
 
 // Each command's modules are loaded by its function in the public entry when it runs
 // (src/commands/index.ts): together they load undici, sharp, zod, yaml, pino, fast-glob…

@@ -1,15 +1,4 @@
-import { DarkroomError } from '../errors.js';
-/**
- * A mistake on the command line: one line saying what was wrong and what was expected,
- * exit 2 (errors.ts). Thrown by the options' checks below, from yargs' coerce.
- */
-export class UsageError extends DarkroomError {
-  override readonly name = 'UsageError';
-  constructor(message: string) {
-    super('USAGE', message);
-  }
-}
-
+import { UsageError } from '../errors.js';
 export interface NumberRule {
   readonly min?: number;
   /** The bound itself is refused (a fail rate of 1 would mean endless re-creates). */

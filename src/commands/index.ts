@@ -17,8 +17,6 @@ import type { WriteStreams } from './outputFile.js';
 import type { AccountIo } from '../lib/account.js';
 import type { PlanResult } from '../lib/plan.js';
 
-export { EXIT } from './exit.js';
-export { toDarkroomError } from '../lib/errors.js';
 export { DEFAULT_LEDGER_FILE } from '../config/ledgerPath.js';
 export type { AccountCommandArgs, AccountIo, ManifestArgs, ManifestSummary, PlanArgs, PlanIo, ReportArgs, ReportResult, RetryArgs, RetryIo, RetryOutcome, RunArgs, RunIo, RunOutcome, StatusArgs, WriteStreams };
 export type { Display } from './run.js';

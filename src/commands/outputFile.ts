@@ -3,7 +3,7 @@ import { lstat, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { clock } from '../clock.js';
 import { makeDirs } from '../fsdirs.js';
-import { DarkroomError } from '../errors.js';
+import { OutputTargetError } from '../errors.js';
 
 /**
  * Every file a user names for darkroom to write (`report --out`, and any later output
@@ -23,13 +23,6 @@ export interface OutputTarget {
   readonly path: string | null;
   /** What to call it in messages: `-`, `stdout`, or the path as given. */
   readonly shown: string;
-}
-
-class OutputTargetError extends DarkroomError {
-  override readonly name = 'OutputTargetError';
-  constructor(readonly target: string, why: string) {
-    super('OUTPUT_TARGET', `cannot write ${target}: ${why}`);
-  }
 }
 
 /** What `target` is, from lstat (never following a link, which is what decides "not a regular file"). */

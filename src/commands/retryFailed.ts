@@ -4,8 +4,8 @@ import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
 import type { FailedItem } from '../ledger/index.js';
 import { readRetryable, requeueFailed } from '../lib/retry.js';
-import { EXIT } from './exit.js';
 import type { RetryArgs, RetryIo, RetryOutcome } from './retryTypes.js';
+import { EXIT } from '../errors.js';
 
 /** What re-creating the failed photos costs, as far as it is known. */
 export interface RetryCost {

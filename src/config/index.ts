@@ -1,4 +1,3 @@
-export { ConfigError } from './errors.js';
 export { DEFAULT_LEDGER_FILE, resolveLedgerPath } from './ledgerPath.js';
 export { configFromObject, loadConfig, loadJobFile, resolveKeys, requireBaseUrl, requireInputDir, type Config, type InputConfig, type OutputConfig, type Sidecars, type LoadOptions, type ResolvedKey } from './load.js';
 export type { JobFile, JobInput, StepConfig } from './schema.js';

@@ -4,9 +4,9 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { CAPABILITIES, CAPABILITY_NAMES, type Capability } from '../spec/capabilities.js';
 import { fingerprintKey } from '../spec/key.js';
-import { ConfigError } from './errors.js';
 import { resolveLedgerPath } from './ledgerPath.js';
 import { DEFAULT_INCLUDE, DEFAULT_INCLUDE_TRANSCODE, jobSchema, type JobFile, type StepConfig } from './schema.js';
+import { ConfigError } from '../errors.js';
 
 export interface Config {
   /** Absolute path of the YAML file. */

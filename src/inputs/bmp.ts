@@ -5,6 +5,7 @@
  * 24 and 32 bits, plain or with bit masks; RLE8 and RLE4; bottom-up and top-down rows.
  * Embedded JPEG or PNG (compression 4 and 5) is refused with a reason.
  */
+import { InputError } from '../errors.js';
 
 export interface DecodedBmp {
   readonly width: number;
@@ -14,11 +15,6 @@ export interface DecodedBmp {
   readonly data: Buffer;
 }
 
-export class BmpError extends Error {
-  override readonly name = 'BmpError';
-  readonly code = 'DARKROOM_BAD_BMP';
-}
-
 /** Far beyond any scan, and a guard against a header that claims billions of pixels. */
 const MAX_PIXELS = 1_000_000_000;
 
@@ -26,7 +22,7 @@ export function isBmp(head: Uint8Array): boolean {
   return head.length >= 14 && head[0] === 0x42 && head[1] === 0x4d;
 }
 
-/** Width and height from the first bytes alone (for discovery, without decoding); throws BmpError. */
+/** Width and height from the first bytes alone (for discovery, without decoding); throws InputError. */
 export function bmpSize(head: Buffer): { width: number; height: number } {
   const h = readHeader(head, false);
   return { width: h.width, height: h.height };
@@ -44,7 +40,7 @@ interface Header {
 }
 
 function readHeader(buf: Buffer, whole = true): Header {
-  if (!isBmp(buf) || buf.length < 26) throw new BmpError('not a BMP file');
+  if (!isBmp(buf) || buf.length < 26) throw new InputError('not a BMP file');
   const pixelOffset = buf.readUInt32LE(10);
   const dib = buf.readUInt32LE(14);
   let width: number;
@@ -75,23 +71,23 @@ function readHeader(buf: Buffer, whole = true): Header {
       } else {
         // The masks follow a 40-byte header: three (BITFIELDS) or four (ALPHABITFIELDS).
         const n = compression === 6 ? 4 : 3;
-        if (buf.length < 54 + 4 * n) throw new BmpError('BMP bit masks are cut off');
+        if (buf.length < 54 + 4 * n) throw new InputError('BMP bit masks are cut off');
         masks = [buf.readUInt32LE(54), buf.readUInt32LE(58), buf.readUInt32LE(62), n === 4 ? buf.readUInt32LE(66) : 0];
         paletteAt += 4 * n;
       }
     }
   } else {
-    throw new BmpError(`BMP header of ${dib} bytes is not one darkroom reads`);
+    throw new InputError(`BMP header of ${dib} bytes is not one darkroom reads`);
   }
   if (compression === 4 || compression === 5) {
-    throw new BmpError(`BMP with embedded ${compression === 4 ? 'JPEG' : 'PNG'} data is not supported; convert it to TIFF or PNG`);
+    throw new InputError(`BMP with embedded ${compression === 4 ? 'JPEG' : 'PNG'} data is not supported; convert it to TIFF or PNG`);
   }
-  if (![0, 1, 2, 3, 6].includes(compression)) throw new BmpError(`BMP compression ${compression} is not supported`);
-  if (![1, 4, 8, 16, 24, 32].includes(bpp)) throw new BmpError(`BMP with ${bpp} bits a pixel is not supported`);
-  if ((compression === 1 && bpp !== 8) || (compression === 2 && bpp !== 4)) throw new BmpError('BMP RLE data does not match its bit depth');
+  if (![0, 1, 2, 3, 6].includes(compression)) throw new InputError(`BMP compression ${compression} is not supported`);
+  if (![1, 4, 8, 16, 24, 32].includes(bpp)) throw new InputError(`BMP with ${bpp} bits a pixel is not supported`);
+  if ((compression === 1 && bpp !== 8) || (compression === 2 && bpp !== 4)) throw new InputError('BMP RLE data does not match its bit depth');
   const height = Math.abs(rawHeight);
-  if (width <= 0 || height <= 0) throw new BmpError(`BMP size ${width}×${rawHeight} is not an image`);
-  if (width * height > MAX_PIXELS) throw new BmpError(`BMP of ${width}×${height} pixels is too large`);
+  if (width <= 0 || height <= 0) throw new InputError(`BMP size ${width}×${rawHeight} is not an image`);
+  if (width * height > MAX_PIXELS) throw new InputError(`BMP of ${width}×${height} pixels is too large`);
   const palette: Array<[number, number, number]> = [];
   if (!whole) return { width, height, topDown: rawHeight < 0, bpp, compression, pixelOffset, masks, palette };
   if (bpp <= 8) {
@@ -101,9 +97,9 @@ function readHeader(buf: Buffer, whole = true): Header {
       if (at + 3 > buf.length || at + 3 > pixelOffset) break;
       palette.push([buf[at + 2]!, buf[at + 1]!, buf[at]!]);
     }
-    if (palette.length === 0) throw new BmpError('BMP palette is missing');
+    if (palette.length === 0) throw new InputError('BMP palette is missing');
   }
-  if (pixelOffset >= buf.length) throw new BmpError('BMP pixel data is missing');
+  if (pixelOffset >= buf.length) throw new InputError('BMP pixel data is missing');
   return { width, height, topDown: rawHeight < 0, bpp, compression, pixelOffset, masks, palette };
 }
 
@@ -113,7 +109,7 @@ export function decodeBmp(buf: Buffer): DecodedBmp {
   const { width, height, bpp } = h;
   const stride = Math.floor((bpp * width + 31) / 32) * 4;
   if (h.pixelOffset + stride * (height - 1) + Math.ceil((bpp * width) / 8) > buf.length) {
-    throw new BmpError('BMP pixel data is cut off');
+    throw new InputError('BMP pixel data is cut off');
   }
   const rowAt = (y: number) => h.pixelOffset + (h.topDown ? y : height - 1 - y) * stride;
 

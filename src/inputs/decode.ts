@@ -3,8 +3,9 @@ import { availableParallelism } from 'node:os';
 import PQueue from 'p-queue';
 import sharp from 'sharp';
 import { clock } from '../clock.js';
-import { BmpError, decodeBmp } from './bmp.js';
+import { decodeBmp } from './bmp.js';
 import { SOURCE_NAMES, type SourceType } from './transcode.js';
+import { InputError } from '../errors.js';
 
 /**
  * The full decode every input gets before any call is spent on it.
@@ -39,7 +40,7 @@ export async function decodeWhole(input: Buffer | string, type: SourceType, pixe
     else await img.resize(THUMB, THUMB, { fit: 'inside', withoutEnlargement: true }).raw().toBuffer();
     return null;
   } catch (err) {
-    const detail = describe(err instanceof BmpError ? err.message : String((err as Error)?.message ?? err));
+    const detail = describe(err instanceof InputError ? err.message : String((err as Error)?.message ?? err));
     if (/exceeds pixel limit/i.test(detail)) {
       return `over limits.maxInputPixels (${maxInputPixels}) once decoded, though its header said less; scale it down, or raise limits.maxInputPixels`;
     }

@@ -2,11 +2,12 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { clock } from '../clock.js';
 import { DEFAULT_MAX_INPUT_PIXELS } from '../config/index.js';
-import { bmpSize, BmpError, decodeBmp, isBmp } from './bmp.js';
+import { bmpSize, decodeBmp, isBmp } from './bmp.js';
 import { notSrgb } from './colour.js';
 import { headerFacts } from './headers.js';
 import { readHead, readWhole, sha256 } from './read.js';
 import { CONTENT_TYPES, EXTENSIONS, sniffImage, type ImageType } from '../spec/images.js';
+import { InputError } from '../errors.js';
 
 /**
  * Archive formats, converted locally before upload (input.transcode: auto). The service
@@ -283,6 +284,6 @@ function tooBigText(n: number, opts: TranscodeOptions): string {
 }
 
 function firstLine(err: unknown): string {
-  const e = err instanceof BmpError ? err.message : (err as Error)?.message ?? String(err);
+  const e = err instanceof InputError ? err.message : (err as Error)?.message ?? String(err);
   return e.split('\n')[0]!;
 }

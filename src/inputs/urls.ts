@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { ConfigError } from '../config/index.js';
 import { cleanName, nameFromUrl } from '../outputs/safeName.js';
+import { ConfigError } from '../errors.js';
 
 /**
  * input.urls: photos that already live at public URLs. The service fetches them itself, so

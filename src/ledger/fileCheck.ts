@@ -1,5 +1,5 @@
 import { readdirSync, readlinkSync, statSync } from 'node:fs';
-import { DarkroomError } from '../errors.js';
+import { LedgerMovedError } from '../errors.js';
 
 /** What became of the ledger's path while darkroom had the file open. */
 export type LedgerChange =
@@ -11,16 +11,6 @@ export type LedgerChange =
   | { readonly kind: 'gone' }
   /** Another file is at the path; `original` says what became of the one that was open. */
   | { readonly kind: 'replaced'; readonly original: { readonly kind: 'moved'; readonly to: string } | { readonly kind: 'deleted' } | { readonly kind: 'gone' } };
-
-export class LedgerMovedError extends DarkroomError {
-  override readonly name = 'LedgerMovedError';
-  constructor(
-    readonly file: string,
-    readonly change: LedgerChange,
-  ) {
-    super('LEDGER_MOVED', describeChange(file, change));
-  }
-}
 
 /**
  * The ledger's file as it was opened (device and inode), so that a ledger moved, replaced
@@ -60,7 +50,7 @@ export class LedgerFile {
   /** Throws LedgerMovedError when the path no longer names the file opened. */
   check(): void {
     const change = this.change();
-    if (change) throw new LedgerMovedError(this.path, change);
+    if (change) throw new LedgerMovedError(this.path, change, describeChange(this.path, change));
   }
 
   /**

@@ -4,6 +4,7 @@ import { crashPoint } from './crashpoint.js';
 import type { ItemPatch, ItemRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
 import { assertTransition, type ItemState } from './transitions.js';
+import { StaleStateError } from '../errors.js';
 
 const PATCHABLE = new Set([
   'src_path', 'size_bytes', 'content_hash', 'step_index', 'attempt', 'key_fp', 'image_url', 'input_url', 'task_id',
@@ -14,14 +15,6 @@ const PATCHABLE = new Set([
 /** The columns of a patch that may be set, in the patch's own order. */
 function patchKeys(patch: ItemPatch): string[] {
   return Object.keys(patch).filter((k) => PATCHABLE.has(k));
-}
-
-export class StaleStateError extends Error {
-  override readonly name = 'StaleStateError';
-  readonly code = 'DARKROOM_STALE_STATE';
-  constructor(id: number, expected: ItemState, actual: string | undefined) {
-    super(`item ${id} was expected in state ${expected} but is ${actual ?? 'missing'}`);
-  }
 }
 
 /** Item reads and the one guarded write every state change goes through. */

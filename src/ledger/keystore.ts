@@ -1,9 +1,9 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { KEYSTORE_MIGRATIONS_DIR, migrate, readMigrations, type Migration } from './migrate.js';
-import { NetworkFsError, NotSqliteFileError, openWritable, type SqliteFileRole, type WritableOptions } from './sqliteFile.js';
+import { openWritable, type SqliteFileRole, type WritableOptions } from './sqliteFile.js';
 import { stmt } from './statements.js';
-import { DarkroomError } from '../errors.js';
+import { KeyStoreError, NetworkFsError, NotSqliteFileError } from '../errors.js';
 
 /** Which rolling windows a call counts in (see migrations/keystore/001_initial.sql). */
 export type CountsIn = 'both' | 'minute' | 'hour';
@@ -43,18 +43,6 @@ export interface CallAnswer {
   readonly answeredMs: number;
   readonly httpStatus: number | null;
   readonly code: number | null;
-}
-
-/** The key store could not be opened or written: one line naming the file (never the key) and what to do. */
-export class KeyStoreError extends DarkroomError {
-  override readonly name = 'KeyStoreError';
-  constructor(
-    readonly file: string,
-    cause: unknown,
-  ) {
-    const why = (cause as { code?: string })?.code ?? (cause as Error)?.message ?? String(cause);
-    super('KEY_STORE', `cannot open the key's shared call budget at ${file} (${why}); set DARKROOM_STATE_DIR to a writable folder`);
-  }
 }
 
 const SELECT_SLOTS = 'SELECT s.id, s.owner, s.item_id, s.ref, s.kind, s.since_ms, s.expires_ms, o.pid, o.host FROM slots s LEFT JOIN owners o ON o.owner = s.owner ORDER BY s.id';

@@ -1,22 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { holderFromRow, judgeHolder, LedgerBusyError, SELECT_HOLDER, type LockHolder, type LockRow } from './lock.js';
+import { holderFromRow, judgeHolder, ledgerBusy, SELECT_HOLDER, type LockHolder, type LockRow } from './lock.js';
 import { systemProbe, type ProcessProbe } from './processIdentity.js';
-import { DarkroomError } from '../errors.js';
-
-export class LedgerLinkedError extends DarkroomError {
-  override readonly name = 'LedgerLinkedError';
-  constructor(
-    readonly file: string,
-    readonly names: number,
-  ) {
-    super(
-      'LEDGER_LINKED',
-      `the ledger ${file} has ${names} names (hard links); SQLite keeps a ledger's journal beside the name it was opened by, ` +
-        `so writing it under two names can lose or corrupt it: remove the other names (\`find / -xdev -samefile ${file}\` lists them), or copy the ledger instead of linking it`,
-    );
-  }
-}
+import { LedgerLinkedError } from '../errors.js';
 
 /**
  * Before a ledger is opened for writing: refuse a file with more than one name.
@@ -42,7 +28,7 @@ export function refuseSecondName(file: string, probe: ProcessProbe = systemProbe
   const holder = peekHolder(file);
   if (holder) {
     const verdict = judgeHolder(holder, probe.self(), probe);
-    if (verdict !== 'gone') throw new LedgerBusyError(file, holder, verdict);
+    if (verdict !== 'gone') throw ledgerBusy(file, holder, verdict);
   }
   throw new LedgerLinkedError(file, names);
 }

@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import { systemProbe, type ProcessIdentity, type ProcessProbe } from './processIdentity.js';
 import { stmt } from './statements.js';
-import { DarkroomError } from '../errors.js';
+import { LedgerBusyError } from '../errors.js';
 
 /** The run lock's row (migrations/007_run_lock.sql). */
 export interface LockHolder extends ProcessIdentity {
@@ -26,18 +26,6 @@ const PAUSE = new Int32Array(new SharedArrayBuffer(4));
  * namespace on this host, whose pids mean nothing here).
  */
 export type HolderVerdict = 'live' | 'gone' | 'another-host' | 'another-container';
-
-export class LedgerBusyError extends DarkroomError {
-  override readonly name = 'LedgerBusyError';
-  constructor(
-    readonly file: string,
-    /** undefined: the ledger stayed locked by a writer for the whole busy timeout. */
-    readonly holder: LockHolder | undefined,
-    readonly verdict: HolderVerdict = 'live',
-  ) {
-    super('LOCKED', busyMessage(file, holder, verdict));
-  }
-}
 
 export interface LockRequest {
   /** What takes the lock, as the holder's line will name it: 'run', 'retry --held'. */
@@ -117,8 +105,8 @@ export class RunLock {
     const mayReplace = (h: LockHolder | undefined): LockHolder | undefined => {
       if (!h) return undefined;
       const verdict = judgeHolder(h, me, this.probe);
-      if (verdict === 'live') throw new LedgerBusyError(this.file, h, 'live');
-      if (verdict !== 'gone' && req.breakLock !== holderId(h)) throw new LedgerBusyError(this.file, h, verdict);
+      if (verdict === 'live') throw ledgerBusy(this.file, h, 'live');
+      if (verdict !== 'gone' && req.breakLock !== holderId(h)) throw ledgerBusy(this.file, h, verdict);
       return h;
     };
     let replaced: LockHolder | undefined;
@@ -146,7 +134,7 @@ export class RunLock {
         const busy = (err as { code?: string }).code?.startsWith('SQLITE_BUSY') ?? false;
         // (Attempts bound it too: a virtual clock does not move in this loop.)
         if ((!dying && !busy) || attempt >= LOCK_ATTEMPTS || clock.now() >= deadline) {
-          if (busy) throw new LedgerBusyError(this.file, undefined);
+          if (busy) throw ledgerBusy(this.file, undefined);
           throw err;
         }
         Atomics.wait(PAUSE, 0, 0, LOCK_RETRY_MS);
@@ -197,7 +185,7 @@ export class RunLock {
     const h = this.holder();
     if (!h || h.token === this.ours) return;
     const verdict = judgeHolder(h, this.probe.self(), this.probe);
-    if (verdict !== 'gone') throw new LedgerBusyError(this.file, h, verdict);
+    if (verdict !== 'gone') throw ledgerBusy(this.file, h, verdict);
   }
 }
 
@@ -245,6 +233,11 @@ export function holderFromRow(r: LockRow): LockHolder {
 
 function since(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The ledger is in use: LedgerBusyError with the line that names who holds it and what to do. */
+export function ledgerBusy(file: string, holder: LockHolder | undefined, verdict: HolderVerdict = 'live'): LedgerBusyError {
+  return new LedgerBusyError(file, holder, verdict, busyMessage(file, holder, verdict));
 }
 
 function busyMessage(file: string, h: LockHolder | undefined, verdict: HolderVerdict): string {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
-import { DarkroomError } from '../errors.js';
+import { LedgerTooNewError } from '../errors.js';
 
 /** migrations/ sits two levels above both src/ledger/ (tests) and dist/ledger/ (built). */
 export const MIGRATIONS_DIR = new URL('../../migrations/', import.meta.url);
@@ -12,13 +12,6 @@ export interface Migration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
-}
-
-export class LedgerTooNewError extends DarkroomError {
-  override readonly name = 'LedgerTooNewError';
-  constructor(file: string, have: number, know: number, what = 'the ledger') {
-    super('LEDGER_TOO_NEW', `${what} ${file} has schema version ${have} but this darkroom knows only up to ${know}; upgrade darkroom`);
-  }
 }
 
 export function readMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {

@@ -4,29 +4,7 @@ import Database from 'better-sqlite3';
 import { refuseSecondName } from './links.js';
 import { migrate, schemaVersion } from './migrate.js';
 import { openWritable, type SqliteFileRole, type WritableFile, type WritableOptions } from './sqliteFile.js';
-import { DarkroomError } from '../errors.js';
-
-export class LedgerMissingError extends DarkroomError {
-  override readonly name = 'LedgerMissingError';
-  constructor(readonly file: string) {
-    super('NO_LEDGER', `no ledger at ${file}; start a job with \`darkroom run <jobs.yaml>\` first`);
-  }
-}
-
-/**
- * 10a: the ledger cannot be created or written where it was asked for (a read-only folder
- * or file system, no permission, a path through a file, a full disk). Said in one line,
- * with where to put it instead, before anything is sent.
- */
-export class LedgerUnwritableError extends DarkroomError {
-  override readonly name = 'LedgerUnwritableError';
-  constructor(
-    readonly file: string,
-    readonly reason: string,
-  ) {
-    super('LEDGER_UNWRITABLE', `cannot create or write the ledger ${file}: ${reason}; point --ledger (or ledger: in the jobs file) at a writable place`);
-  }
-}
+import { LedgerMissingError, LedgerUnwritableError } from '../errors.js';
 
 export interface OpenOptions extends WritableOptions {
   /** Open an existing ledger for reading only (status, report): never creates or migrates. */

@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { DarkroomError } from '../errors.js';
+import { NetworkFsError, NotSqliteFileError } from '../errors.js';
 import { makeDirs } from '../fsdirs.js';
 import { fileSystemOf, type FsProbe } from './fsType.js';
 
@@ -33,36 +33,6 @@ export interface WritableFile {
   readonly db: Database.Database;
   /** The network file system's name (nfs, smb …), when the file is on one (allowNetworkFs); else null. */
   readonly networkFs: string | null;
-}
-
-/**
- * The file is on a network file system (NFS, SMB/CIFS, a network FUSE mount, 9p …) and the
- * operator did not allow it: nothing was opened, no call was made.
- */
-export class NetworkFsError extends DarkroomError {
-  override readonly name = 'NetworkFsError';
-  constructor(
-    readonly file: string,
-    readonly fsName: string,
-    role: SqliteFileRole,
-  ) {
-    super('NETWORK_FS', `the ${role.name} is on a network file system (${fsName}): SQLite needs a local disk for it; ${role.localFix}`);
-  }
-}
-
-/**
- * A non-empty file at the path that is not a SQLite database (a note, a photo): SQLite would
- * take a file shorter than its header for a new database and write over it. Nothing was
- * written; the same code as a damaged ledger, since the file is not one darkroom can use.
- */
-export class NotSqliteFileError extends DarkroomError {
-  override readonly name = 'NotSqliteFileError';
-  constructor(
-    readonly file: string,
-    role: SqliteFileRole,
-  ) {
-    super('LEDGER_DAMAGED', `${file} is not a darkroom ${role.name}: the file exists and is not a SQLite database, so it was left untouched; ${role.fix}`);
-  }
 }
 
 /**

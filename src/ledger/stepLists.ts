@@ -4,6 +4,7 @@ import type { Items } from './items.js';
 import { FIRST_STEP, type ItemRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
 import { blocking, LEGACY_SIG, legacyJson, legacyMatches, listJson, NOT_STARTED, readStepsCensus, type StepsCensus } from './stepsCensus.js';
+import { StepsBlockedError } from '../errors.js';
 
 /**
  * Which step list each photo follows (migrations/008_steps_identity.sql). The job's steps
@@ -43,14 +44,6 @@ export interface Applied {
   readonly abandoned: number;
   /** Failed photos of other lists bound to the job's list (first step) for a later retry. */
   readonly rebound: number;
-}
-
-export class StepsBlockedError extends Error {
-  override readonly name = 'StepsBlockedError';
-  readonly code = 'DARKROOM_STEPS_CHANGED';
-  constructor(n: number) {
-    super(`${n} photo(s) were started under other steps; the run must be told to redo them`);
-  }
 }
 
 /** The ledger's writes for step lists. */

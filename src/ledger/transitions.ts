@@ -12,6 +12,7 @@
  * next step of a pipeline re-enters it with the previous step's result URL. `held`
  * (ambiguous create, polling cap), `failed` and `skipped` stand beside the main line.
  */
+import { InvalidTransitionError } from '../errors.js';
 
 /**
  * Where an item is on its current step:
@@ -115,17 +116,6 @@ export function createsLeftSql(): string {
     return `WHEN '${s}' THEN ${made === null ? '0' : `MAX(0, @steps - step_index - ${made})`}`;
   });
   return `CASE state ${cases.join(' ')} ELSE 0 END`;
-}
-
-export class InvalidTransitionError extends Error {
-  override readonly name = 'InvalidTransitionError';
-  readonly code = 'DARKROOM_INVALID_TRANSITION';
-  constructor(
-    readonly from: string,
-    readonly to: string,
-  ) {
-    super(`invalid item transition ${from} → ${to}`);
-  }
 }
 
 export function canTransition(from: ItemState, to: ItemState): boolean {

@@ -3,13 +3,13 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ApiClient, type CallRecord, type Transport } from '../api/index.js';
 import { fingerprintKey } from '../spec/key.js';
-import { ConfigError, loadConfig, requireBaseUrl, resolveKeys, type Config, type ResolvedKey } from '../config/index.js';
+import { loadConfig, requireBaseUrl, resolveKeys, type Config, type ResolvedKey } from '../config/index.js';
 import { clock } from '../clock.js';
 import { KeyStore, Ledger, ProgressReader } from '../ledger/index.js';
 import { KeyBudget } from '../scheduler/keyBudget.js';
 import { SPEC_LIMITS } from './status.js';
-import { humanWait, type Binding } from '../scheduler/keyBusy.js';
 import { stateDirFrom } from './stateDir.js';
+import { type Binding, ConfigError, humanWait } from '../errors.js';
 
 /** The key(s), base URL and ledger an account command (credits, usage, plan's check) works with. */
 export interface AccountTarget {

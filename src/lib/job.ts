@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { DarkroomError } from '../errors.js';
-import { ConfigError, configFromObject, loadConfig, loadJobFile, type Config, type JobInput } from '../config/index.js';
+import { ConfigError, DarkroomError } from '../errors.js';
+import { configFromObject, loadConfig, loadJobFile, type Config, type JobInput } from '../config/index.js';
 
 /**
  * A job: what the jobs YAML holds (docs/guide/job-file.md), as an object. Keys with a

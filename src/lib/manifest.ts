@@ -4,11 +4,10 @@ import { stringify } from 'csv-stringify/sync';
 import { clock } from '../clock.js';
 import { csvCell } from '../display.js';
 import { DEFAULT_LEDGER_FILE, resolveLedgerPath } from '../config/index.js';
-import { DarkroomError } from '../errors.js';
+import { DarkroomError, toDarkroomError } from '../errors.js';
 import { Ledger, type WrittenFileRow } from '../ledger/index.js';
 import { writeBufferAtomically } from '../outputs/atomic.js';
 import { checksumFile, type FileFacts } from '../outputs/outputfs.js';
-import { toDarkroomError } from './errors.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 
 /**

@@ -1,3 +1,4 @@
+import { toDarkroomError } from '../errors.js';
 import { existsSync } from 'node:fs';
 import { checkServiceUrl } from '../run/serviceContact.js';
 import { CAPABILITIES, fingerprintKey, isApiError, isCapability } from '../api/index.js';
@@ -9,7 +10,6 @@ import { discoverFiles } from '../inputs/discover.js';
 import { describeChange, type StepsChange } from '../run/stepsCheck.js';
 import { ASSUMED_LATENCY_MS, estimate, expectedAttempts } from '../progress/model.js';
 import { withAccountClient } from './account.js';
-import { toDarkroomError } from './errors.js';
 import { exifToolProblem } from '../metadata/exiftool.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 import type { PlanIo, PlanOptions, PlanResult, PlanStep } from './planTypes.js';

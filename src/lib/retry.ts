@@ -1,5 +1,5 @@
+import { toDarkroomError } from '../errors.js';
 import { Ledger, type FailedItem, type HeldItem } from '../ledger/index.js';
-import { toDarkroomError } from './errors.js';
 import { releaseHeldSlots } from './heldSlots.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 

@@ -1,11 +1,10 @@
 import { requireBaseUrl, requireInputDir, resolveKeys } from '../config/index.js';
-import { DarkroomError } from '../errors.js';
-import { RunStoppedError, type RunStopCode, type RunSummary } from './runStopped.js';
+import { DarkroomError, type RunStopCode, RunStoppedError, toDarkroomError } from '../errors.js';
+import { type RunSummary } from './runStopped.js';
 import type { Logger } from '../log.js';
 import type { RunEvent } from '../run/events.js';
 import type { RunResult } from '../run/runner.js';
 import { checkRunHooks, GuardedHandler, safeLogger } from './callerHooks.js';
-import { toDarkroomError } from './errors.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 import { runSession } from './session.js';
 import { stateDirFrom } from './stateDir.js';

@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { DefaultExifToolOptions, ExifTool, ExifToolTask, exiftool as defaultExifTool } from 'exiftool-vendored';
 import { clock } from '../clock.js';
+import { ExifToolCrashed, ExifToolError, ExifToolUnavailable } from '../errors.js';
 
 /**
  * exiftool-vendored makes a default ExifTool of its own when it is loaded, and that one
@@ -30,16 +31,6 @@ export interface ExifToolOutput {
   readonly warnings: readonly string[];
 }
 
-/** ExifTool ran the command and said no ("Error: …"): the command's own failure. */
-class ExifToolError extends Error {
-  override readonly name = 'ExifToolError';
-}
-
-/** ExifTool did not answer: its process died (an OOM kill, a `pkill perl`) or hung past the task timeout. */
-export class ExifToolCrashed extends Error {
-  override readonly name = 'ExifToolCrashed';
-}
-
 /** One ExifTool command, its arguments passed as they are; an "Error:" line makes it fail. */
 class ArgsTask extends ExifToolTask<ExifToolOutput> {
   protected parse(stdout: string, err?: Error): ExifToolOutput {
@@ -53,18 +44,6 @@ export interface ExifToolOptions {
   readonly env?: NodeJS.ProcessEnv | undefined;
   /** ExifTool processes at once; default 2 (1 on a single core). */
   readonly maxProcs?: number | undefined;
-}
-
-/** Why ExifTool cannot run here, and what to do about it: an operator's line in two halves. */
-export class ExifToolUnavailable extends Error {
-  override readonly name = 'ExifToolUnavailable';
-  constructor(
-    message: string,
-    /** What makes it run: "install perl (…)", "set TMPDIR to a writable folder". */
-    readonly fix: string,
-  ) {
-    super(message);
-  }
 }
 
 const INSTALL_PERL = 'install perl (it ships with macOS; on Debian or Ubuntu: apt install perl)';

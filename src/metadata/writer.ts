@@ -3,9 +3,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { clock } from '../clock.js';
-import { ExifToolCrashed, ExifToolProcess, ExifToolUnavailable, firstLine, type ExifToolOptions } from './exiftool.js';
+import { ExifToolProcess, firstLine, type ExifToolOptions } from './exiftool.js';
 import { documentIds, NO_SOURCE_IDS, oneLine, provenanceArgs, type Provenance, type SourceIds } from './provenance.js';
 import { copyArgs, sidecarCopyArgs, type MetadataLevel, type OutputKind } from './tags.js';
+import { ExifToolCrashed, ExifToolUnavailable, MetadataWriteError } from '../errors.js';
 
 /**
  * Carries an input's metadata to its output with ExifTool, without touching the pixels:
@@ -47,19 +48,6 @@ export interface CarryResult {
   readonly caption: string | null;
   /** ExifTool's warnings (a tag it could not copy, a malformed directory it read around). */
   readonly warnings: readonly string[];
-}
-
-/** ExifTool failed to write even the disclosure: the caller keeps the service's bytes as they are. */
-export class MetadataWriteError extends Error {
-  override readonly name = 'MetadataWriteError';
-  constructor(
-    message: string,
-    /** ExifTool said it could not write its file (a full disk is likely): the caller looks at the room left. */
-    readonly written: boolean,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 interface Inspection {

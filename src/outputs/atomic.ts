@@ -3,8 +3,8 @@ import { existsSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { clock } from '../clock.js';
 import { crashPoint } from '../ledger/index.js';
-import { DownloadError } from './downloadError.js';
 import { Checksums, fsStep, fsStepAsync, nodeOutputFs, type FileFacts, type OutputFs } from './outputfs.js';
+import { DownloadError } from '../errors.js';
 
 /**
  * Atomic output files (L4): written to a temp file in the target's own folder, fsynced,
@@ -240,7 +240,7 @@ function assertInside(folder: string, outputDir: string, shown: string): void {
   const real = realpathSync.native(folder);
   const back = path.relative(realpathSync.native(outputDir), real);
   if (back.startsWith('..') || path.isAbsolute(back)) {
-    throw new DownloadError('DARKROOM_OUTPUT_ESCAPE', `${shown} leads outside the output folder (to ${real}) through a symbolic link`, true);
+    throw new DownloadError('OUTPUT_ESCAPE', `${shown} leads outside the output folder (to ${real}) through a symbolic link`, true);
   }
 }
 

@@ -1,7 +1,8 @@
 import type { Config } from '../config/index.js';
 import type { SpaceFacts } from '../ledger/space.js';
 import { tempPathIn } from './atomic.js';
-import { nodeOutputFs, OutputWriteError, type OutputFs } from './outputfs.js';
+import { nodeOutputFs, type OutputFs } from './outputfs.js';
+import { OutputWriteError } from '../errors.js';
 
 /**
  * The output folder, checked before a run spends anything: it exists or

@@ -1,13 +1,14 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { FileMetadata, InputRow, ItemRow, Ledger } from '../ledger/index.js';
-import { MetadataWriteError, type MetadataSource, type MetadataWriter } from '../metadata/writer.js';
+import { type MetadataSource, type MetadataWriter } from '../metadata/writer.js';
 import type { Provenance } from '../metadata/provenance.js';
 import type { MetadataLevel, OutputKind } from '../metadata/tags.js';
 import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 import { tempPathIn } from './atomic.js';
 import type { NamingOptions, OutputTarget } from './naming.js';
-import { nodeOutputFs, OutputWriteError, type OutputFs } from './outputfs.js';
+import { nodeOutputFs, type OutputFs } from './outputfs.js';
+import { MetadataWriteError, OutputWriteError } from '../errors.js';
 
 /**
  * The input's metadata on its outputs (output.metadata), and what each output says of

@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fillPattern, type Config, type OutputConfig, type StepConfig } from '../config/index.js';
 import type { InputRow, ItemRow, Ledger } from '../ledger/index.js';
-import { DownloadError } from './downloadError.js';
 import { nameFromUrl } from './safeName.js';
+import { DownloadError } from '../errors.js';
 
 /**
  * Output names (output.layout, output.pattern), and the files a photo's output goes to;
@@ -142,7 +142,7 @@ export function inside(outputDir: string, rel: string, shown: string): string {
   const target = path.resolve(outputDir, ...rel.split('/'));
   const back = path.relative(path.resolve(outputDir), target);
   if (back === '' || back.startsWith('..') || path.isAbsolute(back)) {
-    throw new DownloadError('DARKROOM_OUTPUT_ESCAPE', `output path for ${shown} would leave the output folder`, true);
+    throw new DownloadError('OUTPUT_ESCAPE', `output path for ${shown} would leave the output folder`, true);
   }
   return target;
 }
@@ -153,10 +153,10 @@ export function checkTargets(ledger: Ledger, item: ItemRow, targets: readonly Ou
     if (!existsSync(t.path)) continue;
     const f = ledger.outputFiles.fileAt(t.path);
     if (f === undefined && !ledger.outputFiles.isOwnFile(t.path)) {
-      throw new DownloadError('DARKROOM_OUTPUT_EXISTS', `${t.path} already exists and was not written by this ledger; move it away and run again`, true);
+      throw new DownloadError('OUTPUT_EXISTS', `${t.path} already exists and was not written by this ledger; move it away and run again`, true);
     }
     if (f !== undefined && f.kind !== 'output') {
-      throw new DownloadError('DARKROOM_OUTPUT_TAKEN', `${t.path} holds an intermediate or sidecar darkroom wrote for another output; rename the input ${item.rel_path}`, true);
+      throw new DownloadError('OUTPUT_TAKEN', `${t.path} holds an intermediate or sidecar darkroom wrote for another output; rename the input ${item.rel_path}`, true);
     }
   }
 }

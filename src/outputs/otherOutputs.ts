@@ -4,12 +4,12 @@ import { clock } from '../clock.js';
 import type { ItemRow, Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import type { FileMetadata } from '../ledger/index.js';
-import { MetadataWriteError } from '../metadata/writer.js';
 import { tempPathIn, type WriteOptions } from './atomic.js';
 import { carryStep, metadataSource, NO_METADATA, provenanceOf, type MetadataOptions } from './metadata.js';
-import { Checksums, OutputWriteError, type FileFacts } from './outputfs.js';
+import { Checksums, type FileFacts } from './outputfs.js';
 import { EXTENSIONS, sniffImage } from '../spec/images.js';
 import { checkTargets, DEFAULT_OUTPUT, inside, outputTargets, relOutputPath, type NamingOptions, type OutputTarget } from './naming.js';
+import { MetadataWriteError, OutputWriteError } from '../errors.js';
 
 /**
  * What a finished photo gets besides its first output (which the download stage writes

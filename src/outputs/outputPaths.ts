@@ -4,9 +4,9 @@ import type { Config } from '../config/index.js';
 import { CAPABILITIES } from '../spec/capabilities.js';
 import type { ItemRow, Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import { DownloadError } from './downloadError.js';
 import { EXTENSIONS } from '../spec/images.js';
 import { checkTargets, namingOptions, outputTargets, type OutputTarget } from './naming.js';
+import { DownloadError } from '../errors.js';
 
 /**
  * Whether a photo's outputs can be written, checked before any call is spent on it (issue

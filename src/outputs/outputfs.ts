@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, copyFile, fsync, fsyncSync, openSync, read, renameSync, rmSync, statfsSync, write, writeSync } from 'node:fs';
-import { DarkroomError } from '../errors.js';
+import { OutputWriteError } from '../errors.js';
 import { makeDirs } from '../fsdirs.js';
 
 /**
@@ -127,45 +127,6 @@ export async function checksumFile(file: string, sync = false): Promise<FileFact
   }
 }
 
-/**
- * errno codes of a write that say the output folder cannot take files now (full, over
- * quota, read-only, no permission, failing): every later output would meet the same, so
- * the run stops paying for new results (RunHalt `disk`) and keeps the paid ones to
- * download later. ENAMETOOLONG is not among them: it is one name's problem.
- */
-export const DISK_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO']);
-
-const MEANING: Record<string, string> = {
-  ENOSPC: 'no space left on the device',
-  EDQUOT: 'disk quota exceeded',
-  EROFS: 'the file system is read-only',
-  EACCES: 'permission denied',
-  EPERM: 'operation not permitted',
-  EIO: 'input/output error',
-  ENAMETOOLONG: 'file name too long',
-  ENOENT: 'no such file or folder',
-  ENOTDIR: 'a part of the path is a file, not a folder',
-  EEXIST: 'a file is where the folder should be',
-};
-
-/** A file-system call on an output failed: which one, where, and whether the whole folder is unusable. */
-export class OutputWriteError extends DarkroomError {
-  override readonly name = 'OutputWriteError';
-  /** The errno code (ENOSPC…), or 'UNKNOWN'. */
-  readonly errno: string;
-  /** Every output would fail the same way (DISK_CODES). */
-  readonly disk: boolean;
-  constructor(
-    readonly op: string,
-    readonly file: string,
-    cause: unknown,
-  ) {
-    const errno = typeof (cause as { code?: unknown })?.code === 'string' ? (cause as { code: string }).code : 'UNKNOWN';
-    super('OUTPUT_WRITE', `cannot ${op} ${file}: ${MEANING[errno] ?? String((cause as Error)?.message ?? cause)} (${errno})`);
-    this.errno = errno;
-    this.disk = DISK_CODES.has(errno);
-  }
-}
 
 /** Run one file-system step, turning its errno error into an OutputWriteError naming the step and path. */
 export function fsStep<T>(op: string, file: string, fn: () => T): T {

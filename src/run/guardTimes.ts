@@ -1,4 +1,4 @@
-import { DarkroomError } from '../errors.js';
+import { GuardArgumentError } from '../errors.js';
 
 /**
  * The time arguments of the spending guards: `--max-duration 6h` and `--until 07:00`.
@@ -9,14 +9,6 @@ import { DarkroomError } from '../errors.js';
  * grammar is hours, minutes and seconds in that order, each at most once: 90m, 6h, 1h30m,
  * 45s, 2h15m30s.
  */
-
-/** A guard argument that cannot be read; the CLI reports it as a usage error (exit 2). */
-export class GuardArgumentError extends DarkroomError {
-  override readonly name = 'GuardArgumentError';
-  constructor(message: string) {
-    super('CONFIG', message);
-  }
-}
 
 const DURATION = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
 

@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import type { StartGate } from '../scheduler/laneTypes.js';
 import { formatDuration } from '../progress/model.js';
 import { haltRun, type RunState } from '../stages/context.js';
+import { EXIT } from '../errors.js';
 
 /**
  * The spending guards an operator sets on one `darkroom run`. Each is
@@ -200,7 +201,7 @@ export class Guards implements StartGate {
   private stop(guard: GuardName, detail: string): void {
     if (this.tripped) return;
     this.tripped = { guard, message: `at a limit you set (${detail}); photos already paid for were finished; run again to continue` };
-    haltRun(this.deps.run, { kind: 'limit', message: this.tripped.message, exitCode: 4, immediate: false });
+    haltRun(this.deps.run, { kind: 'limit', message: this.tripped.message, exitCode: EXIT.limit, immediate: false });
     this.deps.log.warn({ guard }, `stopping at a limit you set (${detail}): no new photos or creates`);
     this.deps.onTrip?.(this.tripped);
     this.deps.wake();

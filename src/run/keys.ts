@@ -1,4 +1,5 @@
-import { isApiError, type ApiClient, type ApiError } from '../api/index.js';
+import { isApiError, type ApiClient } from '../api/index.js';
+import type { ApiError } from '../errors.js';
 import { clock } from '../clock.js';
 import type { Config, ResolvedKey } from '../config/index.js';
 import { KeyStore, type Ledger } from '../ledger/index.js';

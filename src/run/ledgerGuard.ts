@@ -1,6 +1,7 @@
-import { LedgerMovedError, type Ledger } from '../ledger/index.js';
+import { type Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import { haltRun, type RunState } from '../stages/context.js';
+import { EXIT, LedgerMovedError } from '../errors.js';
 
 /**
  * Before each call a lane dispatches and each download: is the ledger still the file at its
@@ -18,7 +19,7 @@ export function ledgerGuard(ledger: Ledger, run: RunState, log: Logger, onHalt: 
       return true;
     } catch (err) {
       if (!(err instanceof LedgerMovedError)) throw err;
-      haltRun(run, { kind: 'ledger', message: err.message, exitCode: 2, immediate: true });
+      haltRun(run, { kind: 'ledger', message: err.message, exitCode: EXIT.usage, immediate: true });
       log.error({ ledger: err.file, change: err.change }, err.message);
       onHalt();
       return false;

@@ -32,7 +32,6 @@ import { openKeyBudgets, seedFromUsage, watchShare, type KeyStoreOptions } from 
 import { ledgerGuard } from './ledgerGuard.js';
 import type { OutputFs } from '../outputs/outputfs.js';
 import { DARKROOM_AGENT } from '../metadata/agent.js';
-import { ExifToolUnavailable } from '../metadata/exiftool.js';
 import { MetadataWriter } from '../metadata/writer.js';
 import type { MetadataOptions } from '../outputs/metadata.js';
 import { pollStage } from '../stages/poll.js';
@@ -42,6 +41,7 @@ import { retireStaleOutputs } from '../outputs/staleOutputs.js';
 import { checkSteps, stampNewPhotos, type StepsChange, type StepsCheck } from './stepsCheck.js';
 import { uploadStage } from '../stages/upload.js';
 import { warnNetworkFs } from './networkFs.js';
+import { ExifToolUnavailable, EXIT, type ExitCode } from '../errors.js';
 
 export interface RunOptions extends KeyStoreOptions {
   readonly config: Config;
@@ -111,7 +111,7 @@ export interface RunResult {
   /** Credits this run spent as far as known, when a credit limit was set. */
   readonly creditsSpent?: number;
   /** 0 all done · 1 some failed, held or not yet downloaded · 2 config · 3 account problem · 4 a limit set · 130 interrupted. */
-  readonly exitCode: 0 | 1 | 2 | 3 | 4 | 130;
+  readonly exitCode: ExitCode;
 }
 
 /** One `darkroom run`: recover, discover, then drive every lane and the downloader to the end. */
@@ -184,7 +184,7 @@ async function runStarted(opts: RunOptions, started: Started): Promise<RunResult
   };
   // Room for the results still to come (outputs/diskcheck.ts), before the first upload.
   const diskProblem = outputProblem ?? checkOutputSpace(config.output.dir, ledger.outputs.spaceFacts(), config, opts.outputFs);
-  if (diskProblem !== null) haltRun(run, { kind: 'disk', immediate: true, exitCode: 2, message: diskProblem });
+  if (diskProblem !== null) haltRun(run, { kind: 'disk', immediate: true, exitCode: EXIT.usage, message: diskProblem });
   // Aborts what is in flight once an interrupt's grace period is over.
   const hard = new AbortController();
   // Every call and download in flight listens to it (clock.deadline): with several keys that
@@ -320,7 +320,7 @@ async function runStarted(opts: RunOptions, started: Started): Promise<RunResult
         ...(opts.firstContactMs !== undefined ? { windowMs: opts.firstContactMs } : {}),
       });
       if (wrong !== null) {
-        haltRun(run, { kind: 'config', code: wrong.code, immediate: true, exitCode: 2, message: wrong.message });
+        haltRun(run, { kind: 'config', code: wrong.code, immediate: true, exitCode: EXIT.usage, message: wrong.message });
         log.error({ baseUrl: new URL(opts.baseUrl).origin }, wrong.message);
       }
     }
@@ -376,7 +376,7 @@ async function runStarted(opts: RunOptions, started: Started): Promise<RunResult
   const interrupted = opts.signal?.aborted ?? false;
   // A limit reached once nothing was left to start stopped nothing: the run ends as it would have.
   const halt = run.halt?.kind === 'limit' && status.pending === 0 ? undefined : run.halt;
-  const exitCode = interrupted ? 130 : halt ? halt.exitCode : run.accountStop ? 3 : status.done === status.total ? 0 : 1;
+  const exitCode = interrupted ? EXIT.interrupted : halt ? halt.exitCode : run.accountStop ? EXIT.account : status.done === status.total ? EXIT.ok : EXIT.someFailed;
   log.info(
     { exitCode, guard: halt?.kind === 'limit' ? guards?.trip?.guard : undefined, done: status.done, failed: status.failed, held: status.held, pending: status.pending, paidNotDownloaded: status.paidNotDownloaded },
     'run ended',
@@ -419,7 +419,7 @@ async function startMetadata(config: Config, opts: RunOptions, run: RunState, lo
     const message = metadataToolMessage(config, err);
     // In the log file; the operator's one line is the halt's `stopped:` (on stderr).
     log.info({ code: 'METADATA_TOOL' }, message);
-    haltRun(run, { kind: 'config', code: 'METADATA_TOOL', immediate: true, exitCode: 2, message });
+    haltRun(run, { kind: 'config', code: 'METADATA_TOOL', immediate: true, exitCode: EXIT.usage, message });
     return { options: undefined, end: async () => {} };
   }
 }
@@ -448,10 +448,10 @@ function refused(ledger: Ledger, steps: StepsCheck, recovered: RecoveryReport, t
     recovered,
     tempFilesSwept,
     accountStop: undefined,
-    halt: { kind: 'config', message: steps.message ?? 'the job\'s steps changed', exitCode: 2, immediate: true },
+    halt: { kind: 'config', message: steps.message ?? 'the job\'s steps changed', exitCode: EXIT.usage, immediate: true },
     ...(steps.change ? { stepsChange: steps.change } : {}),
     interrupted: false,
-    exitCode: 2,
+    exitCode: EXIT.usage,
   };
 }
 

@@ -2,7 +2,7 @@ import { probeService, redact, serviceAnswer, type CallRecord, type ProbeResult,
 import { clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { Feedback } from '../scheduler/laneTypes.js';
-import { ServiceUrlError } from './serviceUrlError.js';
+import { ServiceUrlError } from '../errors.js';
 
 /**
  * A wrong service stops a run fast; a blip never does.

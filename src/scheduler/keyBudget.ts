@@ -3,12 +3,12 @@ import { clock } from '../clock.js';
 import type { CallKind, KeyStore, NewSlot } from '../ledger/keystore.js';
 import type { CallBudget } from './budget.js';
 import { KeyCache } from './keyCache.js';
-import { KeyBusyError, type Binding } from './keyBusy.js';
 import type { KeyBudgetOptions, KeyLimits } from './keyOptions.js';
 import { KeySlots, type CreateOutcome, type GuessedSlots } from './keySlots.js';
 import { KeyWindows } from './keyWindows.js';
 import { thisProcess } from './owners.js';
 import { Reservation, type ReservationBook, type ReserveKind } from './reservation.js';
+import { type Binding, KeyBusyError } from '../errors.js';
 
 export type { KeyLimits } from './keyOptions.js';
 

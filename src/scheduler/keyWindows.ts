@@ -1,7 +1,7 @@
 import type { KeyCache } from './keyCache.js';
-import type { Binding } from './keyBusy.js';
 import { createReserve, type KeyBudgetOptions } from './keyOptions.js';
 import { shareAfterRefusal, shareFromUsage } from './keyShare.js';
+import { type Binding } from '../errors.js';
 
 /**
  * A key's rolling call windows and pause, machine-wide: the CallBudget of the key's store

@@ -5,6 +5,7 @@
  * "hold" (L2). The client's undici transport (src/api/transport.ts) and the simulator's
  * in-process one (src/sim/inprocess.ts) both implement `Transport`.
  */
+import { TransportError } from '../errors.js';
 
 export interface WireRequest {
   method: 'GET' | 'POST';
@@ -25,23 +26,6 @@ export interface WireResponse {
 export interface Transport {
   /** Resolves with any HTTP response, 3xx included (never followed); rejects with TransportError. */
   send(req: WireRequest): Promise<WireResponse>;
-}
-
-export class TransportError extends Error {
-  override readonly name = 'TransportError';
-  /** ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT, ABORTED, … */
-  readonly code: string;
-  /**
-   * false: the request was definitely not written (connection refused, DNS, connect
-   * timeout, aborted before a connection). true: it may have reached the service.
-   */
-  readonly sent: boolean;
-
-  constructor(message: string, code: string, sent: boolean) {
-    super(message);
-    this.code = code;
-    this.sent = sent;
-  }
 }
 
 /** Failures that can only happen before a connection exists. */

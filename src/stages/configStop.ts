@@ -1,4 +1,4 @@
-import type { ApiError } from '../api/index.js';
+import { type ApiError, EXIT } from '../errors.js';
 import { haltRun, type StageContext } from './context.js';
 
 /**
@@ -8,6 +8,6 @@ import { haltRun, type StageContext } from './context.js';
  * definite "not done"). The line names the redirect's target, never the key.
  */
 export function stopForConfig(ctx: Pick<StageContext, 'run' | 'log'>, err: ApiError): void {
-  haltRun(ctx.run, { kind: 'config', code: 'NOT_THE_SERVICE', immediate: true, exitCode: 2, message: err.message });
-  ctx.log.error({ code: err.code, httpStatus: err.httpStatus, endpoint: err.endpoint, requestId: err.requestId }, err.message);
+  haltRun(ctx.run, { kind: 'config', code: 'NOT_THE_SERVICE', immediate: true, exitCode: EXIT.usage, message: err.message });
+  ctx.log.error({ code: err.answer, httpStatus: err.httpStatus, endpoint: err.endpoint, requestId: err.requestId }, err.message);
 }

@@ -1,4 +1,5 @@
-import type { ApiClient, ApiError } from '../api/index.js';
+import type { ApiClient } from '../api/index.js';
+import { type ApiError, EXIT } from '../errors.js';
 import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Ledger } from '../ledger/index.js';
@@ -26,7 +27,7 @@ export interface RunHalt {
   readonly kind: 'config' | 'disk' | 'ledger' | 'limit';
   /** One line: what happened and what to do. */
   readonly message: string;
-  readonly exitCode: 1 | 2 | 4;
+  readonly exitCode: typeof EXIT.someFailed | typeof EXIT.usage | typeof EXIT.limit;
   /**
    * A config halt for the base URL: the code `plan()` gives for the same URL (the library's
    * RunStoppedError carries it), or ExifTool that cannot start; else the halt's code follows
@@ -89,5 +90,5 @@ export function stopForAccount(ctx: Pick<StageContext, 'run' | 'log'>, err: ApiE
   }
   ctx.run.noCreates = true;
   if (!creditsOnly) ctx.run.stopped = true;
-  ctx.log.error({ code: err.code, httpStatus: err.httpStatus, businessCode: err.businessCode, requestId: err.requestId }, err.message);
+  ctx.log.error({ code: err.answer, httpStatus: err.httpStatus, businessCode: err.businessCode, requestId: err.requestId }, err.message);
 }

@@ -1,4 +1,5 @@
-import { CAPABILITIES, isApiError, newRequestId, type ApiError, type CreateBody } from '../api/index.js';
+import { CAPABILITIES, isApiError, newRequestId, type CreateBody } from '../api/index.js';
+import type { ApiError } from '../errors.js';
 import { clock } from '../clock.js';
 import type { StepConfig } from '../config/index.js';
 import { crashPoint, type ItemRow } from '../ledger/index.js';
@@ -61,20 +62,20 @@ function onCreateError(ctx: StageContext, item: ItemRow, submissionId: number, e
   const outcome = { httpStatus: err.httpStatus, code: err.businessCode, responseRequestId: err.requestId, error: err.message };
   switch (err.kind) {
     case 'ambiguous': {
-      const reason = `create outcome unknown (${err.code}); a task may exist and be charged. X-Request-Id ${err.sentRequestId}`;
+      const reason = `create outcome unknown (${err.answer}); a task may exist and be charged. X-Request-Id ${err.sentRequestId}`;
       ledger.submissions.ambiguous(submissionId, item, outcome, reason);
       // The operator's standing choice, bounded like FAIL retries: a service that drops
       // every answer must not be paid for without end.
       if (ctx.config.onAmbiguous === 'resubmit' && ledger.submissions.ambiguousCount(item.id, item.step_index) < ctx.config.maxAttempts) {
         ledger.items.move(item.id, 'held', 'uploaded', { due_ms: clock.now() }, 'onAmbiguous: resubmit');
       }
-      ctx.log.warn({ item: item.id, code: err.code, sentRequestId: err.sentRequestId }, 'create held: outcome unknown');
+      ctx.log.warn({ item: item.id, code: err.answer, sentRequestId: err.sentRequestId }, 'create held: outcome unknown');
       return {};
     }
     case 'not-sent':
     case 'retry-later': {
       const at = retryAt(err, item.retries, ctx.random);
-      ledger.submissions.reject(submissionId, item, outcome, 'uploaded', at, err.code);
+      ledger.submissions.reject(submissionId, item, outcome, 'uploaded', at, err.answer);
       if (err.rateLimit?.scope === 'api_key_active_tasks') {
         const said = err.retryAfterMs !== null || (err.rateLimit.resetAtMs ?? 0) > clock.now();
         return said ? { slotsFull: true, slotsRetryAtMs: at } : { slotsFull: true };
@@ -82,12 +83,12 @@ function onCreateError(ctx: StageContext, item: ItemRow, submissionId: number, e
       return err.kind === 'retry-later' ? { pauseUntilMs: at } : {};
     }
     case 'stop-account':
-      ledger.submissions.reject(submissionId, item, outcome, 'uploaded', 0, err.code);
+      ledger.submissions.reject(submissionId, item, outcome, 'uploaded', 0, err.answer);
       stopForAccount(ctx, err);
       return {};
     case 'stop-config':
       // A redirect, not the service's answer: not created, back to wait for a create.
-      ledger.submissions.reject(submissionId, item, outcome, 'uploaded', 0, err.code);
+      ledger.submissions.reject(submissionId, item, outcome, 'uploaded', 0, err.answer);
       stopForConfig(ctx, err);
       return {};
     case 'fix-request':

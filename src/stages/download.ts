@@ -5,13 +5,13 @@ import { crashPoint, type ItemRow, type Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import { fullJitter } from '../scheduler/backoff.js';
 import { copyAtomically, writeBufferAtomically, writeStreamAtomically } from '../outputs/atomic.js';
-import { DownloadError } from '../outputs/downloadError.js';
 import type { FileMetadata } from '../ledger/index.js';
 import { carryStep, NO_METADATA, type MetadataOptions } from '../outputs/metadata.js';
 import { checkTargets, DEFAULT_OUTPUT, outputTargets, type NamingOptions } from '../outputs/naming.js';
 import { writeOtherOutputs, type Placement, type WrittenResult } from '../outputs/otherOutputs.js';
-import { OutputWriteError, type OutputFs } from '../outputs/outputfs.js';
+import { type OutputFs } from '../outputs/outputfs.js';
 import { withResult, type ResultFetch } from './result.js';
+import { DownloadError, OutputWriteError } from '../errors.js';
 
 export { TEMP_SUFFIX } from '../outputs/atomic.js';
 export { type FetchedResult, type ResultFetch } from './result.js';
@@ -85,20 +85,20 @@ export async function downloadStage(ledger: Ledger, item: ItemRow, opts: Downloa
       const owner = ledger.outputs.ownerOf(target);
       if (owner !== undefined && owner.id !== claimed.id) {
         throw new DownloadError(
-          'DARKROOM_OUTPUT_TAKEN',
+          'OUTPUT_TAKEN',
           `${target} is the output of ${owner.rel_path} already (two inputs differ only in their extension); rename one of them and run again`,
           true,
         );
       }
       if (owner === undefined && existsSync(target)) {
-        throw new DownloadError('DARKROOM_OUTPUT_EXISTS', `${target} already exists and was not written by this ledger; move it away and run again`, true);
+        throw new DownloadError('OUTPUT_EXISTS', `${target} already exists and was not written by this ledger; move it away and run again`, true);
       }
       // Claimed before the rename: a crash between the rename and `done` leaves a file this
       // item owns, which the next run overwrites with the same bytes instead of refusing.
       // The claim is one guarded statement, so two downloads racing for a path cannot both win.
       const rival = ledger.outputs.claim(claimed, target);
       if (rival !== undefined) {
-        throw new DownloadError('DARKROOM_OUTPUT_TAKEN', `${target} is the output of ${rival.rel_path} already (two inputs differ only in their extension); rename one of them and run again`, true);
+        throw new DownloadError('OUTPUT_TAKEN', `${target} is the output of ${rival.rel_path} already (two inputs differ only in their extension); rename one of them and run again`, true);
       }
       claimed = { ...claimed, output_path: target };
       let meta: FileMetadata = NO_METADATA;
@@ -149,9 +149,9 @@ function afterFailure(ledger: Ledger, claimed: ItemRow, err: unknown, opts: Down
     ledger.outputs.retryLater(claimed, err.message, backoff(claimed.retries));
     return 'retry';
   }
-  const e = err instanceof DownloadError ? err : new DownloadError('DARKROOM_DOWNLOAD_FAILED', String((err as Error)?.message ?? err), false);
-  opts.log.warn({ item: claimed.id, code: e.code }, e.message);
-  if (e.code === 'DARKROOM_RESULT_EXPIRED' && claimed.task_id !== null) {
+  const e = err instanceof DownloadError ? err : new DownloadError('DOWNLOAD_FAILED', String((err as Error)?.message ?? err), false);
+  opts.log.warn({ item: claimed.id, code: e.why }, e.message);
+  if (e.why === 'RESULT_EXPIRED' && claimed.task_id !== null) {
     const refreshes = ledger.outputs.urlRefreshes(claimed);
     // Past MAX_URL_REFRESHES a refresh comes only after a wait (retries > 0: this failure
     // follows one), so a service that keeps giving out dead links costs few polls.
@@ -196,7 +196,7 @@ export function outputPathFor(outputDir: string, relPath: string, ext: string): 
   const target = path.resolve(outputDir, rel);
   const back = path.relative(path.resolve(outputDir), target);
   if (back.startsWith('..') || path.isAbsolute(back)) {
-    throw new DownloadError('DARKROOM_OUTPUT_ESCAPE', `output path for ${relPath} would leave the output folder`, true);
+    throw new DownloadError('OUTPUT_ESCAPE', `output path for ${relPath} would leave the output folder`, true);
   }
   return target;
 }

@@ -8,8 +8,9 @@ import { haltRun, type RunState } from './context.js';
 import { downloadStage, type DownloadOptions } from './download.js';
 import { namingOptions } from '../outputs/naming.js';
 import type { MetadataOptions } from '../outputs/metadata.js';
-import type { OutputFs, OutputWriteError } from '../outputs/outputfs.js';
+import type { OutputFs } from '../outputs/outputfs.js';
 import type { ResultFetch } from './result.js';
+import { EXIT, type OutputWriteError } from '../errors.js';
 
 export interface DownloaderOptions {
   readonly ledger: Ledger;
@@ -94,7 +95,7 @@ export async function downloadLoop(
     ...(o.metadata ? { metadata: o.metadata } : {}),
     onDiskError: (err) => {
       if (run.halt === undefined) log.error({ code: err.errno, file: err.file }, `output folder cannot take files: ${err.message}; no new creates`);
-      haltRun(run, { kind: 'disk', immediate: false, exitCode: 1, message: diskHaltMessage(err) });
+      haltRun(run, { kind: 'disk', immediate: false, exitCode: EXIT.someFailed, message: diskHaltMessage(err) });
       o.wakeLanes?.();
     },
   };

@@ -1,4 +1,4 @@
-import type { ApiError } from '../api/index.js';
+import type { ApiError } from '../errors.js';
 import type { ItemRow } from '../ledger/index.js';
 import type { RunState, StageContext } from './context.js';
 

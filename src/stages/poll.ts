@@ -1,4 +1,5 @@
-import { isApiError, type ApiError } from '../api/index.js';
+import { isApiError } from '../api/index.js';
+import type { ApiError } from '../errors.js';
 import { clock } from '../clock.js';
 import { crashPoint, type ItemRow } from '../ledger/index.js';
 import type { Feedback } from '../scheduler/laneTypes.js';

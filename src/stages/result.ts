@@ -1,9 +1,8 @@
 import { request } from 'undici';
 import { clock } from '../clock.js';
 import type { BodySource } from '../outputs/atomic.js';
-import { DownloadError } from '../outputs/downloadError.js';
-import { OutputWriteError } from '../outputs/outputfs.js';
 import { EXTENSIONS, sniffImage } from '../spec/images.js';
+import { DownloadError, OutputWriteError } from '../errors.js';
 
 export interface FetchedResult {
   readonly status: number;
@@ -65,7 +64,7 @@ export async function withResult<T>(url: string, opts: ResultOptions, use: (r: O
   try {
     for (let hop = 0; hop < 5; hop++) {
       if (current.protocol !== 'https:' && !(opts.allowHttp && current.protocol === 'http:')) {
-        throw new DownloadError('DARKROOM_INSECURE_RESULT_URL', `result URL is not https: ${current.origin}`, true);
+        throw new DownloadError('INSECURE_RESULT_URL', `result URL is not https: ${current.origin}`, true);
       }
       const res = await clock.io((opts.fetch ?? undiciFetch)(current, deadline.signal, opts.deadlineMs));
       if (res.status >= 300 && res.status < 400 && res.headers.location) {
@@ -73,14 +72,14 @@ export async function withResult<T>(url: string, opts: ResultOptions, use: (r: O
         continue;
       }
       if (EXPIRED_STATUSES.has(res.status)) {
-        throw new DownloadError('DARKROOM_RESULT_EXPIRED', `result URL expired (HTTP ${res.status} from ${current.origin})`, false);
+        throw new DownloadError('RESULT_EXPIRED', `result URL expired (HTTP ${res.status} from ${current.origin})`, false);
       }
-      if (res.status !== 200) throw new DownloadError('DARKROOM_RESULT_HTTP', `result host answered HTTP ${res.status}`, false);
+      if (res.status !== 200) throw new DownloadError('RESULT_HTTP', `result host answered HTTP ${res.status}`, false);
       const header = res.headers['content-length'];
       const declared = header === undefined ? null : Number(header);
       const check = (total: number) => {
         if (declared !== null && declared !== total) {
-          throw new DownloadError('DARKROOM_RESULT_TRUNCATED', `result truncated: ${total} of ${declared} bytes`, false);
+          throw new DownloadError('RESULT_TRUNCATED', `result truncated: ${total} of ${declared} bytes`, false);
         }
       };
       let head: Buffer;
@@ -106,13 +105,13 @@ export async function withResult<T>(url: string, opts: ResultOptions, use: (r: O
         if (!done) rest = open;
       }
       const type = sniffImage(head.subarray(0, HEAD_BYTES));
-      if (type === null) throw new DownloadError('DARKROOM_RESULT_NOT_IMAGE', 'result is not a JPG, PNG or WEBP image', false);
+      if (type === null) throw new DownloadError('RESULT_NOT_IMAGE', 'result is not a JPG, PNG or WEBP image', false);
       return await use({ head, rest, check, ext: EXTENSIONS[type] });
     }
-    throw new DownloadError('DARKROOM_RESULT_REDIRECTS', 'result URL redirected too many times', false);
+    throw new DownloadError('RESULT_REDIRECTS', 'result URL redirected too many times', false);
   } catch (err) {
     if (deadline.signal.aborted && !opts.abort?.aborted && !(err instanceof DownloadError) && !(err instanceof OutputWriteError)) {
-      throw new DownloadError('DARKROOM_DOWNLOAD_DEADLINE', `download did not finish within its deadline of ${opts.deadlineMs} ms`, false);
+      throw new DownloadError('DOWNLOAD_DEADLINE', `download did not finish within its deadline of ${opts.deadlineMs} ms`, false);
     }
     throw err;
   } finally {

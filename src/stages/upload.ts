@@ -65,14 +65,14 @@ export async function uploadStage(ctx: StageContext, item: ItemRow): Promise<Fee
         return {};
       case 'stop-config':
         // A redirect: the upload was not made; the photo waits for it, its retries untouched.
-        ledger.items.move(claimed.id, 'uploading', 'queued', { due_ms: 0 }, err.code);
+        ledger.items.move(claimed.id, 'uploading', 'queued', { due_ms: 0 }, err.answer);
         stopForConfig(ctx, err);
         return {};
       default: {
         // retry-later, not-sent, ambiguous (a repeated upload costs a call, never a credit), not-found
         const at = retryAt(err, claimed.retries, ctx.random);
-        ledger.items.move(claimed.id, 'uploading', 'queued', { due_ms: at, retries: claimed.retries + 1 }, err.code);
-        ctx.log.warn({ item: item.id, code: err.code, requestId: err.requestId }, 'upload will be retried');
+        ledger.items.move(claimed.id, 'uploading', 'queued', { due_ms: at, retries: claimed.retries + 1 }, err.answer);
+        ctx.log.warn({ item: item.id, code: err.answer, requestId: err.requestId }, 'upload will be retried');
         return err.kind === 'retry-later' ? { pauseUntilMs: at } : {};
       }
     }

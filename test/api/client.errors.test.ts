@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SPEC_ERROR_STATUSES } from '../helpers/errorTable.js';
 import { ApiClient, type CallRecord } from '../../src/api/client.js';
-import { ApiError } from '../../src/api/errors.js';
-import { TransportError, type WireRequest, type WireResponse } from '../../src/spec/wire.js';
+import { ApiError, TransportError } from '../../src/errors.js';
+import { type WireRequest, type WireResponse } from '../../src/spec/wire.js';
 import { installClock, VirtualClock } from '../../src/clock.js';
 import { allText, CANARY_KEY, FakeTransport, json, ok, type Responder } from './fakes.js';
 
@@ -44,7 +44,7 @@ describe('ApiClient errors', () => {
     const e = await failure(client.create('enhance', { image: 'https://img/a.jpg' }, { requestId: 'mine-1' }));
     expect(e.name).toBe('ApiError');
     expect(e.kind).toBe(kind);
-    expect(e.code).toBe(errCode);
+    expect(e.answer).toBe(errCode);
     expect(e.httpStatus).toBe(status);
     expect(e.businessCode).toBe(code);
     expect(e.requestId).toBe('srv-9');
@@ -83,12 +83,12 @@ describe('ApiClient errors', () => {
     );
     const e = await failure(client.create('image2image', { image: 'https://img/a.jpg', style: 's' }));
     expect(e.kind).toBe('stop-account');
-    expect(e.code).toBe('DARKROOM_NOT_SUBSCRIBED');
+    expect(e.answer).toBe('NOT_SUBSCRIBED');
     expect(e.httpStatus).toBe(200);
     expect(e.requestId).toBeNull();
     expect(e.message).toContain(`sent X-Request-Id ${e.sentRequestId}`);
     expect(records[0]!.requestId).toBeNull();
-    expect(records[0]!.errorCode).toBe('DARKROOM_NOT_SUBSCRIBED');
+    expect(records[0]!.errorCode).toBe('NOT_SUBSCRIBED');
   });
 
   it('takes the requestId from the X-Request-Id header when the body has none', async () => {
@@ -102,9 +102,9 @@ describe('ApiClient errors', () => {
       const { client, records } = setup(() => json(200, text));
       const e = await failure(client.create('enhance', { image: 'https://img/a.jpg' }));
       expect(e.kind).toBe('ambiguous');
-      expect(e.code).toBe('DARKROOM_MALFORMED_RESPONSE');
+      expect(e.answer).toBe('MALFORMED_RESPONSE');
       expect(records).toHaveLength(1);
-      expect(records[0]!.errorCode).toBe('DARKROOM_MALFORMED_RESPONSE');
+      expect(records[0]!.errorCode).toBe('MALFORMED_RESPONSE');
     },
   );
 
@@ -112,7 +112,7 @@ describe('ApiClient errors', () => {
     const { client } = setup(() => ok({ parentTaskId: 'p', tasks: [{}], queueStatus: 'PENDING' }));
     const e = await failure(client.create('enhance', { image: 'https://img/a.jpg' }));
     expect(e.kind).toBe('ambiguous');
-    expect(e.code).toBe('DARKROOM_MALFORMED_RESPONSE');
+    expect(e.answer).toBe('MALFORMED_RESPONSE');
     expect(e.message).toContain('no taskId');
   });
 
@@ -156,7 +156,7 @@ describe('ApiClient errors', () => {
     }));
     const e = await failure(client.credits());
     expect(e.kind).toBe('stop-config');
-    expect(e.code).toBe('DARKROOM_REDIRECT_REFUSED');
+    expect(e.answer).toBe('REDIRECT_REFUSED');
     expect(e.message).toMatch(/^the base URL redirects to https:\/\/evil\.example\.net\/v2\/api\/v1\/credits \(GET \/api\/v1\/credits, HTTP 302, .*\): set service\.baseUrl to the final URL/);
     expect(allText(e)).not.toContain(CANARY_KEY);
     expect(e.message).not.toContain('token');
@@ -176,12 +176,12 @@ describe('ApiClient errors', () => {
     });
     const e = await failure(client.create('enhance', { image: 'https://img/a.jpg' }, { requestId: 'mine-2' }));
     expect(e.kind).toBe('not-sent');
-    expect(e.code).toBe('DARKROOM_NOT_SENT');
+    expect(e.answer).toBe('NOT_SENT');
     expect(e.httpStatus).toBeNull();
     expect(e.transportCode).toBe('ECONNREFUSED');
     expect(allText(e)).not.toContain(CANARY_KEY);
     expect(records).toEqual([
-      expect.objectContaining({ httpStatus: null, businessCode: null, requestId: null, sent: false, errorCode: 'DARKROOM_NOT_SENT' }),
+      expect.objectContaining({ httpStatus: null, businessCode: null, requestId: null, sent: false, errorCode: 'NOT_SENT' }),
     ]);
   });
 
@@ -191,8 +191,8 @@ describe('ApiClient errors', () => {
     });
     const e = await failure(client.create('enhance', { image: 'https://img/a.jpg' }));
     expect(e.kind).toBe('ambiguous');
-    expect(e.code).toBe('DARKROOM_OUTCOME_UNKNOWN');
-    expect(records[0]).toMatchObject({ httpStatus: null, sent: true, errorCode: 'DARKROOM_OUTCOME_UNKNOWN' });
+    expect(e.answer).toBe('OUTCOME_UNKNOWN');
+    expect(records[0]).toMatchObject({ httpStatus: null, sent: true, errorCode: 'OUTCOME_UNKNOWN' });
   });
 
   it('an unexpected throw from a transport counts as possibly sent', async () => {

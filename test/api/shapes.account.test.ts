@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCredits, parseEnvelope, parseUpload, parseUsage, ShapeError } from '../../src/api/shapes.js';
+import { parseCredits, parseEnvelope, parseUpload, parseUsage } from '../../src/api/shapes.js';
+import { ShapeError } from '../../src/errors.js';
 
 describe('account and upload shapes', () => {
   it('reads credits', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCreateResult, ShapeError } from '../../src/api/shapes.js';
+import { parseCreateResult } from '../../src/api/shapes.js';
+import { ShapeError } from '../../src/errors.js';
 
 describe('parseCreateResult', () => {
   it('reads the Photo Enhance shape', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isTerminalStatus, parseTaskInfo, ShapeError, TASK_STATUSES } from '../../src/api/shapes.js';
+import { isTerminalStatus, parseTaskInfo, TASK_STATUSES } from '../../src/api/shapes.js';
+import { ShapeError } from '../../src/errors.js';
 
 describe('parseTaskInfo', () => {
   it('reads the specified shape', () => {

@@ -2,9 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.js';
-import { ApiError } from '../../src/api/errors.js';
+import { ApiError, TransportError } from '../../src/errors.js';
 import { undiciTransport } from '../../src/api/transport.js';
-import { TransportError } from '../../src/spec/wire.js';
 import { CANARY_KEY } from './fakes.js';
 
 interface Seen {
@@ -117,7 +116,7 @@ describe('undiciTransport', () => {
     expect(other.seen).toHaveLength(0);
   });
 
-  it('through the client, the redirect becomes DARKROOM_REDIRECT_REFUSED and the key stays home', async () => {
+  it('through the client, the redirect becomes REDIRECT_REFUSED and the key stays home', async () => {
     const other = await serve((_req, res) => res.end('{"code":0,"data":{}}'));
     const origin = await serve((_req, res) => {
       res.writeHead(307, { Location: `${other.url}/api/v1/credits` });
@@ -126,7 +125,7 @@ describe('undiciTransport', () => {
     const client = new ApiClient({ baseUrl: origin.url, apiKey: CANARY_KEY, transport: transport() });
     const e = await rejection(client.credits());
     expect(e).toBeInstanceOf(ApiError);
-    expect((e as ApiError).code).toBe('DARKROOM_REDIRECT_REFUSED');
+    expect((e as ApiError).answer).toBe('REDIRECT_REFUSED');
     expect((e as ApiError).kind).toBe('stop-config');
     expect((e as ApiError).message).toContain(`the base URL redirects to ${other.url}/api/v1/credits`);
     expect(other.seen).toHaveLength(0);
@@ -138,7 +137,7 @@ describe('undiciTransport', () => {
       transport().send({ method: 'POST', url: `http://127.0.0.1:${port}/api/v1/enhance/generate`, headers: {}, body: '{}' }),
     );
     expect(e).toBeInstanceOf(TransportError);
-    expect((e as TransportError).code).toBe('ECONNREFUSED');
+    expect((e as TransportError).transportCode).toBe('ECONNREFUSED');
     expect((e as TransportError).sent).toBe(false);
   });
 
@@ -151,7 +150,7 @@ describe('undiciTransport', () => {
       t.send({ method: 'POST', url: `${srv.url}/api/v1/enhance/generate`, headers: {}, body: '{"image":"x"}' }),
     );
     expect(e).toBeInstanceOf(TransportError);
-    expect((e as TransportError).code).toBe('UND_ERR_HEADERS_TIMEOUT');
+    expect((e as TransportError).transportCode).toBe('UND_ERR_HEADERS_TIMEOUT');
     expect((e as TransportError).sent).toBe(true);
     expect(srv.seen).toHaveLength(1);
   });
@@ -161,7 +160,7 @@ describe('undiciTransport', () => {
     const client = new ApiClient({ baseUrl: srv.url, apiKey: CANARY_KEY, transport: transport({ headersTimeoutMs: 150 }) });
     const e = (await rejection(client.create('enhance', { image: 'https://img/a.jpg' }))) as ApiError;
     expect(e.kind).toBe('ambiguous');
-    expect(e.code).toBe('DARKROOM_OUTCOME_UNKNOWN');
+    expect(e.answer).toBe('OUTCOME_UNKNOWN');
     expect(e.transportCode).toBe('UND_ERR_HEADERS_TIMEOUT');
   });
 
@@ -194,7 +193,7 @@ describe('undiciTransport', () => {
     ac.abort(new Error('deadline'));
     const e = await rejection(p);
     expect(e).toBeInstanceOf(TransportError);
-    expect((e as TransportError).code).toBe('ABORTED');
+    expect((e as TransportError).transportCode).toBe('ABORTED');
     expect((e as TransportError).sent).toBe(true);
   });
 

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { jobSchema } from '../../src/config/schema.js';
+import { ERROR_EXIT, EXIT, EXIT_MEANING } from '../../src/errors.js';
 import { CAPABILITIES, CAPABILITY_NAMES } from '../../src/spec/capabilities.js';
 import { runCli } from '../helpers/cli.js';
 
@@ -196,6 +197,39 @@ function capabilityRow(c: (typeof CAPABILITY_NAMES)[number]): string {
   ].reduce((row, cell) => `${row} ${cell} |`, '|');
 }
 
+/** The rows of the markdown table whose header starts with `header`, as arrays of cells. */
+export function tableRows(page: string, header: string): string[][] {
+  const at = page.indexOf(header);
+  expect(at, header).toBeGreaterThanOrEqual(0);
+  const rows: string[][] = [];
+  for (const line of page.slice(at).split('\n').slice(2)) {
+    if (!line.startsWith('|')) break;
+    rows.push(line.split('|').slice(1, -1).map((c) => c.trim()));
+  }
+  return rows;
+}
+
+/** What docs/errors.md says that src/errors.ts does not: a code missing, extra, or with another exit code. */
+export function errorsPageProblems(page: string): string[] {
+  const problems: string[] = [];
+  const exits = tableRows(page, '| exit | means |');
+  const want = (Object.keys(EXIT) as (keyof typeof EXIT)[]).map((k) => [String(EXIT[k]), EXIT_MEANING[k]]);
+  if (JSON.stringify(exits) !== JSON.stringify(want)) problems.push(`exit codes: ${JSON.stringify(exits)} ≠ ${JSON.stringify(want)}`);
+  const codes = new Map(tableRows(page, '| code | means | exit |').map((r) => [r[0]!.replace(/`/g, ''), r[2]]));
+  for (const [code, exit] of Object.entries(ERROR_EXIT)) {
+    if (!codes.has(code)) problems.push(`${code}: not in the page`);
+    else if (codes.get(code) !== String(exit)) problems.push(`${code}: exit ${codes.get(code)} in the page, ${exit} in the code`);
+  }
+  for (const code of codes.keys()) if (!(code in ERROR_EXIT)) problems.push(`${code}: in the page, not in the code`);
+  return problems;
+}
+
+describe('the errors page', () => {
+  it('lists every exit code and every error code of src/errors.ts, each with its exit code', () => {
+    expect(errorsPageProblems(readFileSync(path.join(ROOT, 'docs/errors.md'), 'utf8'))).toEqual([]);
+  });
+});
+
 describe('the job-file page', () => {
   it('has the capability table of src/spec/capabilities.ts, row for row', () => {
     const page = readFileSync(path.join(ROOT, 'docs/guide/job-file.md'), 'utf8');
@@ -229,6 +263,13 @@ describe('the checks themselves fail on what they are for', () => {
     const edited = page.replace('| `unblur` | `/api/v1/unblur/generate` | yes |', '| `unblur` | `/api/v1/unblur/generate` | — |');
     expect(edited).not.toBe(page);
     expect(capabilityRows(edited)).not.toEqual(CAPABILITY_NAMES.map(capabilityRow));
+  });
+
+  it('an error code missing from the errors page, or with another exit code', () => {
+    const page = readFileSync(path.join(ROOT, 'docs/errors.md'), 'utf8');
+    expect(errorsPageProblems(page.replace(/^\| `KEY_BUSY` .*\n/m, ''))).toEqual(['KEY_BUSY: not in the page']);
+    expect(errorsPageProblems(page.replace(/(\| `LEDGER_FULL` \|[^|]*\|) 1 \|/, '$1 2 |'))).toEqual(['LEDGER_FULL: exit 2 in the page, 1 in the code']);
+    expect(errorsPageProblems(page.replace('| 130 | interrupted |', '| 131 | interrupted |'))).toHaveLength(1);
   });
 
   it('a missing key', () => {

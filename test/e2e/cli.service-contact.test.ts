@@ -150,7 +150,7 @@ describe('an outage after the service answered', () => {
     await new Promise((r) => setTimeout(r, 20_000));
     await sim.resumeApi();
     const r = await run;
-    expect(r.stderr).toMatch(/service unreachable since \d\d:\d\d:\d\d \(DARKROOM_NOT_SENT\); waiting it out, next try in \d+ s/);
+    expect(r.stderr).toMatch(/service unreachable since \d\d:\d\d:\d\d \(NOT_SENT\); waiting it out, next try in \d+ s/);
     expect(r.stderr).toMatch(/the service answers again \(unreachable for (1\d|2\d|3\d|4\d) s\)/);
     expect(r.code).toBe(0);
     const a = sim.model.audit();

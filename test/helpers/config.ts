@@ -1,8 +1,8 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect } from 'vitest';
-import { ConfigError } from '../../src/config/index.js';
 import { makeTempDir } from './job.js';
+import { ConfigError } from '../../src/errors.js';
 
 /**
  * `write(yaml)`: a jobs file in a fresh temp folder that has a `photos/` folder beside it,

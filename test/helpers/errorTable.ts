@@ -3,17 +3,17 @@
  * wrong entry there fails: HTTP status, business code, the kind and code darkroom gives it.
  */
 export const SPEC_ERRORS = [
-  [200, 0, 'ok', 'DARKROOM_OK'],
-  [200, 24403, 'stop-account', 'DARKROOM_NOT_SUBSCRIBED'],
-  [400, 24403, 'stop-account', 'DARKROOM_NOT_SUBSCRIBED'],
-  [400, 20601, 'stop-account', 'DARKROOM_INSUFFICIENT_CREDITS'],
-  [400, -2, 'fix-request', 'DARKROOM_BAD_REQUEST'],
-  [400, -3, 'fix-request', 'DARKROOM_INVALID_MODE'],
-  [401, -1, 'stop-account', 'DARKROOM_INVALID_KEY'],
-  [404, -60404, 'not-found', 'DARKROOM_TASK_NOT_FOUND'],
-  [429, -1000, 'retry-later', 'DARKROOM_RATE_LIMITED'],
-  [503, -1000, 'retry-later', 'DARKROOM_SERVICE_UNAVAILABLE'],
-  [500, -1, 'ambiguous', 'DARKROOM_SERVER_ERROR'],
+  [200, 0, 'ok', 'OK'],
+  [200, 24403, 'stop-account', 'NOT_SUBSCRIBED'],
+  [400, 24403, 'stop-account', 'NOT_SUBSCRIBED'],
+  [400, 20601, 'stop-account', 'INSUFFICIENT_CREDITS'],
+  [400, -2, 'fix-request', 'BAD_REQUEST'],
+  [400, -3, 'fix-request', 'INVALID_MODE'],
+  [401, -1, 'stop-account', 'INVALID_KEY'],
+  [404, -60404, 'not-found', 'TASK_NOT_FOUND'],
+  [429, -1000, 'retry-later', 'RATE_LIMITED'],
+  [503, -1000, 'retry-later', 'SERVICE_UNAVAILABLE'],
+  [500, -1, 'ambiguous', 'SERVER_ERROR'],
 ] as const satisfies ReadonlyArray<readonly [number, number, string, string]>;
 
 /** The pairs that are errors (an HTTP error status). */

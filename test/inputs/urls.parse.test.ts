@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config/index.js';
 import { parseUrlList } from '../../src/inputs/urls.js';
 import { cleanName, nameFromUrl } from '../../src/outputs/safeName.js';
+import { ConfigError } from '../../src/errors.js';
 
 function errorOf(text: string): ConfigError {
   try {

@@ -2,9 +2,10 @@ import { copyFileSync, mkdirSync, renameSync, rmSync, statSync, symlinkSync, unl
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { Ledger, LedgerMovedError } from '../../src/ledger/index.js';
+import { Ledger } from '../../src/ledger/index.js';
 import { rescueDeleted } from '../../src/ledger/rescue.js';
 import { makeTempDir } from '../helpers/job.js';
+import { LedgerMovedError } from '../../src/errors.js';
 
 /**
  * Ledger.checkFile (issue 12, point 5): the path still names the file opened, or a

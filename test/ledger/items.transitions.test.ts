@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidTransitionError, Ledger, StaleStateError, canTransition } from '../../src/ledger/index.js';
+import { Ledger, canTransition } from '../../src/ledger/index.js';
 import { discovered } from '../helpers/discovered.js';
+import { InvalidTransitionError, StaleStateError } from '../../src/errors.js';
 
 function ledgerWith(n: number): Ledger {
   const l = Ledger.open(':memory:');

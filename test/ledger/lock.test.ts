@@ -2,11 +2,12 @@ import { linkSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Ledger, LedgerBusyError, LedgerLinkedError } from '../../src/ledger/index.js';
+import { Ledger } from '../../src/ledger/index.js';
 import { judgeHolder, RunLock, type LockHolder } from '../../src/ledger/lock.js';
 import { openDatabase } from '../../src/ledger/open.js';
 import { systemProbe, type ProcessIdentity, type ProcessProbe } from '../../src/ledger/processIdentity.js';
 import { makeTempDir } from '../helpers/job.js';
+import { LedgerBusyError, LedgerLinkedError } from '../../src/errors.js';
 
 /**
  * The run lock (issue 12, point 5): a row inside the ledger, taken in one IMMEDIATE

@@ -3,9 +3,10 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Ledger, LedgerMissingError, LedgerTooNewError } from '../../src/ledger/index.js';
+import { Ledger } from '../../src/ledger/index.js';
 import { MIGRATIONS_DIR, migrate, readMigrations, schemaVersion } from '../../src/ledger/migrate.js';
 import { makeTempDir } from '../helpers/job.js';
+import { LedgerMissingError, LedgerTooNewError } from '../../src/errors.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileSystemOf, type FsProbe } from '../../src/ledger/fsType.js';
 import { KeyStore, Ledger } from '../../src/ledger/index.js';
-import { NetworkFsError } from '../../src/ledger/sqliteFile.js';
 import { makeTempDir } from '../helpers/job.js';
+import { NetworkFsError } from '../../src/errors.js';
 
 /**
  * A ledger (or a key's store) on a network file system: SQLite's WAL needs shared memory

@@ -1,18 +1,9 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/index.js';
-import {
-  assertEntry,
-  assertSubmissionTransition,
-  createsLeft,
-  createsLeftSql,
-  inPhase,
-  InvalidTransitionError,
-  phaseOf,
-  STATES,
-  TERMINAL,
-} from '../../src/ledger/transitions.js';
+import { assertEntry, assertSubmissionTransition, createsLeft, createsLeftSql, inPhase, phaseOf, STATES, TERMINAL } from '../../src/ledger/transitions.js';
 import { discovered } from '../helpers/discovered.js';
+import { InvalidTransitionError } from '../../src/errors.js';
 
 /** The one table of docs/ARCHITECTURE.md § States, and the words read from it. */
 describe('the state vocabulary', () => {

@@ -5,13 +5,13 @@
  * and the same wrong base URL stops run() with the code plan() gives for it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TransportError } from '../../src/spec/wire.js';
-import { DarkroomError, plan, retry, run, RunStoppedError, status } from '../../src/index.js';
+import { DarkroomError, plan, retry, run, status } from '../../src/index.js';
 import { startSimulator, type Simulator } from '../../src/simulator.js';
 import { testStateDir } from '../helpers/cli.js';
 import { listenLocal, type LocalServer } from '../helpers/http.js';
 import { makeJob, type TestJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
+import { RunStoppedError, TransportError } from '../../src/errors.js';
 
 let sim: Simulator;
 let job: TestJob;

@@ -8,10 +8,11 @@
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { run, RunStoppedError, status, type RunEvent } from '../../src/index.js';
+import { run, status, type RunEvent } from '../../src/index.js';
 import { startSimulator, type Simulator } from '../../src/simulator.js';
 import { testStateDir } from '../helpers/cli.js';
 import { makeJob, type TestJob } from '../helpers/job.js';
+import { RunStoppedError } from '../../src/errors.js';
 
 let sim: Simulator;
 const jobs: TestJob[] = [];

@@ -1,11 +1,12 @@
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/index.js';
-import { MetadataWriteError, MetadataWriter, type CarryRequest, type CarryResult } from '../../src/metadata/writer.js';
+import { MetadataWriter, type CarryRequest, type CarryResult } from '../../src/metadata/writer.js';
 import { nodeOutputFs, type OutputFs } from '../../src/outputs/outputfs.js';
 import { makeJob } from '../helpers/job.js';
 import { Exif, solid } from '../helpers/metadata.js';
 import { simulate } from '../helpers/simulate.js';
+import { MetadataWriteError } from '../../src/errors.js';
 
 /**
  * The output folder fills during the night: room for the service's bytes, none for

@@ -1,11 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TransportError, type WireResponse } from '../../src/api/index.js';
+import { type WireResponse } from '../../src/api/index.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { makeJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 import { createsPerPhoto, query } from './helpers.js';
 import { discovered } from '../helpers/discovered.js';
+import { TransportError } from '../../src/errors.js';
 
 /**
  * Issue 4, point 1: the create protocol (L1, L2). A failure before the request was written

@@ -5,11 +5,12 @@ import { Ledger, type ItemRow } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/log.js';
 import { TEMP_SUFFIX } from '../../src/outputs/atomic.js';
 import { downloadStage, type DownloadOptions } from '../../src/stages/download.js';
-import { nodeOutputFs, type OutputFs, type OutputWriteError } from '../../src/outputs/outputfs.js';
+import { nodeOutputFs, type OutputFs } from '../../src/outputs/outputfs.js';
 import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir, writePhoto } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 import { discovered } from '../helpers/discovered.js';
+import { type OutputWriteError } from '../../src/errors.js';
 
 /**
  * Issue 12, point 9: results streamed to disk, checked on the stream, and the other files

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TransportError } from '../../src/api/index.js';
 import { retryCommand } from '../../src/commands/retry.js';
 import { fingerprintKey } from '../../src/spec/key.js';
 import { installClock, VirtualClock } from '../../src/clock.js';
@@ -9,6 +8,7 @@ import { SimModel } from '../../src/sim/model.js';
 import { taskBoundMs } from '../../src/scheduler/taskBound.js';
 import { makeJob, writePhoto } from '../helpers/job.js';
 import { SIM_KEY, simulate } from '../helpers/simulate.js';
+import { TransportError } from '../../src/errors.js';
 
 /**
  * A create whose answer was lost may be running at the service. Its slot counts as occupied

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GuardArgumentError, nextLocalTime, parseDuration } from '../../src/run/guardTimes.js';
+import { nextLocalTime, parseDuration } from '../../src/run/guardTimes.js';
+import { GuardArgumentError } from '../../src/errors.js';
 
 describe('parseDuration (--max-duration)', () => {
   it('reads hours, minutes and seconds, alone or together', () => {

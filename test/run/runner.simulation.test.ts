@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TransportError } from '../../src/api/index.js';
 import { simulate } from '../helpers/simulate.js';
+import { TransportError } from '../../src/errors.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {

@@ -4,12 +4,13 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fingerprintKey } from '../../src/spec/key.js';
-import { TransportError, type WireRequest } from '../../src/spec/wire.js';
+import { type WireRequest } from '../../src/spec/wire.js';
 import { clock } from '../../src/clock.js';
 import { inProcessTransport } from '../../src/sim/inprocess.js';
 import type { SimModel } from '../../src/sim/model.js';
 import { KEY, newModel, START, testImage, virtualTime, type Harness } from './helpers.js';
 import { parse, raw, uploadRaw } from './faults.helpers.js';
+import { TransportError } from '../../src/errors.js';
 
 let h: Harness;
 beforeEach(() => {
@@ -57,7 +58,7 @@ describe('fault: dropped create (in-process)', () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(TransportError);
-    expect(err).toMatchObject({ code: 'ECONNRESET', sent: true });
+    expect(err).toMatchObject({ transportCode: 'ECONNRESET', sent: true });
 
     const audit = model.audit();
     expect(audit.tasks).toBe(1);
@@ -95,7 +96,7 @@ describe('fault: slow answer (in-process)', () => {
     const out = await settleUnder(inProcessTransport(model).send(createRequest(image, 'slow-1', deadline.signal)));
     expect(out.ok).toBe(false);
     expect((out as { error: unknown }).error).toBeInstanceOf(TransportError);
-    expect((out as { error: unknown }).error).toMatchObject({ code: 'ABORTED', sent: true });
+    expect((out as { error: unknown }).error).toMatchObject({ transportCode: 'ABORTED', sent: true });
     expect(h.clock.now()).toBe(START + 30_000);
     const audit = model.audit();
     expect(audit.tasks).toBe(1);

@@ -6,10 +6,10 @@
 import { FormData, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { undiciTransport } from '../../src/api/transport.js';
-import { TransportError } from '../../src/spec/wire.js';
 import type { FaultConfig } from '../../src/sim/faults.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
 import { KEY, START, testImage, virtualTime, type Harness } from './helpers.js';
+import { TransportError } from '../../src/errors.js';
 
 let h: Harness;
 let sim: RunningSim | undefined;
