@@ -13,7 +13,7 @@ import type { RateLimitInfo } from './api/headers.js';
 import type { LedgerChange } from './ledger/fileCheck.js';
 import type { HolderVerdict, LockHolder } from './ledger/lock.js';
 import type { SqliteFileRole } from './ledger/sqliteFile.js';
-import type { RunSummary } from './lib/runStopped.js';
+import type { RunSummary } from './run/events.js';
 
 /**
  * The exit codes of `darkroom` (docs/ARCHITECTURE.md § Command-line contract): what every

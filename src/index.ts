@@ -12,12 +12,11 @@
  *
  * @packageDocumentation
  */
-import type { Logger } from 'pino';
 import type { Job, JobOptions } from './lib/job.js';
 import type { Plan, PlanOptions, PlanResult, PlanStep } from './lib/plan.js';
 import type { ManifestSummary } from './lib/manifest.js';
 import type { RetrySummary } from './lib/retry.js';
-import type { RunOptions as LibRunOptions, RunSummary } from './lib/run.js';
+import type { RunOptions, RunSummary } from './lib/run.js';
 import type { StatusSummary } from './lib/status.js';
 import type { LimitEvent, PhotoCounts, PhotoEvent, RunEvent, SummaryEvent } from './run/events.js';
 
@@ -25,41 +24,8 @@ export { DarkroomError, EXIT, RunStoppedError, type DarkroomErrorCode, type Exit
 // How names, captions and messages from outside are shown without acting on a terminal (docs/names.md).
 export { jsonSafe, shownText, terminalSafe } from './display.js';
 
-export type { Job, JobOptions, Plan, PlanOptions, PlanResult, PlanStep, RetrySummary, RunSummary, StatusSummary };
+export type { Job, JobOptions, Plan, PlanOptions, PlanResult, PlanStep, RetrySummary, RunOptions, RunSummary, StatusSummary };
 export type { RunEvent, PhotoEvent, LimitEvent, SummaryEvent, PhotoCounts };
-
-/** How {@link run} is made. Every field may be left out, and so may the object (`null` or `undefined` is `{}`). */
-export interface RunOptions extends JobOptions {
-  /**
-   * Aborting it stops the run: no new call is started, calls in flight get 2 s to finish
-   * and are then aborted with their outcome recorded, and `run()` resolves within seconds
-   * with the figures so far (`interrupted: true`, `pending` > 0). The ledger stays
-   * consistent; a later `run()` continues where this one stopped. Any number of runs may
-   * share one signal: a run adds no listener to it.
-   */
-  readonly signal?: AbortSignal | undefined;
-  /**
-   * Each event of the run as it happens, the same as `darkroom run --json` writes: one per
-   * photo that ends (`done`, `failed`, `held`, `skipped`), `limit`, and
-   * `summary` last. Called synchronously: keep it quick.
-   *
-   * If it throws, darkroom never lets the exception escape (no unhandled rejection, no
-   * uncaught exception): its first throw stops the run as aborting `signal` would — nothing
-   * new is started, the calls in flight finish and are recorded, the ledger stays
-   * consistent — no further event reaches it, and `run()` rejects with a
-   * {@link RunStoppedError} of code `EVENT_HANDLER`: its `cause` is what the handler threw,
-   * its `summary` the figures when the run stopped (a throw on `summary` itself: the run's
-   * own figures). A later `run()` continues where this one stopped.
-   */
-  readonly onEvent?: ((e: RunEvent) => void) | undefined;
-  /**
-   * A pino logger for the run's log lines (one per API call at info, warnings, errors;
-   * the key never appears, only its fingerprint `k_…`). Default: JSON lines to the job's
-   * log file (`log.file`, else beside the ledger), as `darkroom run` writes. A line the
-   * logger throws on is lost; the throw never reaches the run or the process.
-   */
-  readonly logger?: Logger | undefined;
-}
 
 /**
  * Read and check a jobs YAML file (docs/guide/job-file.md). Its relative paths come back
@@ -88,7 +54,7 @@ export async function loadJob(path: string): Promise<Job> {
  */
 export async function run(job: Job | string, opts?: RunOptions | null): Promise<RunSummary> {
   const { runJobLibrary } = await import('./lib/run.js');
-  return runJobLibrary(job, (opts ?? {}) satisfies LibRunOptions);
+  return runJobLibrary(job, opts ?? {});
 }
 
 /**

@@ -41,7 +41,7 @@ async function demo(): Promise<number> {
     process.stdout.write(
       `before and after, side by side: npx darkroom report ${rel(jobs)} --out ${rel(path.join(r.outputDir, 'report.html'))} (then open it in a browser)\n`,
     );
-    return r.exitCode;
+    return r.result.exitCode;
   } finally {
     await sim.close();
   }

@@ -126,7 +126,7 @@ export async function main(argv: string[]): Promise<number> {
           );
           (a.json ? err : out)(r.report);
           if (r.problems !== '') err(r.problems);
-          exitCode = r.exitCode;
+          exitCode = r.result.exitCode;
         } finally {
           if (backstop) clock.clearTimer(backstop);
           process.off('SIGINT', onSignal);

@@ -1,11 +1,10 @@
 import path from 'node:path';
-import type { Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import { loadConfig, requireBaseUrl, requireInputDir, resolveKeys } from '../config/index.js';
 import { ProgressReader } from '../ledger/index.js';
 import { hiddenLine } from '../inputs/hidden.js';
-import type { RunResult } from '../run/runner.js';
-import { runSession, type SessionResult } from '../lib/session.js';
+import type { RunHooks, RunResult } from '../run/runner.js';
+import { runSession, type SessionOptions } from '../lib/session.js';
 import { LiveProgress, type TtyStream } from '../progress/live.js';
 import { buildProgress } from '../progress/snapshot.js';
 import { formatStatus } from './format.js';
@@ -13,7 +12,6 @@ import { nextStepLines, shellArg } from './nextSteps.js';
 import { rescueLines } from './rescue.js';
 import { stepsChangeLines } from './stepsChange.js';
 import { guardLimitsFrom, type GuardArgs } from './guards.js';
-import type { RunEvent } from '../run/events.js';
 import { stateDirFrom } from '../lib/stateDir.js';
 import { guessedSlotsOf } from '../lib/status.js';
 import { accountStopLines } from './stops.js';
@@ -28,31 +26,25 @@ export interface Display {
   stop(): void;
 }
 
-export interface RunArgs {
+/** The command line's options: the session's own (SessionOptions) as flags, and what the CLI adds. */
+export interface RunArgs extends Pick<SessionOptions, 'breakLock' | 'redoSteps'> {
   readonly jobs: string;
   readonly ledger?: string | undefined;
   readonly baseUrl?: string | undefined;
   readonly quiet?: boolean | undefined;
-  /** `--break-lock HOST:PID`: take over the lock of a run on another host known to be gone. */
-  readonly breakLock?: string | undefined;
-  /** Redo photos started under other steps than the job's, from the first step (see run/stepsCheck.ts). */
-  readonly redoSteps?: boolean | undefined;
   /** Spending guards: --max-photos, --max-credits, --max-duration, --until (guardOptions.ts). */
   readonly guards?: GuardArgs;
 }
 
-export interface RunIo {
+/** What the CLI gives a run besides its flags: the hooks every run takes (RunHooks), the environment, the terminal. */
+export interface RunIo extends RunHooks, Pick<SessionOptions, 'transport'> {
   readonly env: NodeJS.ProcessEnv;
   readonly stderr: (line: string) => void;
-  readonly signal?: AbortSignal;
-  readonly transport?: Transport;
   /**
    * How progress is shown: 'tty' redraws rows on `stream` (a terminal), 'lines' prints one
    * summary line a minute through `stderr` (no terminal, or --quiet). Default 'lines'.
    */
   readonly progress?: { readonly mode: 'tty' | 'lines'; readonly stream?: TtyStream; readonly color?: boolean };
-  /** Every event of the run (`--json` writes them on stdout); the progress display is drawn from the same stream. */
-  readonly onEvent?: (e: RunEvent) => void;
   /**
    * Given the ledger lock's release once it is held; returns what undoes it. The CLI hooks
    * the release to the process's exit, so a second Ctrl-C (an immediate exit) lets go of it.
@@ -62,13 +54,13 @@ export interface RunIo {
   readonly screen?: { attach(d: Display): () => void };
 }
 
+/** The run's result, and its text: what the CLI prints of it. */
 export interface RunOutcome {
-  readonly exitCode: number;
-  /** The result, for stdout: the figures and what to do next. */
+  readonly result: RunResult;
+  /** For stdout: the figures and what to do next. */
   readonly report: string;
   /** Why the run stopped, was interrupted, or what it left out, for stderr (where a cron job's mail looks); empty when none. */
   readonly problems: string;
-  readonly result: RunResult;
   readonly outputDir: string;
 }
 
@@ -82,9 +74,9 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
   // The display reads through a connection of its own, as `status` would (WAL); made once the ledger is locked.
   let live: LiveProgress | undefined;
   let reader: ProgressReader | undefined;
-  let session: SessionResult;
+  let result: RunResult;
   try {
-    session = await runSession({
+    result = await runSession({
       config,
       baseUrl,
       keys,
@@ -134,7 +126,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
   } finally {
     reader?.close();
   }
-  const { result, rescue } = session;
+  const { rescue } = result;
   const lines = [formatStatus(result.status, config.ledger, config.limits, args.jobs), ...nextStepLines(result, args.jobs)];
   const problems: string[] = [];
   if (result.recovered.ambiguous > 0) {
@@ -149,5 +141,5 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
   else if (result.stepsChange && result.stepsChange.outcome !== 'bound') problems.push(...stepsChangeLines(result.stepsChange));
   problems.push(...accountStopLines(result, config.keyEnvs));
   if (result.interrupted) problems.push(`interrupted: run \`darkroom run ${shellArg(args.jobs)}\` again to continue where this one stopped`);
-  return { exitCode: result.exitCode, report: lines.join('\n'), problems: problems.join('\n'), result, outputDir: config.output.dir };
+  return { result, report: lines.join('\n'), problems: problems.join('\n'), outputDir: config.output.dir };
 }

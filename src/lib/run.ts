@@ -1,18 +1,25 @@
 import { requireBaseUrl, requireInputDir, resolveKeys } from '../config/index.js';
-import { DarkroomError, type RunStopCode, RunStoppedError, toDarkroomError } from '../errors.js';
-import { type RunSummary } from './runStopped.js';
+import { DarkroomError, EXIT, type RunStopCode, RunStoppedError, toDarkroomError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { RunEvent } from '../run/events.js';
-import type { RunResult } from '../run/runner.js';
+import type { RunEvent, RunSummary } from '../run/events.js';
+import type { RunHooks, RunResult } from '../run/runner.js';
 import { checkRunHooks, GuardedHandler, safeLogger } from './callerHooks.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 import { runSession } from './session.js';
 import { stateDirFrom } from './stateDir.js';
 
-/** How a library `run()` is made (src/index.ts documents each). */
-export interface RunOptions extends JobOptions {
-  readonly signal?: AbortSignal | undefined;
-  readonly onEvent?: ((e: RunEvent) => void) | undefined;
+/**
+ * How `run()` (src/index.ts) is made: where the job is (JobOptions), the hooks every run
+ * takes (RunHooks: `signal`, `onEvent`) and a logger. Every field may be left out, and so
+ * may the object (`null` or `undefined` is `{}`).
+ */
+export interface RunOptions extends JobOptions, RunHooks {
+  /**
+   * A pino logger for the run's log lines (one per API call at info, warnings, errors;
+   * the key never appears, only its fingerprint `k_…`). Default: JSON lines to the job's
+   * log file (`log.file`, else beside the ledger), as `darkroom run` writes. A line the
+   * logger throws on is lost; the throw never reaches the run or the process.
+   */
   readonly logger?: Logger | undefined;
 }
 
@@ -20,7 +27,7 @@ export type { RunSummary };
 
 function failureOf(r: RunResult, summary: RunSummary): RunStoppedError | null {
   if (r.accountStop) return new RunStoppedError('ACCOUNT', r.accountStop.error.message, summary, r.accountStop.error);
-  if (!r.halt || r.halt.exitCode !== 2) return null;
+  if (!r.halt || r.halt.exitCode !== EXIT.usage) return null;
   const code: RunStopCode = r.halt.kind === 'disk' ? 'OUTPUT' : r.halt.kind === 'ledger' ? 'LEDGER_MOVED' : (r.halt.code ?? 'CONFIG');
   return new RunStoppedError(code, r.halt.message, summary);
 }
@@ -48,8 +55,7 @@ export async function runJobLibrary(job: Job | string, opts: RunOptions): Promis
     const stop = new AbortController();
     const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
     const handler = new GuardedHandler(opts.onEvent, () => stop.abort(new Error('the onEvent handler threw')));
-    let summary: RunSummary | undefined;
-    const { result } = await runSession({
+    const result = await runSession({
       config,
       baseUrl,
       keys,
@@ -57,19 +63,14 @@ export async function runJobLibrary(job: Job | string, opts: RunOptions): Promis
       env,
       logger: opts.logger ? safeLogger(opts.logger) : undefined,
       signal,
-      onEvent: (e) => {
-        if (e.type === 'summary') {
-          const { type: _, ...figures } = e;
-          summary = { ...figures, interrupted: signal.aborted };
-        }
-        handler.emit(e);
-      },
+      onEvent: (e) => handler.emit(e),
     });
+    const { summary } = result;
     const thrown = handler.thrown;
-    if (thrown) throw new RunStoppedError('EVENT_HANDLER', handlerMessage(thrown), summary!, thrown.err);
-    const failure = failureOf(result, summary!);
+    if (thrown) throw new RunStoppedError('EVENT_HANDLER', handlerMessage(thrown), summary, thrown.err);
+    const failure = failureOf(result, summary);
     if (failure) throw failure;
-    return summary!;
+    return summary;
   } catch (err) {
     throw toDarkroomError(err);
   }

@@ -1,34 +1,23 @@
-import type { Transport } from '../api/index.js';
-import type { Config, ResolvedKey } from '../config/index.js';
-import { holderId, Ledger, type LockHolder, type Rescue } from '../ledger/index.js';
+import { holderId, Ledger, type LockHolder } from '../ledger/index.js';
 import { closeLogger, fileLogger, type Logger } from '../log.js';
-import type { RunEvent } from '../run/events.js';
-import type { GuardLimits } from '../run/guards.js';
 import { warnNetworkFs } from '../run/networkFs.js';
-import { runJob, type RunResult } from '../run/runner.js';
+import { runJob, type RunHooks, type RunnerOptions, type RunResult } from '../run/runner.js';
 import { ServiceContact } from '../run/serviceContact.js';
 
-/** One run of a job as both the library's `run()` and `darkroom run` make it (§ Flow, § L6). */
-export interface SessionOptions {
-  readonly config: Config;
-  readonly baseUrl: string;
-  readonly keys: readonly ResolvedKey[];
+/**
+ * One run of a job as both the library's `run()` and `darkroom run` make it (§ Flow, § L6):
+ * the runner's options but what this opens (the ledger, the log), and what only the CLI gives.
+ */
+export interface SessionOptions
+  extends RunHooks,
+    Pick<RunnerOptions, 'config' | 'baseUrl' | 'keys' | 'onActivity' | 'guards' | 'redoSteps' | 'transport' | 'env'> {
   /** Where the keys' machine-wide stores live (stateDir.ts). */
   readonly stateDir: string;
   /** The caller's logger; else JSON lines to the job's log file (`log.file`, beside the ledger). */
   readonly logger?: Logger | undefined;
   /** Warnings and errors as short human lines too (the CLI's stderr); only with the default logger. */
   readonly human?: ((line: string) => void) | undefined;
-  readonly signal?: AbortSignal | undefined;
-  readonly onEvent?: ((e: RunEvent) => void) | undefined;
-  readonly onActivity?: (() => void) | undefined;
-  readonly guards?: GuardLimits | undefined;
   readonly breakLock?: string | undefined;
-  readonly redoSteps?: boolean | undefined;
-  /** The in-process simulator's transport (tests); undici otherwise. */
-  readonly transport?: Transport | undefined;
-  /** The environment perl is looked for in (its PATH), for ExifTool; the process's by default. */
-  readonly env?: NodeJS.ProcessEnv | undefined;
   /**
    * Called once the ledger is locked and the logger made, before any work: the CLI starts
    * its display here (`contact` says whether the service answers, for an outage's
@@ -38,19 +27,13 @@ export interface SessionOptions {
   readonly onStart?: ((s: { readonly ledger: Ledger; readonly log: Logger; readonly contact: ServiceContact; readonly release: () => void }) => (() => void) | void) | undefined;
 }
 
-export interface SessionResult {
-  readonly result: RunResult;
-  /** Set when the run stopped because its ledger was deleted: where what it held was saved (ledger/rescue.ts). */
-  readonly rescue: Rescue | null;
-}
-
 /**
  * Open the ledger, take its lock (L6), run the job to its end, and close everything again.
  * Nothing here touches the process (signals, exit, the terminal): the caller's signal
  * stops the run, and the lock is released in `finally`; after a kill -9 the next run finds
  * this process gone and takes the lock over.
  */
-export async function runSession(opts: SessionOptions): Promise<SessionResult> {
+export async function runSession(opts: SessionOptions): Promise<RunResult> {
   const { config, keys } = opts;
   const open: { ledger?: Ledger; log?: Logger; ownLog?: boolean } = {};
   let release = () => {};
@@ -89,7 +72,7 @@ export async function runSession(opts: SessionOptions): Promise<SessionResult> {
       ...(opts.transport ? { transport: opts.transport } : {}),
       ...(opts.env ? { env: opts.env } : {}),
     });
-    return { result, rescue: result.halt?.kind === 'ledger' ? ledger.rescueIfDeleted() : null };
+    return result;
   } finally {
     if (stop) stop();
     open.log?.flush();

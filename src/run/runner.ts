@@ -8,7 +8,7 @@ import path from 'node:path';
 import { ApiClient, type CallRecord, type Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import type { Config, ResolvedKey } from '../config/index.js';
-import type { Ledger, LedgerStatus, RecoveryReport } from '../ledger/index.js';
+import type { Ledger, LedgerStatus, RecoveryReport, Rescue } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import type { KeyBudget } from '../scheduler/keyBudget.js';
 import type { Reservation } from '../scheduler/reservation.js';
@@ -25,7 +25,7 @@ import { createStage } from '../stages/create.js';
 import { discoverInto } from '../inputs/discover.js';
 import { checkOutputSpace, probeOutputFolder } from '../outputs/diskcheck.js';
 import { downloadLoop, Patience } from '../stages/downloader.js';
-import { PhotoEventFeed, summaryEvent, type RunEvent } from './events.js';
+import { PhotoEventFeed, summaryEvent, type RunEvent, type RunSummary } from './events.js';
 import { Guards, type GuardLimits, type GuardTrip } from './guards.js';
 import { stopForConfig } from '../stages/configStop.js';
 import { openKeyBudgets, seedFromUsage, watchShare, type KeyStoreOptions } from './keys.js';
@@ -43,19 +43,57 @@ import { uploadStage } from '../stages/upload.js';
 import { warnNetworkFs } from './networkFs.js';
 import { ExifToolUnavailable, EXIT, type ExitCode } from '../errors.js';
 
-export interface RunOptions extends KeyStoreOptions {
+/**
+ * What every run is given by whoever starts it, the same from `run()` and `darkroom run`
+ * down to here: the public `RunOptions` (lib/run.ts) and the session's options
+ * (lib/session.ts) extend it.
+ */
+export interface RunHooks {
+  /**
+   * Aborting it stops the run: no new call is started, calls in flight get 2 s to finish
+   * and are then aborted with their outcome recorded, and `run()` resolves within seconds
+   * with the figures so far (`interrupted: true`, `pending` > 0). The ledger stays
+   * consistent; a later `run()` continues where this one stopped. Any number of runs may
+   * share one signal: a run adds no listener to it.
+   */
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * Each event of the run as it happens, the same as `darkroom run --json` writes: one per
+   * photo that ends (`done`, `failed`, `held`, `skipped`), `limit`, and `summary` last.
+   * Called synchronously: keep it quick.
+   *
+   * If it throws, darkroom never lets the exception escape (no unhandled rejection, no
+   * uncaught exception): its first throw stops the run as aborting `signal` would — nothing
+   * new is started, the calls in flight finish and are recorded, the ledger stays
+   * consistent — no further event reaches it, and `run()` rejects with a `RunStoppedError`
+   * of code `EVENT_HANDLER`: its `cause` is what the handler threw, its `summary` the
+   * figures when the run stopped (a throw on `summary` itself: the run's own figures). A
+   * later `run()` continues where this one stopped.
+   */
+  readonly onEvent?: ((e: RunEvent) => void) | undefined;
+}
+
+/** The runner's options: the job resolved, the caller's hooks, and what the session opened (the ledger, the logger). */
+export interface RunnerOptions extends RunHooks, KeyStoreOptions {
   readonly config: Config;
   readonly baseUrl: string;
   readonly keys: readonly ResolvedKey[];
   readonly ledger: Ledger;
   readonly log: Logger;
   /** The in-process simulator's transport for deterministic simulations; undici otherwise. */
-  readonly transport?: Transport;
+  readonly transport?: Transport | undefined;
   readonly random?: () => number;
-  /** Aborting stops new calls; in-flight ones finish with their outcome recorded. */
-  readonly signal?: AbortSignal;
   /** Called after every finished action (rate-limited by the caller if it draws). */
-  readonly onActivity?: () => void;
+  readonly onActivity?: (() => void) | undefined;
+  /**
+   * `--redo-steps`: photos started under other steps than the job's are redone from the first
+   * step (stepsCheck.ts); without it such a run refuses before any call (exit 2).
+   */
+  readonly redoSteps?: boolean | undefined;
+  /** Spending guards (--max-photos, --max-credits / limits.maxCredits, --max-duration, --until): see guards.ts. */
+  readonly guards?: GuardLimits | undefined;
+  /** The environment perl is looked for in (its PATH), for ExifTool; the process's by default. */
+  readonly env?: NodeJS.ProcessEnv | undefined;
   /** How result URLs are fetched (the in-process simulator's, in simulations). */
   readonly resultFetch?: ResultFetch;
   /**
@@ -67,23 +105,12 @@ export interface RunOptions extends KeyStoreOptions {
   /** The file-system calls that write outputs (src/outputs/outputfs.ts); tests inject a full or read-only disk. */
   readonly outputFs?: OutputFs;
   /**
-   * `--redo-steps`: photos started under other steps than the job's are redone from the first
-   * step (stepsCheck.ts); without it such a run refuses before any call (exit 2).
-   */
-  readonly redoSteps?: boolean;
-  /**
    * Whether the service answers (serviceContact.ts): the caller's, to show an outage's
    * countdown; the runner makes its own otherwise.
    */
   readonly serviceContact?: ServiceContact;
   /** How long the first contact may go unanswered before the run stops (exit 2); default 20 s. */
   readonly firstContactMs?: number;
-  /** Spending guards (--max-photos, --max-credits / limits.maxCredits, --max-duration, --until): see guards.ts. */
-  readonly guards?: GuardLimits;
-  /** The run's events (events.ts): photos done/failed/held/skipped, a guard tripping, the summary last. */
-  readonly onEvent?: (e: RunEvent) => void;
-  /** The environment perl is looked for in (its PATH), for ExifTool; the process's by default. */
-  readonly env?: NodeJS.ProcessEnv;
   /**
    * ExifTool already started, for the outputs' metadata (a benchmark or a test running many
    * jobs): the run uses it and leaves it running. By default a run starts its own when the
@@ -112,10 +139,14 @@ export interface RunResult {
   readonly creditsSpent?: number;
   /** 0 all done · 1 some failed, held or not yet downloaded · 2 config · 3 account problem · 4 a limit set · 130 interrupted. */
   readonly exitCode: ExitCode;
+  /** The figures a caller is given (the library's `run()` resolves with them): the summary event's. */
+  readonly summary: RunSummary;
+  /** Set when the run stopped because its ledger was deleted: where what it held was saved (ledger/rescue.ts). */
+  readonly rescue: Rescue | null;
 }
 
 /** One `darkroom run`: recover, discover, then drive every lane and the downloader to the end. */
-export async function runJob(opts: RunOptions): Promise<RunResult> {
+export async function runJob(opts: RunnerOptions): Promise<RunResult> {
   const { config, ledger, log } = opts;
   // Before anything else: an output folder that cannot take a file stops the run with 0 calls.
   const outputProblem = probeOutputFolder(config.output.dir, opts.outputFs);
@@ -126,9 +157,7 @@ export async function runJob(opts: RunOptions): Promise<RunResult> {
   // finished under these (issue 12, point 6).
   const steps = checkSteps(config, ledger, { redo: opts.redoSteps ?? false, keyFps: opts.keys.map((k) => k.fingerprint), log });
   if (!steps.proceed) {
-    const r = refused(ledger, steps, recovered, tempFilesSwept);
-    opts.onEvent?.(summaryEvent(r.status, r.exitCode, stoppedBy(r), null, clock.now()));
-    return r;
+    return ended(opts, refused(ledger, steps, recovered, tempFilesSwept));
   }
   // From here every photo that ends (discovery's skips included) is one event.
   const feed = opts.onEvent ? new PhotoEventFeed(ledger, config, opts.onEvent) : undefined;
@@ -153,7 +182,7 @@ interface Started {
 }
 
 /** The run once its ledger is recovered, its steps checked and ExifTool started: discovery, lanes, downloads, the end. */
-async function runStarted(opts: RunOptions, started: Started): Promise<RunResult> {
+async function runStarted(opts: RunnerOptions, started: Started): Promise<RunResult> {
   const { config, ledger, log } = opts;
   const random = opts.random ?? Math.random;
   const { outputProblem, tempFilesSwept, recovered, steps, feed, run, metadata } = started;
@@ -381,7 +410,7 @@ async function runStarted(opts: RunOptions, started: Started): Promise<RunResult
     { exitCode, guard: halt?.kind === 'limit' ? guards?.trip?.guard : undefined, done: status.done, failed: status.failed, held: status.held, pending: status.pending, paidNotDownloaded: status.paidNotDownloaded },
     'run ended',
   );
-  const result: RunResult = {
+  return ended(opts, {
     status,
     discovered: { ...added, skipped: found.filter((f) => f.skipReason).length, hidden, gone },
     recovered,
@@ -394,9 +423,16 @@ async function runStarted(opts: RunOptions, started: Started): Promise<RunResult
     ...(halt?.kind === 'limit' && guards?.trip ? { guard: guards.trip } : {}),
     ...(guards?.limits.maxCredits !== undefined ? { creditsSpent: guards.creditsSpent() } : {}),
     exitCode,
-  };
-  opts.onEvent?.(summaryEvent(status, exitCode, stoppedBy(result), result.creditsSpent ?? null, clock.now()));
-  return result;
+  });
+}
+
+/** The run's end: its summary event sent, its figures and (a deleted ledger's) rescue added to the result. */
+function ended(opts: RunnerOptions, r: Omit<RunResult, 'summary' | 'rescue'>): RunResult {
+  const event = summaryEvent(r.status, r.exitCode, stoppedBy(r), r.creditsSpent ?? null, clock.now());
+  const { type: _, ...figures } = event;
+  const rescue = r.halt?.kind === 'ledger' ? opts.ledger.rescueIfDeleted() : null;
+  opts.onEvent?.(event);
+  return { ...r, summary: { ...figures, interrupted: opts.signal?.aborted ?? false }, rescue };
 }
 
 /**
@@ -404,7 +440,7 @@ async function runStarted(opts: RunOptions, started: Started): Promise<RunResult
  * either (a writer handed in is used as it is). When it cannot start, the run halts before
  * any call with one line saying why and what to do (exit 2).
  */
-async function startMetadata(config: Config, opts: RunOptions, run: RunState, log: Logger): Promise<{ options: MetadataOptions | undefined; end: () => Promise<void> }> {
+async function startMetadata(config: Config, opts: RunnerOptions, run: RunState, log: Logger): Promise<{ options: MetadataOptions | undefined; end: () => Promise<void> }> {
   const wanted = config.output.metadata !== 'none' || config.output.sidecar.xmp;
   const base = { level: config.output.metadata, xmpSidecar: config.output.sidecar.xmp, aiSystem: config.serviceName ?? 'unknown', agent: DARKROOM_AGENT };
   if (!wanted) return { options: { ...base, writer: null }, end: async () => {} };
@@ -433,7 +469,7 @@ function metadataToolMessage(config: Config, err: unknown): string {
 }
 
 /** Why the run stopped early, for the summary event; null when it ran to its end. */
-function stoppedBy(r: RunResult): { kind: string; message: string } | null {
+function stoppedBy(r: Omit<RunResult, 'summary' | 'rescue'>): { kind: string; message: string } | null {
   if (r.interrupted) return { kind: 'interrupted', message: 'interrupted: run again to continue where this one stopped' };
   if (r.halt) return { kind: r.halt.kind, message: r.halt.message };
   if (r.accountStop) return { kind: 'account', message: r.accountStop.error.message };
@@ -441,7 +477,7 @@ function stoppedBy(r: RunResult): { kind: string; message: string } | null {
 }
 
 /** The run refused before any call: the job's steps changed under started photos (exit 2). */
-function refused(ledger: Ledger, steps: StepsCheck, recovered: RecoveryReport, tempFilesSwept: number): RunResult {
+function refused(ledger: Ledger, steps: StepsCheck, recovered: RecoveryReport, tempFilesSwept: number): Omit<RunResult, 'summary' | 'rescue'> {
   return {
     status: ledger.status(),
     discovered: { added: 0, known: 0, skipped: 0, hidden: 0, gone: 0 },

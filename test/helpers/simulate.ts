@@ -14,7 +14,7 @@ import { loadConfig, resolveKeys } from '../../src/config/index.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { silentLogger, type Logger } from '../../src/log.js';
 import type { FetchedResult } from '../../src/stages/result.js';
-import { runJob, type RunOptions, type RunResult } from '../../src/run/runner.js';
+import { runJob, type RunnerOptions, type RunResult } from '../../src/run/runner.js';
 import { inProcessResultFetch, inProcessTransport } from '../../src/sim/inprocess.js';
 import { SimModel, type Audit, type SimOptions } from '../../src/sim/model.js';
 import { Rng } from '../../src/sim/random.js';
@@ -54,7 +54,7 @@ export interface SimulateOptions extends JobOptions {
   /** Stand between the downloader and the simulator's result origin (a result host that is down, say). */
   readonly resultIntercept?: (url: URL, forward: () => Promise<FetchedResult>) => Promise<FetchedResult>;
   /** More of runJob's options (a test's output file system, --redo-steps, the grace after a stop). */
-  readonly runOptions?: Partial<Pick<RunOptions, 'outputFs' | 'redoSteps' | 'graceMs' | 'metadataWriter'>>;
+  readonly runOptions?: Partial<Pick<RunnerOptions, 'outputFs' | 'redoSteps' | 'graceMs' | 'metadataWriter'>>;
   readonly signal?: AbortSignal;
   /** The run's log (silent by default). */
   readonly log?: Logger;

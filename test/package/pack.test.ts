@@ -155,6 +155,7 @@ describe('a strict TypeScript program built on it', () => {
     expect(r.status).toEqual({ total: 12, done: 12, failed: 0, held: 0, pending: 0 });
     expect(r.retried).toEqual({ recreated: 0, repolled: 0, downloads: 0, note: null });
     expect(r.errors).toEqual({ missing: 'NO_LEDGER', invalid: 'CONFIG', preAborted: 'ABORTED', badKey: 'ACCOUNT 0' });
+    expect(r.accountExit).toBe(3);
     // Nothing of the process was touched.
     expect(r.written).toEqual({ stdout: 0, stderr: 0 });
     expect(r.listeners.after).toEqual(r.listeners.before);
