@@ -43,8 +43,8 @@ export interface CallRecord {
 }
 
 /**
- * The reservation one call was given in its key's budget before it was dispatched (issue
- * 12: every call is recorded durably before it is sent). The client tells it, synchronously,
+ * The reservation one call was given in its key's budget before it was dispatched (every
+ * call is recorded durably before it is sent). The client tells it, synchronously,
  * when the request is about to leave and what came of it; it belongs to one call only.
  */
 export interface CallTicket {

@@ -59,7 +59,7 @@ const limitsSchema = z.strictObject({
    * Once nothing but downloads is left, how long a run keeps retrying the results it could
    * not download (the result host down, the disk full) before it ends, reporting them
    * "paid, not yet downloaded" for the next run to fetch first. 10: result-host and CDN
-   * outages are mostly seconds to a few minutes (the issue measured two), so ten minutes
+   * outages are mostly seconds to a few minutes (two, in the one measured), so ten minutes
    * rides out the usual ones while an unattended run still ends soon after its work; a
    * longer outage costs nothing but a second `darkroom run`.
    */

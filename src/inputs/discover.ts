@@ -74,8 +74,8 @@ const PARALLEL = 4;
  * Files up to this size are read whole, synchronously, and hashed and inspected from that
  * one buffer. An async read of a small file is four trips through libuv's thread pool
  * (open, fstat, read, close), and a read stream allocates its 1 MiB buffer per file: for
- * 10,000 files of 100 bytes the stream hash took 17.6 s here, readFileSync and one hash
- * 0.1 s (100,000 files: discovery 181 s before, see bench/ledger.ts). Larger files
+ * 10,000 files of 100 bytes the stream hash takes 17.6 s here, readFileSync and one hash
+ * 0.1 s (bench/ledger.ts measures the discovery of 100,000 files). Larger files
  * (scans) stay async and streamed, a few at once.
  */
 const READ_WHOLE = 1 << 20;

@@ -4,8 +4,7 @@ import { stmt } from './statements.js';
 import type { ItemState } from './transitions.js';
 
 /**
- * Photos whose every name has disappeared from the inputs since the last discovery (issue
- * 12, point 10): their files were deleted, moved out of input.dir, or their URL lines taken
+ * Photos whose every name has disappeared from the inputs since the last discovery: their files were deleted, moved out of input.dir, or their URL lines taken
  * out of the list. One not yet started, skipped or failed is moved to `gone`: nothing is
  * left to do for it, so it is neither pending forever nor a failure to report, and `status`
  * counts it apart. A photo that is done, held or in flight keeps its state: its output is

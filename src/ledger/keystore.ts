@@ -61,7 +61,7 @@ const KEY_STORE_FILE: SqliteFileRole = {
 let migrations: Migration[] | undefined;
 
 /**
- * One API key's machine-wide store (issue 12): the calls every darkroom process made with
+ * One API key's machine-wide store: the calls every darkroom process made with
  * the key, written before each is sent; the key's task slots; the pause the service asked
  * for. A small SQLite file per key in the user's state folder, or `:memory:` for
  * simulations. Only this module runs its SQL; what the rows mean for the windows and the

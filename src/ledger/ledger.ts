@@ -31,7 +31,7 @@ export class Ledger {
   readonly tasks: Tasks;
   readonly outputs: Outputs;
   readonly calls: Calls;
-  /** The names photos go by (issue 5: inputs by content, duplicates, renames). */
+  /** The names photos go by (inputs by content, duplicates, renames). */
   readonly inputs: Inputs;
   /** What a discovery found, reconciled with the items and names above. */
   readonly discovery: Discovery;
@@ -40,12 +40,12 @@ export class Ledger {
   readonly held: Held;
   /** Failed photos, for `darkroom retry --failed`. */
   readonly failed: Failed;
-  /** What each input's full decode found, by content (issue 12). */
+  /** What each input's full decode found, by content. */
   readonly checks: InputChecks;
   private readonly lock: RunLock;
-  /** Which step list each photo follows (issue 12, point 6). */
+  /** Which step list each photo follows. */
   readonly steps: StepLists;
-  /** What the ledger tells its keys' machine-wide stores (issue 12). */
+  /** What the ledger tells its keys' machine-wide stores. */
   readonly keyFacts: KeyFacts;
   /** What this run's creates may have cost (the credits guard). */
   readonly spend: Spend;

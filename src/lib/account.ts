@@ -75,7 +75,7 @@ export function accountTarget(args: AccountArgs, env: NodeJS.ProcessEnv): Accoun
 
 /**
  * One call with the key, made by `fn` with the client given. It is reserved first in the
- * key's machine-wide budget (issue 12), like every call of a run: when another darkroom
+ * key's machine-wide budget, like every call of a run: when another darkroom
  * process fills the key's windows, this waits for room, saying so once through
  * `io.onWait`, or refuses (KeyBusyError, exit 2) when that would take longer than
  * ACCOUNT_MAX_WAIT_MS. The call is also recorded in the ledger's call log when the ledger

@@ -85,7 +85,7 @@ function statusSummary(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'defau
     held: s.held,
     pending: s.pending,
     skipped: s.skipped,
-    // issue 12: photos whose inputs disappeared before they were done; outside total
+    // Photos whose inputs disappeared before they were done; outside total
     gone: s.gone,
     ...statusFigures(p, s, limitsFrom),
   };
@@ -97,7 +97,7 @@ function statusFigures(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'defau
   return {
     states: s.states,
     calls: { ...s.calls, uploads: p.calls.uploads, tasks: p.calls.tasks, account: p.calls.account },
-    // Steps are numbered from 1 wherever the user reads them (text and JSON, issue 13);
+    // Steps are numbered from 1 wherever the user reads them (text and JSON);
     // `index` stays the 0-based position in the job's `steps:` list.
     problems: s.problems.map((x) => ({ ...x, step: x.step + 1 })),
     atMs: p.atMs,

@@ -9,8 +9,7 @@ import { checkTargets, namingOptions, outputTargets, type OutputTarget } from '.
 import { DownloadError } from '../errors.js';
 
 /**
- * Whether a photo's outputs can be written, checked before any call is spent on it (issue
- * 12, point 8): an output found unwritable only at the download is a photo paid for and
+ * Whether a photo's outputs can be written, checked before any call is spent on it: an output found unwritable only at the download is a photo paid for and
  * not delivered. The paths are the download's own (naming.ts: outputTargets, checkTargets,
  * ledger.outputs.ownerOf), so the two never disagree on a name.
  *

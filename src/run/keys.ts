@@ -9,7 +9,7 @@ import { KeyBudget } from '../scheduler/keyBudget.js';
 import { taskBoundMs } from '../scheduler/taskBound.js';
 import { retryAt } from '../stages/context.js';
 
-/** Where a run's keys keep their machine-wide budgets (issue 12). */
+/** Where a run's keys keep their machine-wide budgets. */
 export interface KeyStoreOptions {
   /**
    * The state folder with one store per key, `<fingerprint>.db` (the CLI passes

@@ -154,7 +154,7 @@ export async function runJob(opts: RunnerOptions): Promise<RunResult> {
   const recovered = ledger.recover();
   ledger.items.releaseQueuedClaims();
   // Before anything acts on an item's step: a photo started under other steps is never
-  // finished under these (issue 12, point 6).
+  // finished under these.
   const steps = checkSteps(config, ledger, { redo: opts.redoSteps ?? false, keyFps: opts.keys.map((k) => k.fingerprint), log });
   if (!steps.proceed) {
     return ended(opts, refused(ledger, steps, recovered, tempFilesSwept));
@@ -194,7 +194,7 @@ async function runStarted(opts: RunnerOptions, started: Started): Promise<RunRes
     const r = ledger.held.requeue(['ambiguous'], 'onAmbiguous: resubmit (a second charge is possible)', ids);
     if (r.recreated > 0) log.warn({ items: r.recreated }, 'onAmbiguous: resubmit: held creates sent to be created again');
   }
-  // Files and URL list, identified by content and reconciled with the ledger (issue 5).
+  // Files and URL list, identified by content and reconciled with the ledger.
   const { found, added, hidden, gone } =
     outputProblem === null
       ? await clock
@@ -253,7 +253,7 @@ async function runStarted(opts: RunnerOptions, started: Started): Promise<RunRes
       })
     : undefined;
   const clients: ApiClient[] = [];
-  // Each key's machine-wide budget (issue 12), its rows reconciled with this ledger.
+  // Each key's machine-wide budget, its rows reconciled with this ledger.
   const keyBudgets = openKeyBudgets(ledger, config, opts.keys, opts);
   for (const fs of keyBudgets.networkFs) warnNetworkFs(log, "keys' store (DARKROOM_STATE_DIR)", fs);
   const budgets: KeyBudget[] = [];

@@ -53,7 +53,7 @@ export class CallBudget {
   /**
    * The minute window's places kept for creates: createReserve of 100 (3%), but never more
    * than one in 30 of a smaller window — on a key allowed 20 calls a minute, 3 kept places
-   * were 15% of the calls, which uploads and polls could never spend (issue 16).
+   * would be 15% of the calls, which uploads and polls could never spend.
    */
   get minuteReserve(): number {
     return Math.min(this.createReserve, Math.max(1, Math.floor(this.minute.limit / 30)));

@@ -28,7 +28,7 @@ const RETIME_MS = 100;
 /**
  * One API key's budget as one process sees it: the rolling windows (keyWindows.ts) and
  * the task slots (keySlots.ts) of every darkroom process using the key on this machine,
- * kept in a KeyStore (issue 12) and copied in memory (keyCache.ts).
+ * kept in a KeyStore and copied in memory (keyCache.ts).
  *
  * This file is the reservation protocol. A reservation (`reserve`) is one BEGIN IMMEDIATE
  * transaction: read the store again, check the windows (with the arrival margin, the

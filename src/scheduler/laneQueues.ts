@@ -7,19 +7,17 @@ import type { LaneOptions, LaneState, RunControl } from './laneTypes.js';
  * Photos uploaded ahead of the slots, beyond one. Uploads come last (due polls, then
  * creates), so these take only room in the windows nothing else wanted — on a call-bound
  * key, the minutes in which three long tasks hold every slot — and every photo needs its
- * upload anyway, so it is a call moved earlier, not one more (bench, issue 16: calls-bimodal
- * 1,049 → 1,008 s, calls-nohint 976 → 954 s). Not while the hour paces the key: there each
- * call leaves at the hour's rate, and one spent early on an upload is a poll later (W4 fell
- * from 0.95 to 0.94) — unless the pacing bucket is full, when a call not made is lost to the
- * hour anyway (long-percap 28,411 → 28,357 s). Nor more than two: an upload may be
+ * upload anyway, so it is a call moved earlier, not one more. Not while the hour paces the
+ * key: there each call leaves at the hour's rate, and one spent early on an upload is a
+ * poll later — unless the pacing bucket is full, when a call not made is lost to the hour
+ * anyway. Nor more than two: an upload may be
  * forgotten by the service before its create (it is then uploaded again: stages/create).
  */
 const UPLOADS_AHEAD = 2;
 
 /**
  * A poll ahead of its time (LaneQueues.pollAhead) only on a task likely ended: one that
- * finds it running still costs a token the bucket may want soon (at 0.5, W1 spent 3.14
- * calls a photo; at 0.8, 3.13 as before, in 0.3% less time).
+ * finds it running still costs a token the bucket may want soon.
  */
 const POLL_AHEAD_CHANCE = 0.8;
 /** A probe's wait from a guessed task's start before any task latency is known (LaneQueues.probeAt). */

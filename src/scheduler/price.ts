@@ -30,9 +30,9 @@ export const PRICE_FLOOR_MS = 150;
  * And a poll must save at least this share of its task's usual latency: a task of five
  * minutes is not worth a poll every 10 s even when calls are plentiful (the last, long
  * task of a call-bound run spent 60 polls so), while tasks of 5–20 s keep the 0.15 s floor.
- * 0.5 %: at 1 % the long half of a bimodal service (40–60 s) was polled every 3–5 s near
- * its end on a short job, and the slots waited on it (bench: short-bimodal 202 s against
- * 200 s, short-nohint 204 s against 202 s).
+ * No more than 0.5 %: the long half of a bimodal service (40–60 s) must still be polled
+ * every fraction of a second near its end on a short job, or the slots wait on it.
+ * (docs/decisions.md has the measurements.)
  */
 const RELATIVE_FLOOR = 0.005;
 
@@ -116,7 +116,7 @@ const SLOT_SHARE = 0.8;
  * Once nothing is left to upload or create, a task's lag keeps no other task from a slot:
  * it delays the run's end, and a second of that is a second of every slot's time. So the
  * floors are shared out over the slots: the last tasks are polled as a slot-second there
- * costs `slots` of one earlier in the run (short-bimodal's last task: lag 1.4 s → 0.6 s).
+ * costs `slots` of one earlier in the run.
  */
 function finishingShare(work: WorkLeft): number {
   return work.uploads <= 0 && work.tasks <= 0 ? Math.max(1, work.slots) : 1;

@@ -10,13 +10,13 @@
  *
  * Survivability rules (so that a client that behaves correctly can finish every photo even
  * under `hostile`; they hold for explicit configs too):
- * - a task vanishes at most once per (source image, capability): the issue's client creates
+ * - a task vanishes at most once per (source image, capability): a correct client creates
  *   a vanished task again once, and that second task stays;
  * - only a task's first result URL can expire at random; a URL re-issued by a fresh poll
  *   expires only by age (`afterMs` after it was issued);
  * - a result URL is never truncated twice in a row: a client that retries a short download
  *   once gets the whole file;
- * - an upload is forgotten at most once per source image: the issue's client uploads a
+ * - an upload is forgotten at most once per source image: a correct client uploads a
  *   forgotten image again once, and that upload stays;
  * - a redirect (`redirect`, not part of any profile) stops a correct client with a config
  *   error: it is for tests of that stop, and with `times` set it ends, so a rerun finishes.

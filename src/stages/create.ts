@@ -39,7 +39,7 @@ export async function createStage(ctx: StageContext, item: ItemRow, probe = fals
   try {
     const r = await ctx.client.create(step.capability, createBody(step, item.input_url), { requestId, signal: ctx.abort });
     crashPoint('create');
-    // The create response's own, else the table plus service.businessTypes (issue 5).
+    // The create response's own, else the table plus service.businessTypes.
     const businessType = r.businessType ?? ctx.config.businessTypes?.[step.capability] ?? CAPABILITIES[step.capability].businessType;
     const delay = ctx.polling.firstDelay(step.capability, r.waitTimeMs);
     ledger.submissions.accept(submissionId, item, {

@@ -43,7 +43,7 @@ export interface DownloadOptions {
 
 /**
  * A failed download or write is tried again after exponential backoff with full jitter,
- * capped here. Two minutes: the result-host outage the issue measured lasted two minutes,
+ * capped here. Two minutes: a result-host outage measured in practice lasted two minutes,
  * so a result waits at most about that long after its host is back, and a host that stays
  * down costs one GET per photo every minute or so (GETs of result URLs are not API calls).
  */
