@@ -33,9 +33,40 @@ const MAY_IMPORT = {
   report: ['clock', 'spec', 'log', 'config', 'ledger'],
   run: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'metadata'],
   // The library: what the public entry hands out, built on every part but the simulator.
-  lib: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'report', 'run', 'metadata'],
+  lib: [
+    'clock',
+    'spec',
+    'log',
+    'config',
+    'ledger',
+    'api',
+    'scheduler',
+    'inputs',
+    'outputs',
+    'stages',
+    'progress',
+    'report',
+    'run',
+    'metadata',
+  ],
   // Each command as a function that returns what to print and its exit code (cli/ prints and exits).
-  commands: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'report', 'run', 'lib', 'metadata'],
+  commands: [
+    'clock',
+    'spec',
+    'log',
+    'config',
+    'ledger',
+    'api',
+    'scheduler',
+    'inputs',
+    'outputs',
+    'stages',
+    'progress',
+    'report',
+    'run',
+    'lib',
+    'metadata',
+  ],
   // The public entries (package.json `exports`): `darkroom` and `darkroom/sim`.
   index: ['lib', 'run', 'commands'],
   simulator: ['sim'],
@@ -43,10 +74,36 @@ const MAY_IMPORT = {
   cli: ['commands', 'simulator', 'clock', 'errors', 'display'],
 };
 for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (!['errors', 'fsdirs', 'display'].includes(part)) allowed.push('errors');
-for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (!['errors', 'spec', 'fsdirs', 'cli', 'display', 'clock'].includes(part)) allowed.push('display');
+for (const [part, allowed] of Object.entries(MAY_IMPORT))
+  if (!['errors', 'spec', 'fsdirs', 'cli', 'display', 'clock'].includes(part)) allowed.push('display');
 // fsdirs.ts: log, the ledger and every part above the ledger make folders.
-for (const [part, allowed] of Object.entries(MAY_IMPORT)) if (['log', 'ledger'].includes(part) || allowed.includes('ledger')) allowed.push('fsdirs');
-const PARTS = ['clock', 'spec', 'errors', 'display', 'fsdirs', 'log', 'config', 'ledger', 'api', 'sim', 'metadata', 'scheduler', 'outputs', 'inputs', 'stages', 'progress', 'report', 'run', 'lib', 'commands', 'index', 'simulator', 'cli'];
+for (const [part, allowed] of Object.entries(MAY_IMPORT))
+  if (['log', 'ledger'].includes(part) || allowed.includes('ledger')) allowed.push('fsdirs');
+const PARTS = [
+  'clock',
+  'spec',
+  'errors',
+  'display',
+  'fsdirs',
+  'log',
+  'config',
+  'ledger',
+  'api',
+  'sim',
+  'metadata',
+  'scheduler',
+  'outputs',
+  'inputs',
+  'stages',
+  'progress',
+  'report',
+  'run',
+  'lib',
+  'commands',
+  'index',
+  'simulator',
+  'cli',
+];
 const FILES = new Set(['clock', 'log', 'errors', 'display', 'fsdirs', 'index', 'simulator']);
 const pathOf = (part) => (FILES.has(part) ? `./src/${part}.ts` : `./src/${part}`);
 
@@ -58,15 +115,32 @@ const zones = Object.entries(MAY_IMPORT).flatMap(([part, allowed]) =>
   })),
 );
 // clock.ts imports nothing of src/.
-zones.push({ target: './src/clock.ts', from: './src', except: ['./clock.ts'], message: 'clock.ts imports nothing of src/ (docs/ARCHITECTURE.md § Import rules)' });
+zones.push({
+  target: './src/clock.ts',
+  from: './src',
+  except: ['./clock.ts'],
+  message: 'clock.ts imports nothing of src/ (docs/ARCHITECTURE.md § Import rules)',
+});
 
 const TIME = [
-  { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: 'time only through src/clock.ts (docs/ARCHITECTURE.md § Time and simulation)' },
-  { selector: "CallExpression[callee.name=/^(setTimeout|setInterval|setImmediate)$/]", message: 'deferral only through src/clock.ts (docs/ARCHITECTURE.md § Time and simulation)' },
-  { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'time only through src/clock.ts (docs/ARCHITECTURE.md § Time and simulation)' },
+  {
+    selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+    message: 'time only through src/clock.ts (docs/ARCHITECTURE.md § Time and simulation)',
+  },
+  {
+    selector: 'CallExpression[callee.name=/^(setTimeout|setInterval|setImmediate)$/]',
+    message: 'deferral only through src/clock.ts (docs/ARCHITECTURE.md § Time and simulation)',
+  },
+  {
+    selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+    message: 'time only through src/clock.ts (docs/ARCHITECTURE.md § Time and simulation)',
+  },
 ];
 const EDGE = [
-  { selector: "MemberExpression[object.name='process'][property.name=/^(stdout|stderr|stdin|exit|on|once|off|exitCode)$/]", message: 'below cli/ nothing prints, exits or hooks process events (docs/ARCHITECTURE.md § Import rules)' },
+  {
+    selector: "MemberExpression[object.name='process'][property.name=/^(stdout|stderr|stdin|exit|on|once|off|exitCode)$/]",
+    message: 'below cli/ nothing prints, exits or hooks process events (docs/ARCHITECTURE.md § Import rules)',
+  },
   { selector: "MemberExpression[object.name='console']", message: 'below cli/ nothing prints (docs/ARCHITECTURE.md § Import rules)' },
 ];
 
@@ -82,14 +156,20 @@ export default tseslint.config(
     rules: {
       // TypeScript checks names itself (typescript-eslint's advice: no-undef misreads globals' types).
       'no-undef': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', destructuredArrayIgnorePattern: '^_' },
+      ],
     },
   },
   {
     files: ['src/**/*.ts'],
     rules: {
       'import-x/no-restricted-paths': ['error', { zones }],
-      'no-restricted-imports': ['error', { paths: [{ name: 'better-sqlite3', message: 'only src/ledger/ runs SQL (docs/ARCHITECTURE.md § Import rules)' }] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'better-sqlite3', message: 'only src/ledger/ runs SQL (docs/ARCHITECTURE.md § Import rules)' }] },
+      ],
       'no-restricted-syntax': ['error', ...TIME, ...EDGE],
     },
   },
@@ -99,7 +179,15 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['./*', '../*'], allowTypeImports: true, message: 'errors.ts imports types only: every part imports it (docs/ARCHITECTURE.md § Import rules)' }] },
+        {
+          patterns: [
+            {
+              group: ['./*', '../*'],
+              allowTypeImports: true,
+              message: 'errors.ts imports types only: every part imports it (docs/ARCHITECTURE.md § Import rules)',
+            },
+          ],
+        },
       ],
     },
   },

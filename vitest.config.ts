@@ -6,7 +6,12 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * Without a cache (a fresh clone, CI) vitest starts the largest files first, and the
  * slow-answer crash test, a small file, began last and alone: a minute more on 2 cores.
  */
-const LONG_FIRST = ['test/crash/crash.slow.test.ts', 'test/crash/crash.test.ts', 'test/e2e/cli.shared-key.test.ts', 'test/e2e/cli.guards.test.ts'];
+const LONG_FIRST = [
+  'test/crash/crash.slow.test.ts',
+  'test/crash/crash.test.ts',
+  'test/e2e/cli.shared-key.test.ts',
+  'test/e2e/cli.guards.test.ts',
+];
 
 class LongFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -35,8 +40,6 @@ export default defineConfig({
     maxWorkers: 2,
     sequence: { sequencer: LongFirst },
     // .ci/run asks for a JSON report beside the console one, to print "N passed, N failed".
-    ...(process.env.DARKROOM_VITEST_JSON
-      ? { reporters: ['default', 'json'], outputFile: { json: process.env.DARKROOM_VITEST_JSON } }
-      : {}),
+    ...(process.env.DARKROOM_VITEST_JSON ? { reporters: ['default', 'json'], outputFile: { json: process.env.DARKROOM_VITEST_JSON } } : {}),
   },
 });

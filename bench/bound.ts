@@ -125,7 +125,8 @@ export function boundOf(w: Workload, model: SimModel, startMs: number, endMs: nu
     whole = Math.max(whole, windows(calls), listSchedule(tasks, startMs, 0, windows));
   }
   const seen = log.filter((t) => t.seenEndedAt !== null);
-  const lagOf = (ts: readonly LoggedTask[]) => (ts.length > 0 ? ts.reduce((s, t) => s + (t.seenEndedAt! - t.creation - t.latencyMs), 0) / ts.length / 1000 : null);
+  const lagOf = (ts: readonly LoggedTask[]) =>
+    ts.length > 0 ? ts.reduce((s, t) => s + (t.seenEndedAt! - t.creation - t.latencyMs), 0) / ts.length / 1000 : null;
   const endedAfter = (ms: number) => seen.filter((t) => t.creation + t.latencyMs > ms);
   return {
     boundS: bound / 1000,

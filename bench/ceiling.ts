@@ -53,7 +53,12 @@ interface DrawnTask {
  * photo. The draws are the simulator's own (its task stream, three draws a task), so the
  * tasks are those a single-key run of the bench meets, in the order they are created.
  */
-function drawTasks(w: Workload, photos: number, seed: number, truth: { medianMs: number; sigma: number }): { tasks: DrawnTask[]; photos: number } {
+function drawTasks(
+  w: Workload,
+  photos: number,
+  seed: number,
+  truth: { medianMs: number; sigma: number },
+): { tasks: DrawnTask[]; photos: number } {
   const rng = new Rng(seed, TASK_STREAM);
   const { medianMs, sigma } = truth;
   const mu = Math.log(medianMs);

@@ -70,14 +70,19 @@ function buildBigLedger(file: string, items = LEDGER_ITEMS): { calls: number } {
       // Recorded as a run's discovery records them (ledger/discovery.ts), each its own content.
       discovered(
         ledger,
-        Array.from({ length: items }, (_, i) => ({ relPath: `box-${Math.floor(i / 100)}/photo-${i}.png`, srcPath: `/archive/box-${Math.floor(i / 100)}/photo-${i}.png`, sizeBytes: 2_000_000 })),
+        Array.from({ length: items }, (_, i) => ({
+          relPath: `box-${Math.floor(i / 100)}/photo-${i}.png`,
+          srcPath: `/archive/box-${Math.floor(i / 100)}/photo-${i}.png`,
+          sizeBytes: 2_000_000,
+        })),
       );
       const done = Math.round(items * 0.4);
       const failed = Math.round(items * 0.01);
       const held = Math.round(items * 0.002);
       let id = 1;
       for (let n = 0; n < done; n++) walk(ledger, id++, DONE_PATH, { output_path: `/out/photo-${id}.png` });
-      for (let n = 0; n < failed; n++) walk(ledger, id++, [...DONE_PATH.slice(0, 5), 'failed'], { reason: 'enhance ended FAIL on all 3 attempts' });
+      for (let n = 0; n < failed; n++)
+        walk(ledger, id++, [...DONE_PATH.slice(0, 5), 'failed'], { reason: 'enhance ended FAIL on all 3 attempts' });
       for (let n = 0; n < held; n++) walk(ledger, id++, [...DONE_PATH.slice(0, 4), 'held'], { reason: 'create outcome unknown' });
       for (let n = 0; n < 3; n++) walk(ledger, id++, DONE_PATH.slice(0, 5));
       for (let n = 0; n < calls; n++) {
@@ -120,7 +125,9 @@ export async function measureStatus(items = LEDGER_ITEMS): Promise<StatusFigures
       cliNote = 'dist/ missing: run `npm run build` to time the CLI';
     } else {
       t = performance.now();
-      const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'darkroom.js'), 'status', '--ledger', file, '--json'], { encoding: 'utf8' });
+      const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'darkroom.js'), 'status', '--ledger', file, '--json'], {
+        encoding: 'utf8',
+      });
       cliS = (performance.now() - t) / 1000;
       if (r.status !== 0) cliNote = `exit ${r.status}: ${r.stderr.trim().split('\n')[0] ?? ''}`;
       else if ((JSON.parse(r.stdout) as { total: number }).total !== items) cliNote = 'CLI counted a different total';

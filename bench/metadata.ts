@@ -48,15 +48,15 @@ async function writePhotos(dir: string, n: number): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const tool = new ExifToolProcess({ maxProcs: 1 });
   const template = path.join(dir, '..', 'template.jpg');
-  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#808080' } }).jpeg().toFile(template);
-  await tool.run([
-    '-overwrite_original',
-    ...SCAN_TAGS,
-    template,
-  ]);
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#808080' } })
+    .jpeg()
+    .toFile(template);
+  await tool.run(['-overwrite_original', ...SCAN_TAGS, template]);
   for (let i = 0; i < n; i++) {
     const noise = { type: 'gaussian' as const, mean: 60 + (i % 120), sigma: 25 };
-    await sharp({ create: { width: 640, height: 480, channels: 3, background: '#000000', noise } }).jpeg({ quality: 88 }).toFile(path.join(dir, `scan-${String(i).padStart(4, '0')}.jpg`));
+    await sharp({ create: { width: 640, height: 480, channels: 3, background: '#000000', noise } })
+      .jpeg({ quality: 88 })
+      .toFile(path.join(dir, `scan-${String(i).padStart(4, '0')}.jpg`));
   }
   // One ExifTool command for all of them: the template's tags onto every photo.
   await tool.run(['-overwrite_original', '-tagsFromFile', template, '-all:all', dir]);
@@ -82,7 +82,14 @@ function descendants(pid: number): number[] {
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      parents.set(Number(d), Number(readFileSync(`/proc/${d}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]));
+      parents.set(
+        Number(d),
+        Number(
+          readFileSync(`/proc/${d}/stat`, 'utf8')
+            .replace(/^.*\) /s, '')
+            .split(' ')[1],
+        ),
+      );
     } catch {
       // gone
     }
@@ -115,14 +122,22 @@ async function runOnce(root: string, photos: string, apiUrl: string, metadata: '
   );
   const started = performance.now();
   const child = spawn(process.execPath, [BIN, 'run', jobs, '--base-url', apiUrl, '--quiet'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DARKROOM_API_KEY: KEY, DARKROOM_STATE_DIR: path.join(dir, 'state') },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      DARKROOM_API_KEY: KEY,
+      DARKROOM_STATE_DIR: path.join(dir, 'state'),
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   let peak = 0;
   let exiftool = 0;
   const sample = setInterval(() => {
     peak = Math.max(peak, memoryOf(child.pid!).hwm);
-    exiftool = Math.max(exiftool, descendants(child.pid!).reduce((a, p) => a + memoryOf(p).rss, 0));
+    exiftool = Math.max(
+      exiftool,
+      descendants(child.pid!).reduce((a, p) => a + memoryOf(p).rss, 0),
+    );
   }, 50);
   const exitCode = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   clearInterval(sample);
@@ -154,7 +169,14 @@ async function stepAlone(root: string, photos: string): Promise<{ serial: number
         for (let i = next++; i < files.length; i = next++) {
           const tmp = path.join(work, `raw-${inFlight}-${i}.jpg`);
           copyFileSync(raw, tmp);
-          await writer.carry({ raw: tmp, out: path.join(work, `out-${inFlight}-${i}.jpg`), kind: 'jpeg', level: 'all', source: { file: files[i]! }, provenance: provenance(i) });
+          await writer.carry({
+            raw: tmp,
+            out: path.join(work, `out-${inFlight}-${i}.jpg`),
+            kind: 'jpeg',
+            level: 'all',
+            source: { file: files[i]! },
+            provenance: provenance(i),
+          });
         }
       }),
     );
@@ -172,7 +194,12 @@ export async function measureMetadata(opts: { photos?: number; rounds?: number }
   const n = opts.photos ?? 200;
   const rounds = opts.rounds ?? 2;
   const root = mkdtempSync(path.join(tmpdir(), 'darkroom-bench-metadata-'));
-  const sim = await startSim({ keys: [KEY], seed: 5, latency: { kind: 'uniform', minMs: 20, maxMs: 60 }, limits: { callsPerMinute: 1_000_000, callsPerHour: 10_000_000, activeTasks: 3 } });
+  const sim = await startSim({
+    keys: [KEY],
+    seed: 5,
+    latency: { kind: 'uniform', minMs: 20, maxMs: 60 },
+    limits: { callsPerMinute: 1_000_000, callsPerHour: 10_000_000, activeTasks: 3 },
+  });
   try {
     const photos = path.join(root, 'photos');
     await writePhotos(photos, n);
@@ -191,7 +218,12 @@ export function formatMetadataBench(b: MetadataBench): string {
   const by = (m: 'none' | 'all') => b.runs.filter((r) => r.metadata === m);
   const med = (xs: number[]) => median(xs).toFixed(1);
   const row = (m: 'none' | 'all') =>
-    `| metadata: ${m.padEnd(4)} | ${String(b.photos).padStart(6)} | ${by(m).map((r) => r.wallS.toFixed(1)).join(' / ').padStart(11)} | ${med(by(m).map((r) => r.wallS)).padStart(8)} | ${med(by(m).map((r) => r.peakRssMb)).padStart(11)} | ${med(by(m).map((r) => r.exiftoolRssMb)).padStart(15)} |`;
+    `| metadata: ${m.padEnd(4)} | ${String(b.photos).padStart(6)} | ${by(m)
+      .map((r) => r.wallS.toFixed(1))
+      .join(' / ')
+      .padStart(
+        11,
+      )} | ${med(by(m).map((r) => r.wallS)).padStart(8)} | ${med(by(m).map((r) => r.peakRssMb)).padStart(11)} | ${med(by(m).map((r) => r.exiftoolRssMb)).padStart(15)} |`;
   return [
     '| run            | photos | wall s each | median s | peak RSS MB | ExifTool RSS MB |',
     '|----------------|-------:|------------:|---------:|------------:|----------------:|',

@@ -130,7 +130,13 @@ export async function simulateNaive(w: Workload, opts: { seed?: number; peer?: P
     await vc.run(() => finished, { maxMs: virtualLimitMs(w) });
     await all;
     const wallMs = performance.now() - wallStart;
-    return figuresFrom(w, peerName, model.audit(), { startMs, endMs: vc.now(), done, notDone, wallMs }, boundOf(w, model, startMs, vc.now()));
+    return figuresFrom(
+      w,
+      peerName,
+      model.audit(),
+      { startMs, endMs: vc.now(), done, notDone, wallMs },
+      boundOf(w, model, startMs, vc.now()),
+    );
   } finally {
     restore();
   }

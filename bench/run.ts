@@ -106,11 +106,37 @@ const fmt = (x: number, digits = 2) => x.toFixed(digits);
 
 /** A peer's figures in the JSON lines. */
 function peerLine(p: RunFigures) {
-  return { actualS: p.actualS, callsPerPhoto: p.callsPerPhoto, meanLagS: p.bound.meanLagS, lastMinuteLagS: p.bound.lastMinuteLagS, rejected429: p.rejected429 };
+  return {
+    actualS: p.actualS,
+    callsPerPhoto: p.callsPerPhoto,
+    meanLagS: p.bound.meanLagS,
+    lastMinuteLagS: p.bound.lastMinuteLagS,
+    rejected429: p.rejected429,
+  };
 }
 
 function table(outcomes: readonly WorkloadResult[]): string {
-  const head = ['workload', 'photos', 'keys', 'T* h', 'binds', 'actual h', 'eff', 'best eff', 'naive eff', 'calls/photo', 'lag s', 'last-hour lag s', 'last-min lag s', 'max/60s', 'max/3600s', 'max active', '429s', 'wall s', 'RSS MB'];
+  const head = [
+    'workload',
+    'photos',
+    'keys',
+    'T* h',
+    'binds',
+    'actual h',
+    'eff',
+    'best eff',
+    'naive eff',
+    'calls/photo',
+    'lag s',
+    'last-hour lag s',
+    'last-min lag s',
+    'max/60s',
+    'max/3600s',
+    'max active',
+    '429s',
+    'wall s',
+    'RSS MB',
+  ];
   const rows = outcomes.map((r) => {
     const { ours: o, naive: n, ceiling: c } = r;
     return [
@@ -136,8 +162,13 @@ function table(outcomes: readonly WorkloadResult[]): string {
     ];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 || i === 4 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  return [line(head), `|${widths.map((w, i) => (i === 0 || i === 4 ? `${'-'.repeat(w + 1)}-` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.map(line)].join('\n');
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i === 0 || i === 4 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  return [
+    line(head),
+    `|${widths.map((w, i) => (i === 0 || i === 4 ? `${'-'.repeat(w + 1)}-` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
 }
 
 async function main(): Promise<void> {
@@ -159,9 +190,13 @@ async function main(): Promise<void> {
   if (issue3.length > 0) {
     console.log(table(issue3));
     console.log('eff = T* / actual (virtual time); naive = fixed 3 s polls, 600 ms between calls, no hour awareness.');
-    console.log('best eff = the best any client could do on the same tasks: exact latency model, optimal polls, no overheads (bench/ceiling.ts).');
-    console.log('lag: mean time from a task\'s end to the first poll that saw it; last-hour lag, last-min lag: the same of the tasks that ended in the run\'s last hour, last minute.');
-    console.log('max/60s, max/3600s, max active: the most over keys, from the simulator\'s audit (limits 100, 1000, 3).');
+    console.log(
+      'best eff = the best any client could do on the same tasks: exact latency model, optimal polls, no overheads (bench/ceiling.ts).',
+    );
+    console.log(
+      "lag: mean time from a task's end to the first poll that saw it; last-hour lag, last-min lag: the same of the tasks that ended in the run's last hour, last minute.",
+    );
+    console.log("max/60s, max/3600s, max active: the most over keys, from the simulator's audit (limits 100, 1000, 3).");
   }
   if (issue16.length > 0) {
     if (issue3.length > 0) console.log('');

@@ -78,7 +78,13 @@ export async function simulateDarkroom(w: Workload, opts: SimulateOptions = {}):
     const wallMs = performance.now() - wallStart;
     r.ledger.close();
     const s = r.result.status;
-    return figuresFrom(w, 'darkroom', r.audit, { startMs: r.startMs, endMs: r.endMs, done: s.done, notDone: s.total - s.done, wallMs }, boundOf(w, r.model, r.startMs, r.endMs));
+    return figuresFrom(
+      w,
+      'darkroom',
+      r.audit,
+      { startMs: r.startMs, endMs: r.endMs, done: s.done, notDone: s.total - s.done, wallMs },
+      boundOf(w, r.model, r.startMs, r.endMs),
+    );
   } finally {
     if (!opts.keep) rmSync(dir, { recursive: true, force: true });
   }

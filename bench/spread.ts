@@ -26,7 +26,8 @@ async function figuresFor(name: string, seed: number): Promise<SeedFigures> {
   const w = workloadByName(name);
   const ours = await simulateDarkroom(w, { seed });
   // The long workloads' peers take tens of virtual hours each, and their one target needs none.
-  const peers = w.kind === 'long' ? [] : [await simulateNaive(w, { seed, peer: 'poll2s' }), await simulateNaive(w, { seed, peer: 'wait3s' })];
+  const peers =
+    w.kind === 'long' ? [] : [await simulateNaive(w, { seed, peer: 'poll2s' }), await simulateNaive(w, { seed, peer: 'wait3s' })];
   const [poll2s = null, wait3s = null]: (RunFigures | null)[] = peers;
   const faster = peers.length > 0 ? Math.min(...peers.map((p) => p.actualS)) : Number.NaN;
   return {
@@ -37,16 +38,22 @@ async function figuresFor(name: string, seed: number): Promise<SeedFigures> {
     drFaster: ours.actualS / faster,
     boundDr: targetBoundS(w, ours) / ours.actualS,
     callsPerPhoto: ours.callsPerPhoto,
-    missed: targets(w, { ours, poll2s, wait3s }).filter((t) => t.startsWith('MISS')).map(targetName),
+    missed: targets(w, { ours, poll2s, wait3s })
+      .filter((t) => t.startsWith('MISS'))
+      .map(targetName),
   };
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { only: { type: 'string', default: 'short,calls,tight' }, seeds: { type: 'string', default: '6' } }, strict: true });
+  const { values } = parseArgs({
+    options: { only: { type: 'string', default: 'short,calls,tight' }, seeds: { type: 'string', default: '6' } },
+    strict: true,
+  });
   const seeds = Number(values.seeds);
   if (!Number.isInteger(seeds) || seeds < 1) throw new Error(`--seeds: expected a whole number ≥ 1, got ${values.seeds}`);
   const names = workloadNames(values.only);
-  if (names.some((n) => workloadByName(n).kind === 'W')) throw new Error('--only: W1–W4 have their own table in `npm run bench`; this spread is for issue 16\'s workloads');
+  if (names.some((n) => workloadByName(n).kind === 'W'))
+    throw new Error("--only: W1–W4 have their own table in `npm run bench`; this spread is for issue 16's workloads");
   const rows: SeedFigures[] = [];
   for (const name of names) {
     for (let seed = 1; seed <= seeds; seed++) {

@@ -46,7 +46,11 @@ export function targets(w: Workload, r: Issue16Result): string[] {
   const onePhotoStep = w.steps.length === 1;
   if (w.kind === 'short') {
     if (faster !== null) check(o.actualS <= 0.9 * faster, `wall ≤ 0.90×peer (${f(o.actualS / faster)})`);
-    if (r.poll2s) check(o.callsPerPhoto <= r.poll2s.callsPerPhoto, `calls/photo ≤ 2 s poller's (${f(o.callsPerPhoto)} vs ${f(r.poll2s.callsPerPhoto)})`);
+    if (r.poll2s)
+      check(
+        o.callsPerPhoto <= r.poll2s.callsPerPhoto,
+        `calls/photo ≤ 2 s poller's (${f(o.callsPerPhoto)} vs ${f(r.poll2s.callsPerPhoto)})`,
+      );
     check(o.actualS <= b.lag1sS, `bound÷darkroom ≥ 1 s-lag client's (${f(b.boundS / o.actualS)} vs ${f(b.boundS / b.lag1sS)})`);
   } else if (w.kind === 'calls') {
     // Said where the target asks for less time than the bound's calls at the windows' rates
@@ -62,9 +66,13 @@ export function targets(w: Workload, r: Issue16Result): string[] {
     // (the usage read at its start) leave any client: one call past a whole number of
     // windows is one window more.
     const floor = callsFloorS(w, o);
-    const under = (targetS: number) => (floor !== null && targetS < floor.s ? `; target ${f(targetS, 0)} s, under the ${f(floor.s, 0)} s ${floor.calls} calls need` : '');
+    const under = (targetS: number) =>
+      floor !== null && targetS < floor.s ? `; target ${f(targetS, 0)} s, under the ${f(floor.s, 0)} s ${floor.calls} calls need` : '';
     if (faster !== null) check(o.actualS <= 0.92 * faster, `wall ≤ 0.92×peer (${f(o.actualS / faster)}${under(0.92 * faster)})`);
-    check(b.windowBoundS / o.actualS >= 0.9, `window bound÷darkroom ≥ 0.90 (${f(b.windowBoundS / o.actualS)}${under(b.windowBoundS / 0.9)})`);
+    check(
+      b.windowBoundS / o.actualS >= 0.9,
+      `window bound÷darkroom ≥ 0.90 (${f(b.windowBoundS / o.actualS)}${under(b.windowBoundS / 0.9)})`,
+    );
     check(o.callsPerPhoto <= 3.15, `≤ 3.15 calls/photo (${f(o.callsPerPhoto)})`);
   }
   return out;
@@ -142,26 +150,29 @@ export function table16(results: readonly Issue16Result[], seed: number): string
     ];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 || i === 6 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i === 0 || i === 6 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
   const sep = `|${widths.map((w, i) => (i === 0 || i === 6 ? `${'-'.repeat(w + 1)}-` : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
   const out = [`Services unlike the model, and a tight key, seed ${seed}:`, line(head), sep, ...rows.map(line), ''];
   for (const r of results) {
     const w = workloadByName(r.ours.workload);
     const l = limitsOf(w);
-    out.push(`${w.name} (${w.kind}; ${describeLatency(w)}; ${describeHint(w)}; ${l.callsPerMinute}/min, ${l.callsPerHour}/h): ${targets(w, r).join(' · ')}`);
+    out.push(
+      `${w.name} (${w.kind}; ${describeLatency(w)}; ${describeHint(w)}; ${l.callsPerMinute}/min, ${l.callsPerHour}/h): ${targets(w, r).join(' · ')}`,
+    );
   }
   return out.join('\n');
 }
 
 export const LEGEND16 = [
-  'darkroom s, bound s, peers: virtual seconds from the run\'s start to its end. lag: mean time from a task\'s end to the first poll that saw it, from the simulator\'s side.',
-  'bound (bench/bound.ts): the run\'s own tasks in darkroom\'s order of submission, each into the first free of 3 slots, held for its true latency alone (zero poll lag, calls free of time),',
-  '  not before its photo\'s previous step ended nor before the calls that must precede its create (an upload a photo begun, a create a task before it, and a poll that saw each of the i − 2 tasks that had to end to free one of 3 slots for task i) fit the windows as read below;',
+  "darkroom s, bound s, peers: virtual seconds from the run's start to its end. lag: mean time from a task's end to the first poll that saw it, from the simulator's side.",
+  "bound (bench/bound.ts): the run's own tasks in darkroom's order of submission, each into the first free of 3 slots, held for its true latency alone (zero poll lag, calls free of time),",
+  "  not before its photo's previous step ended nor before the calls that must precede its create (an upload a photo begun, a create a task before it, and a poll that saw each of the i − 2 tasks that had to end to free one of 3 slots for task i) fit the windows as read below;",
   '  or, where larger ("calls"), the calls the work needs at least — an upload per photo, a create and one poll per task — at the windows\' rates: C ÷ callsPerMinute minutes, and the hour read as T* reads it, (⌈C ÷ callsPerHour⌉ − 1) hours.',
   'bound÷1s-lag: what a client losing exactly 1 s per task would reach, the same schedule with latency + 1 s.',
   'window bound: the same bound with the windows read whole, the c-th call no sooner than (⌈c ÷ limit⌉ − 1) windows after the first (in a rolling window the 21st call of 20 a minute may leave as the first leaves it).',
-  'end lag: the mean lag of the tasks that ended in the run\'s last minute (last hour for the long ones): the lag that is the run\'s end.',
-  '2 s poller: fixed 2 s polls; waitTime+3 s: once at waitTime, then every 3 s; both 600 ms between calls (the spec\'s 100 a minute; on a 20-a-minute key they meet 429s and wait Retry-After),',
-  '  but 3 s apart on tight-key (its key\'s 20 a minute, as a user told the limit would pace them); no hour awareness. dr÷faster: darkroom\'s time ÷ the faster peer\'s.',
+  "end lag: the mean lag of the tasks that ended in the run's last minute (last hour for the long ones): the lag that is the run's end.",
+  "2 s poller: fixed 2 s polls; waitTime+3 s: once at waitTime, then every 3 s; both 600 ms between calls (the spec's 100 a minute; on a 20-a-minute key they meet 429s and wait Retry-After),",
+  "  but 3 s apart on tight-key (its key's 20 a minute, as a user told the limit would pace them); no hour awareness. dr÷faster: darkroom's time ÷ the faster peer's.",
   '"best" (ceiling.ts) is given only for W1–W4, where the true distribution is the known lognormal.',
 ].join('\n');

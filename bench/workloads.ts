@@ -122,7 +122,12 @@ export const WORKLOADS: readonly Workload[] = [
 /** Issue 16's workloads: the shapes the issue names, at its three sizes. */
 function SERVICES_UNLIKE_THE_MODEL(): Workload[] {
   const uniform: LatencyShape = { kind: 'uniform', minMs: 6_000, maxMs: 18_000 };
-  const bimodal: LatencyShape = { kind: 'bimodal', fast: { minMs: 4_000, maxMs: 6_000 }, slow: { minMs: 40_000, maxMs: 60_000 }, slowShare: 0.3 };
+  const bimodal: LatencyShape = {
+    kind: 'bimodal',
+    fast: { minMs: 4_000, maxMs: 6_000 },
+    slow: { minMs: 40_000, maxMs: 60_000 },
+    slowShare: 0.3,
+  };
   const heavy: LatencyShape = { medianMs: 8_000, sigma: 1.0 };
   const noisy = { noiseSigma: 0.3 } as const;
   const biased = { noiseSigma: 0.3, bias: 0.5 } as const;
@@ -137,11 +142,45 @@ function SERVICES_UNLIKE_THE_MODEL(): Workload[] {
   // A night: the long jobs run ~9–10 h, the drift spans it.
   const night: LatencyShape = { kind: 'drift', fromMedianMs: 4_000, toMedianMs: 20_000, overMs: 9 * 3_600_000, sigma: 0.5 };
   const short = (name: string, x: Partial<Workload>): Workload =>
-    ({ name, kind: 'short', photos: 30, keys: 1, steps: one, latency: uniform, outcomes: clean, waitTimeHint: noisy, quickPhotos: 30, ...x }) as Workload;
+    ({
+      name,
+      kind: 'short',
+      photos: 30,
+      keys: 1,
+      steps: one,
+      latency: uniform,
+      outcomes: clean,
+      waitTimeHint: noisy,
+      quickPhotos: 30,
+      ...x,
+    }) as Workload;
   const callBound = (name: string, x: Partial<Workload>): Workload =>
-    ({ name, kind: 'calls', photos: 100, keys: 1, steps: one, latency: uniform, outcomes: clean, waitTimeHint: noisy, limits: calls20, quickPhotos: 100, ...x }) as Workload;
+    ({
+      name,
+      kind: 'calls',
+      photos: 100,
+      keys: 1,
+      steps: one,
+      latency: uniform,
+      outcomes: clean,
+      waitTimeHint: noisy,
+      limits: calls20,
+      quickPhotos: 100,
+      ...x,
+    }) as Workload;
   const long = (name: string, x: Partial<Workload>): Workload =>
-    ({ name, kind: 'long', photos: 3_000, keys: 1, steps: one, latency: uniform, outcomes: some, waitTimeHint: noisy, quickPhotos: 1_000, ...x }) as Workload;
+    ({
+      name,
+      kind: 'long',
+      photos: 3_000,
+      keys: 1,
+      steps: one,
+      latency: uniform,
+      outcomes: some,
+      waitTimeHint: noisy,
+      quickPhotos: 1_000,
+      ...x,
+    }) as Workload;
   return [
     short('short-uniform', {}),
     short('short-bimodal', { latency: bimodal }),

@@ -50,10 +50,13 @@ export class SystemClock implements Clock {
 
   setTimer(fn: () => void, delayMs: number): TimerHandle {
     const id = this.nextId++;
-    const t = setTimeout(() => {
-      this.handles.delete(id);
-      fn();
-    }, Math.max(0, delayMs));
+    const t = setTimeout(
+      () => {
+        this.handles.delete(id);
+        fn();
+      },
+      Math.max(0, delayMs),
+    );
     this.handles.set(id, t);
     return { id };
   }

@@ -56,7 +56,10 @@ export function terminalSafe(text: string): string {
  * written as `\u` escapes too, which every JSON reader reads back as the same characters.
  */
 export function jsonSafe(json: string): string {
-  return json.replace(/[\u007f-\u009f\u061c\u200b\u200c\u200e\u200f\u202a-\u202e\u2028\u2029\u2060\u2066-\u2069\ufeff]/g, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+  return json.replace(
+    /[\u007f-\u009f\u061c\u200b\u200c\u200e\u200f\u202a-\u202e\u2028\u2029\u2060\u2066-\u2069\ufeff]/g,
+    (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`,
+  );
 }
 
 /**

@@ -194,7 +194,10 @@ export class LedgerUnwritableError extends DarkroomError {
     readonly file: string,
     readonly reason: string,
   ) {
-    super('LEDGER_UNWRITABLE', `cannot create or write the ledger ${file}: ${reason}; point --ledger (or ledger: in the jobs file) at a writable place`);
+    super(
+      'LEDGER_UNWRITABLE',
+      `cannot create or write the ledger ${file}: ${reason}; point --ledger (or ledger: in the jobs file) at a writable place`,
+    );
   }
 }
 
@@ -257,7 +260,10 @@ export class NotSqliteFileError extends DarkroomError {
     readonly file: string,
     role: SqliteFileRole,
   ) {
-    super('LEDGER_DAMAGED', `${file} is not a darkroom ${role.name}: the file exists and is not a SQLite database, so it was left untouched; ${role.fix}`);
+    super(
+      'LEDGER_DAMAGED',
+      `${file} is not a darkroom ${role.name}: the file exists and is not a SQLite database, so it was left untouched; ${role.fix}`,
+    );
   }
 }
 
@@ -425,7 +431,7 @@ export class InputError extends DarkroomError {
 }
 
 /** What errno codes mean to an operator, in the words output errors use. */
-export const ERRNO_MEANING: Readonly<Record<string, string>> = {
+const ERRNO_MEANING: Readonly<Record<string, string>> = {
   ENOSPC: 'no space left on the device',
   EDQUOT: 'disk quota exceeded',
   EROFS: 'the file system is read-only',
@@ -444,7 +450,7 @@ export const ERRNO_MEANING: Readonly<Record<string, string>> = {
  * the run stops paying for new results and keeps the paid ones to download later.
  * ENAMETOOLONG is not among them: it is one name's problem.
  */
-export const DISK_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO']);
+const DISK_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO']);
 
 /** A file-system call on an output failed: which one, where, and whether the whole folder is unusable. */
 export class OutputWriteError extends DarkroomError {
@@ -557,7 +563,8 @@ export class MetadataWriteError extends DarkroomError {
  * the output folder (`OUTPUT`), the ledger moved (`LEDGER_MOVED`), no ExifTool
  * (`METADATA_TOOL`), the caller's `onEvent` threw (`EVENT_HANDLER`).
  */
-export type RunStopCode = 'ACCOUNT' | 'CONFIG' | 'NOT_THE_SERVICE' | 'SERVICE_UNREACHABLE' | 'OUTPUT' | 'LEDGER_MOVED' | 'METADATA_TOOL' | 'EVENT_HANDLER';
+export type RunStopCode =
+  'ACCOUNT' | 'CONFIG' | 'NOT_THE_SERVICE' | 'SERVICE_UNREACHABLE' | 'OUTPUT' | 'LEDGER_MOVED' | 'METADATA_TOOL' | 'EVENT_HANDLER';
 
 /**
  * A run that stopped for a problem a rerun cannot get past until it is fixed: its code, and
@@ -586,7 +593,9 @@ export function toDarkroomError(err: unknown): DarkroomError {
   if (err instanceof DarkroomError) return err;
   const e = err as { code?: unknown; message?: unknown; path?: unknown; syscall?: unknown; name?: unknown };
   if (e?.code === 'SQLITE_NOTADB' || e?.code === 'SQLITE_CORRUPT') {
-    return new DarkroomError('LEDGER_DAMAGED', `the ledger is not a darkroom database or is damaged (${e.code}); check --ledger`, { cause: err });
+    return new DarkroomError('LEDGER_DAMAGED', `the ledger is not a darkroom database or is damaged (${e.code}); check --ledger`, {
+      cause: err,
+    });
   }
   // The disk filled under the ledger: SQLite rolled the change back, so the ledger is whole
   // and the run resumes from it once there is room.

@@ -24,7 +24,9 @@ export function makeDirs(dir: string, mode?: number): void {
     }
     if (found === 'folder') break;
     // A file: where the folder itself should be, or on the way to it, as mkdir would say.
-    throw missing.length === 0 ? errnoError('EEXIST', 'file already exists', at) : errnoError('ENOTDIR', 'not a directory', missing[missing.length - 1]!);
+    throw missing.length === 0
+      ? errnoError('EEXIST', 'file already exists', at)
+      : errnoError('ENOTDIR', 'not a directory', missing[missing.length - 1]!);
   }
   for (const d of missing.reverse()) {
     try {

@@ -128,7 +128,8 @@ function humanWriter(opts: LoggerOptions, secrets: readonly string[]): (s: strin
     }
     const now = clock.now();
     if (now - windowStart >= 60_000) {
-      if (dropped > 0) opts.human!(`darkroom: ${dropped} more warning(s) in the last minute${opts.humanHint ? `; see ${opts.humanHint}` : ''}`);
+      if (dropped > 0)
+        opts.human!(`darkroom: ${dropped} more warning(s) in the last minute${opts.humanHint ? `; see ${opts.humanHint}` : ''}`);
       windowStart = now;
       shown = 0;
       dropped = 0;

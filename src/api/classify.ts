@@ -37,7 +37,7 @@ const OK: Classification = { kind: 'ok', answer: 'OK', reason: 'success', action
 const NOT_SUBSCRIBED: Classification = {
   kind: 'stop-account',
   answer: 'NOT_SUBSCRIBED',
-  reason: "the account has no active subscription, or it has expired",
+  reason: 'the account has no active subscription, or it has expired',
   action: 'renew the subscription on the developer platform, then run again',
 };
 const INSUFFICIENT_CREDITS: Classification = {
@@ -163,7 +163,10 @@ export function redirectReason(httpStatus: number, location: string | null, requ
   return `the base URL redirects to ${target.origin}${target.pathname}`;
 }
 
-export const MALFORMED_RESPONSE: Classification = ambiguous('MALFORMED_RESPONSE', 'the service answered success with a body darkroom cannot read');
+export const MALFORMED_RESPONSE: Classification = ambiguous(
+  'MALFORMED_RESPONSE',
+  'the service answered success with a body darkroom cannot read',
+);
 
 const UNEXPECTED_CODE: Classification = ambiguous('UNEXPECTED_CODE', 'the service answered HTTP success with an unknown business code');
 const FORBIDDEN: Classification = {

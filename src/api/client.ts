@@ -6,14 +6,7 @@
 import { clock } from '../clock.js';
 import { CAPABILITIES, type Capability } from '../spec/capabilities.js';
 import { ENDPOINTS } from '../spec/endpoints.js';
-import {
-  classify,
-  MALFORMED_RESPONSE,
-  NOT_SENT,
-  OUTCOME_UNKNOWN,
-  redirectReason,
-  type Classification,
-} from './classify.js';
+import { classify, MALFORMED_RESPONSE, NOT_SENT, OUTCOME_UNKNOWN, redirectReason, type Classification } from './classify.js';
 import type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './calls.js';
 import { apiError, sanitize } from './errors.js';
 import { ShapeError } from '../errors.js';
@@ -21,7 +14,19 @@ import { getHeader, parseRetryAfter, rateLimitFrom } from './headers.js';
 import { parseJsonKeepingBigInts } from './json.js';
 import { multipartFile } from './multipart.js';
 import { isValidRequestId, newRequestId } from './requestId.js';
-import { parseCreateResult, parseCredits, parseEnvelope, parseTaskInfo, parseUpload, parseUsage, type CreateResult, type Credits, type TaskInfo, type UploadResult, type Usage } from './shapes.js';
+import {
+  parseCreateResult,
+  parseCredits,
+  parseEnvelope,
+  parseTaskInfo,
+  parseUpload,
+  parseUsage,
+  type CreateResult,
+  type Credits,
+  type TaskInfo,
+  type UploadResult,
+  type Usage,
+} from './shapes.js';
 import { undiciTransport } from './transport.js';
 import { toTransportError, type Transport, type WireRequest, type WireResponse } from '../spec/wire.js';
 
@@ -158,10 +163,7 @@ export class ApiClient {
 
   async task(businessType: string, taskId: string, opts: CallOpts = {}): Promise<TaskInfo> {
     const path = `/api/v1/tasks/${pathParam(businessType, 'businessType')}/${pathParam(taskId, 'taskId')}`;
-    return this.#call(
-      { method: 'GET', endpoint: ENDPOINTS.task, path, parse: (data) => parseTaskInfo(data, taskId) },
-      opts,
-    );
+    return this.#call({ method: 'GET', endpoint: ENDPOINTS.task, path, parse: (data) => parseTaskInfo(data, taskId) }, opts);
   }
 
   #url(path: string): string {
@@ -277,5 +279,4 @@ export class ApiClient {
     record({ ...common, errorCode: error.answer });
     throw error;
   }
-
 }

@@ -34,8 +34,10 @@ const DEFAULT_KEY_ENV = 'the variable named by service.apiKeyEnv';
  * short, and free of secrets, whatever the server echoes back.
  */
 export function sanitize(text: string, secrets: readonly string[], max = 200): string {
+  // Control characters: what a terminal would act on, and line breaks.
   // eslint-disable-next-line no-control-regex
-  const oneLine = redact(text, secrets).replace(/[\x00-\x1f\x7f]+/g, ' ').trim();
+  const controls = /[\x00-\x1f\x7f]+/g;
+  const oneLine = redact(text, secrets).replace(controls, ' ').trim();
   return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
 }
 

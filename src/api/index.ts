@@ -1,6 +1,6 @@
 export { ApiClient } from './client.js';
 export type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './calls.js';
-export { apiError, isApiError } from './errors.js';
+export { isApiError } from './errors.js';
 export type { ErrorKind } from './errors.js';
 export { serviceAnswer } from './classify.js';
 export type { Classification, ErrorTableEntry, ServiceAnswer } from './classify.js';

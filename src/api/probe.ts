@@ -60,19 +60,28 @@ export async function probeService(baseUrl: string, o: ProbeOptions): Promise<Pr
         ? `HTTP ${res.status}, code ${code}`
         : `GET ${PROBE_PATH} answered HTTP ${res.status}${type ? ` ${sanitize(type, o.secrets ?? [], 60)}` : ''} without the API's envelope`;
     if (res.status >= 300 && res.status < 400) {
-      return { answer: 'not-api', detail, redirect: `${redirectReason(res.status, getHeader(res.headers, 'location'), url)} (GET ${PROBE_PATH}, HTTP ${res.status}): ${REDIRECT_REFUSED.action}` };
+      return {
+        answer: 'not-api',
+        detail,
+        redirect: `${redirectReason(res.status, getHeader(res.headers, 'location'), url)} (GET ${PROBE_PATH}, HTTP ${res.status}): ${REDIRECT_REFUSED.action}`,
+      };
     }
     // The API refuses a request without the key (spec, Authentication 5: HTTP 401, code -1);
     // busy, it may say 429 or 5xx first. A success to a keyless request is something else
     // that speaks the envelope (a catch-all stub, a mock left running): it must not get the key.
     if (answer === 'api' && res.status < 400) {
-      return { answer: 'not-api', detail: `GET ${PROBE_PATH} without the key answered HTTP ${res.status}, code ${code}: the API refuses a request without x-api-key (HTTP 401)` };
+      return {
+        answer: 'not-api',
+        detail: `GET ${PROBE_PATH} without the key answered HTTP ${res.status}, code ${code}: the API refuses a request without x-api-key (HTTP 401)`,
+      };
     }
     return { answer, detail };
   } catch (err) {
     const timedOut = deadline.signal.aborted && !o.signal?.aborted;
     const te = toTransportError(err, false, deadline.signal.aborted);
-    const detail = timedOut ? `no answer within ${Math.round(o.timeoutMs / 1000)} s` : sanitize(describe(te.transportCode, te.message), o.secrets ?? [], 160);
+    const detail = timedOut
+      ? `no answer within ${Math.round(o.timeoutMs / 1000)} s`
+      : sanitize(describe(te.transportCode, te.message), o.secrets ?? [], 160);
     return { answer: 'no-answer', detail };
   } finally {
     deadline.clear();

@@ -7,13 +7,24 @@ import { z } from 'zod';
 import { ShapeError } from '../errors.js';
 
 /** An integer, also when sent as a digit string (a big integer arrives that way, see json.ts). */
-const intLike = z.union([z.number().int(), z.string().regex(/^-?\d{1,15}$/).transform(Number)]);
-const numLike = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/).transform(Number)]).pipe(z.number().finite());
-/** An id: a non-empty string, or an integer kept exactly as its digits. */
-const idLike = z.union([
-  z.string().trim().min(1),
-  z.number().int().nonnegative().transform(String),
+const intLike = z.union([
+  z.number().int(),
+  z
+    .string()
+    .regex(/^-?\d{1,15}$/)
+    .transform(Number),
 ]);
+const numLike = z
+  .union([
+    z.number(),
+    z
+      .string()
+      .regex(/^-?\d+(\.\d+)?$/)
+      .transform(Number),
+  ])
+  .pipe(z.number().finite());
+/** An id: a non-empty string, or an integer kept exactly as its digits. */
+const idLike = z.union([z.string().trim().min(1), z.number().int().nonnegative().transform(String)]);
 const optionalNum = numLike.nullish().catch(null);
 const optionalString = z.string().trim().min(1).nullish().catch(null);
 
@@ -86,10 +97,7 @@ const queueSchema = z
 const createSchema = z.object({
   // Photo Enhance
   parentTaskId: idLike.nullish().catch(null),
-  tasks: z
-    .array(z.unknown())
-    .nullish()
-    .catch(null),
+  tasks: z.array(z.unknown()).nullish().catch(null),
   // the general description's flat shape
   taskId: idLike.nullish().catch(null),
   businessType: optionalString,

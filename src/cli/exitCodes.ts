@@ -7,9 +7,10 @@ import { EXIT, EXIT_MEANING } from '../errors.js';
 
 export type CommandName = 'run' | 'status' | 'retry' | 'plan' | 'credits' | 'usage' | 'report' | 'manifest' | 'sim' | 'completion';
 
-const CODES = Object.fromEntries(
-  (Object.keys(EXIT) as (keyof typeof EXIT)[]).map((k) => [k, `${EXIT[k]} ${EXIT_MEANING[k]}`]),
-) as Record<keyof typeof EXIT, string>;
+const CODES = Object.fromEntries((Object.keys(EXIT) as (keyof typeof EXIT)[]).map((k) => [k, `${EXIT[k]} ${EXIT_MEANING[k]}`])) as Record<
+  keyof typeof EXIT,
+  string
+>;
 
 const PER_COMMAND: Record<CommandName, readonly string[]> = {
   run: [CODES.ok, CODES.someFailed, CODES.usage, CODES.account, CODES.limit, CODES.interrupted],
@@ -23,7 +24,11 @@ const PER_COMMAND: Record<CommandName, readonly string[]> = {
   credits: [`${EXIT.ok} the credits are printed`, CODES.usage, `${EXIT.account} an account problem (invalid key, not subscribed)`],
   usage: [`${EXIT.ok} the windows are printed`, CODES.usage, `${EXIT.account} an account problem (invalid key, not subscribed)`],
   report: [`${EXIT.ok} the report is written`, CODES.usage],
-  manifest: [`${EXIT.ok} the manifests are written`, `${EXIT.someFailed} written, and some file darkroom wrote is missing or changed since`, CODES.usage],
+  manifest: [
+    `${EXIT.ok} the manifests are written`,
+    `${EXIT.someFailed} written, and some file darkroom wrote is missing or changed since`,
+    CODES.usage,
+  ],
   sim: [`${EXIT.ok} stopped by Ctrl-C`, CODES.usage],
   completion: [`${EXIT.ok} the script is printed`],
 };

@@ -6,7 +6,19 @@
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { clock } from '../clock.js';
-import { creditsCommand, DEFAULT_LEDGER_FILE, manifestCommand, planCommand, progressFor, reportCommand, retryCommand, runCommand, statusCommand, usageCommand, watchStatus } from '../commands/index.js';
+import {
+  creditsCommand,
+  DEFAULT_LEDGER_FILE,
+  manifestCommand,
+  planCommand,
+  progressFor,
+  reportCommand,
+  retryCommand,
+  runCommand,
+  statusCommand,
+  usageCommand,
+  watchStatus,
+} from '../commands/index.js';
 import { jsonSafe, terminalSafe } from '../display.js';
 import { askOnTerminal } from './ask.js';
 import { EXIT, UsageError } from '../errors.js';
@@ -51,20 +63,32 @@ export async function main(argv: string[]): Promise<number> {
     .usage('darkroom <command> [options]\n\nRun folders of photos through a remote AI image service, durably and within its limits.')
     .command(
       'run <jobs>',
-      'discover the job\'s photos and take each through upload → create → poll → download',
+      "discover the job's photos and take each through upload → create → poll → download",
       (y) =>
         withGuardOptions(y)
           .positional('jobs', { type: 'string', demandOption: true, describe: 'the jobs YAML file' })
-          .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger file (default: the YAML\'s `ledger`)' })
-          .option('base-url', { type: 'string', requiresArg: true, describe: 'service base URL (wins over DARKROOM_BASE_URL and service.baseUrl)' })
-          .option('quiet', { type: 'boolean', default: false, describe: 'no live display: one summary line a minute on stderr (as without a terminal)' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: "ledger file (default: the YAML's `ledger`)" })
+          .option('base-url', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'service base URL (wins over DARKROOM_BASE_URL and service.baseUrl)',
+          })
+          .option('quiet', {
+            type: 'boolean',
+            default: false,
+            describe: 'no live display: one summary line a minute on stderr (as without a terminal)',
+          })
           .option('break-lock', { type: 'string', requiresArg: true, describe: BREAK_LOCK })
           .option('redo-steps', {
             type: 'boolean',
             default: false,
-            describe: 'the job\'s steps changed: redo the photos started under the old steps from the first step (each is paid again)',
+            describe: "the job's steps changed: redo the photos started under the old steps from the first step (each is paid again)",
           })
-          .option('dry-run', { type: 'boolean', default: false, describe: 'do not run: print what `darkroom plan` prints (photos, calls, credits, time) and exit with its code' })
+          .option('dry-run', {
+            type: 'boolean',
+            default: false,
+            describe: 'do not run: print what `darkroom plan` prints (photos, calls, credits, time) and exit with its code',
+          })
           .example('DARKROOM_API_KEY=… darkroom run jobs.yaml', 'run a job; run it again to resume')
           .example('darkroom run jobs.yaml --dry-run', 'the same as darkroom plan jobs.yaml: nothing is created')
           .epilog(`${exitCodesEpilog('run')}\n${KEY_NOTE}`),
@@ -89,7 +113,9 @@ export async function main(argv: string[]): Promise<number> {
             screen.stopThenLine('darkroom: second interrupt, exiting now; the ledger stays consistent, run again to continue');
             process.exit(EXIT.interrupted);
           }
-          screen.stopThenLine(`darkroom: ${sig}: no new calls; calls in flight get 2 s to finish, then are aborted (interrupt again to quit at once)`);
+          screen.stopThenLine(
+            `darkroom: ${sig}: no new calls; calls in flight get 2 s to finish, then are aborted (interrupt again to quit at once)`,
+          );
           ac.abort(new Error(sig));
           backstop = clock.setTimer(() => {
             screen.stopThenLine('darkroom: still busy 4.5 s after the interrupt, exiting now; run again to continue');
@@ -141,8 +167,16 @@ export async function main(argv: string[]): Promise<number> {
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger path)' })
           .option('ledger', { type: 'string', requiresArg: true, describe: `ledger file (default: ./${DEFAULT_LEDGER_FILE})` })
-          .option('json', { type: 'boolean', default: false, describe: 'one JSON object: total, done, failed, held, pending, … (docs/guide/commands.md)' })
-          .option('watch', { type: 'boolean', default: false, describe: 'redraw every 2 s until Ctrl-C (with --json: one object per line)' })
+          .option('json', {
+            type: 'boolean',
+            default: false,
+            describe: 'one JSON object: total, done, failed, held, pending, … (docs/guide/commands.md)',
+          })
+          .option('watch', {
+            type: 'boolean',
+            default: false,
+            describe: 'redraw every 2 s until Ctrl-C (with --json: one object per line)',
+          })
           .example('darkroom status jobs.yaml --json', 'machine-readable status')
           .example('darkroom status jobs.yaml --watch', 'watch a run from another terminal')
           .epilog(exitCodesEpilog('status')),
@@ -179,9 +213,17 @@ export async function main(argv: string[]): Promise<number> {
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger path)' })
           .option('held', { type: 'boolean', default: false, describe: 'retry the held photos (ambiguous creates, timed-out tasks)' })
-          .option('failed', { type: 'boolean', default: false, describe: 'retry the failed photos (ERROR, OTHER, attempts used up, refused); paid ones are only downloaded' })
+          .option('failed', {
+            type: 'boolean',
+            default: false,
+            describe: 'retry the failed photos (ERROR, OTHER, attempts used up, refused); paid ones are only downloaded',
+          })
           .option('ledger', { type: 'string', requiresArg: true, describe: `ledger file (default: ./${DEFAULT_LEDGER_FILE})` })
-          .option('yes', { type: 'boolean', default: false, describe: 'do not ask; accept the cost (for --held: that a second charge is possible)' })
+          .option('yes', {
+            type: 'boolean',
+            default: false,
+            describe: 'do not ask; accept the cost (for --held: that a second charge is possible)',
+          })
           .option('break-lock', { type: 'string', requiresArg: true, describe: BREAK_LOCK })
           .example('darkroom retry --held jobs.yaml', 'list the held photos and ask before re-queueing them')
           .example('darkroom retry --failed jobs.yaml', 'list the failed photos, say what retrying costs, and ask')
@@ -202,47 +244,94 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         y
           .positional('jobs', { type: 'string', demandOption: true, describe: 'the jobs YAML file' })
-          .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger file (default: the YAML\'s `ledger`); read only, never created' })
+          .option('ledger', {
+            type: 'string',
+            requiresArg: true,
+            describe: "ledger file (default: the YAML's `ledger`); read only, never created",
+          })
           .option('base-url', { type: 'string', requiresArg: true, describe: 'service base URL for the credits check' })
-          .option('cost', { type: 'string', array: true, describe: 'credits per image of a capability the spec gives no cost for, e.g. --cost restore=1' })
-          .option('latency', { type: 'number', coerce: optionalNumberOption('latency', { min: 0, minExclusive: true }), describe: 'mean task latency to assume, seconds (default: the ledger\'s, else 20)' })
-          .option('fail-rate', { type: 'number', default: 0, coerce: numberOption('fail-rate', { min: 0, max: 1, maxExclusive: true }), describe: 'share of tasks expected to end FAIL, 0 to below 1 (each is created again)' })
+          .option('cost', {
+            type: 'string',
+            array: true,
+            describe: 'credits per image of a capability the spec gives no cost for, e.g. --cost restore=1',
+          })
+          .option('latency', {
+            type: 'number',
+            coerce: optionalNumberOption('latency', { min: 0, minExclusive: true }),
+            describe: "mean task latency to assume, seconds (default: the ledger's, else 20)",
+          })
+          .option('fail-rate', {
+            type: 'number',
+            default: 0,
+            coerce: numberOption('fail-rate', { min: 0, max: 1, maxExclusive: true }),
+            describe: 'share of tasks expected to end FAIL, 0 to below 1 (each is created again)',
+          })
           .option('json', { type: 'boolean', default: false, describe: 'one JSON object (docs/guide/commands.md)' })
-          .example('darkroom plan jobs.yaml', 'what the job needs; with DARKROOM_API_KEY set, against the account\'s credits (1 call)')
+          .example('darkroom plan jobs.yaml', "what the job needs; with DARKROOM_API_KEY set, against the account's credits (1 call)")
           .example('darkroom plan jobs.yaml --cost restore=1 --cost upscale=2', 'price the capabilities the spec gives no cost for')
           .epilog(exitCodesEpilog('plan')),
       async (a) => {
-        exitCode = await plan({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], cost: a.cost, latencyS: a.latency, failRate: a['fail-rate'], json: a.json });
+        exitCode = await plan({
+          jobs: a.jobs,
+          ledger: a.ledger,
+          baseUrl: a['base-url'],
+          cost: a.cost,
+          latencyS: a.latency,
+          failRate: a['fail-rate'],
+          json: a.json,
+        });
       },
     )
     .command(
       'credits [jobs]',
-      'the account\'s credits (GET /api/v1/credits: one call per key, counted in its windows)',
+      "the account's credits (GET /api/v1/credits: one call per key, counted in its windows)",
       (y) =>
         y
-          .positional('jobs', { type: 'string', describe: 'the jobs YAML (its keys and base URL); else DARKROOM_API_KEY and DARKROOM_BASE_URL' })
+          .positional('jobs', {
+            type: 'string',
+            describe: 'the jobs YAML (its keys and base URL); else DARKROOM_API_KEY and DARKROOM_BASE_URL',
+          })
           .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger where the call is recorded, when it exists' })
           .option('base-url', { type: 'string', requiresArg: true, describe: 'service base URL' })
-          .option('json', { type: 'boolean', default: false, describe: '{"keys":[{"key","env","totalCredit","usedCredit","remainingCredit"}],"calls":N}' })
-          .example('darkroom credits jobs.yaml', 'remaining credits of the job\'s key(s)')
+          .option('json', {
+            type: 'boolean',
+            default: false,
+            describe: '{"keys":[{"key","env","totalCredit","usedCredit","remainingCredit"}],"calls":N}',
+          })
+          .example('darkroom credits jobs.yaml', "remaining credits of the job's key(s)")
           .epilog(exitCodesEpilog('credits')),
       async (a) => {
-        (a.json ? outJson : out)(await creditsCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }));
+        (a.json ? outJson : out)(
+          await creditsCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }),
+        );
       },
     )
     .command(
       'usage [jobs]',
-      'calls left in the key\'s minute and hour windows (GET /api/v1/usage: this itself is a call, and counts)',
+      "calls left in the key's minute and hour windows (GET /api/v1/usage: this itself is a call, and counts)",
       (y) =>
         y
-          .positional('jobs', { type: 'string', describe: 'the jobs YAML (its keys, base URL and ledger); else DARKROOM_API_KEY and DARKROOM_BASE_URL' })
-          .option('ledger', { type: 'string', requiresArg: true, describe: 'ledger to compare with and record the call in, when it exists' })
+          .positional('jobs', {
+            type: 'string',
+            describe: 'the jobs YAML (its keys, base URL and ledger); else DARKROOM_API_KEY and DARKROOM_BASE_URL',
+          })
+          .option('ledger', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'ledger to compare with and record the call in, when it exists',
+          })
           .option('base-url', { type: 'string', requiresArg: true, describe: 'service base URL' })
-          .option('json', { type: 'boolean', default: false, describe: '{"keys":[{"key","env","apiKey","userId","minuteRemaining",…,"ledger"}],"calls":N}' })
-          .example('darkroom usage jobs.yaml', 'the service\'s view of the windows beside the ledger\'s')
+          .option('json', {
+            type: 'boolean',
+            default: false,
+            describe: '{"keys":[{"key","env","apiKey","userId","minuteRemaining",…,"ledger"}],"calls":N}',
+          })
+          .example('darkroom usage jobs.yaml', "the service's view of the windows beside the ledger's")
           .epilog(exitCodesEpilog('usage')),
       async (a) => {
-        (a.json ? outJson : out)(await usageCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }));
+        (a.json ? outJson : out)(
+          await usageCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }),
+        );
       },
     )
     .command(
@@ -252,17 +341,34 @@ export async function main(argv: string[]): Promise<number> {
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger and output paths)' })
           .option('ledger', { type: 'string', requiresArg: true, describe: `ledger file (default: ./${DEFAULT_LEDGER_FILE})` })
-          .option('out', { type: 'string', nargs: 1, default: 'report.html', describe: 'where to write the page: a file, or - (stdout), a pipe or a device, written straight' })
-          .option('thumbs', { type: 'string', requiresArg: true, describe: 'thumbnails folder (default: <report name>-thumbs beside the report; none for stdout)' })
-          .option('absolute-paths', { type: 'boolean', default: false, describe: 'show and link absolute paths (by default all are relative: the report can be shared)' })
+          .option('out', {
+            type: 'string',
+            nargs: 1,
+            default: 'report.html',
+            describe: 'where to write the page: a file, or - (stdout), a pipe or a device, written straight',
+          })
+          .option('thumbs', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'thumbnails folder (default: <report name>-thumbs beside the report; none for stdout)',
+          })
+          .option('absolute-paths', {
+            type: 'boolean',
+            default: false,
+            describe: 'show and link absolute paths (by default all are relative: the report can be shared)',
+          })
           .example('darkroom report jobs.yaml --out morning.html', 'then open it in any browser; it needs no network')
           .example('darkroom report jobs.yaml --out - | gzip > report.html.gz', 'the page on stdout (the summary goes to stderr)')
           .epilog(exitCodesEpilog('report')),
       async (a) => {
-        const r = await reportCommand({ jobs: a.jobs, ledger: a.ledger, out: a.out, thumbs: a.thumbs, absolutePaths: a['absolute-paths'] }, process.env, {
-          stdout: process.stdout,
-          stderr: process.stderr,
-        });
+        const r = await reportCommand(
+          { jobs: a.jobs, ledger: a.ledger, out: a.out, thumbs: a.thumbs, absolutePaths: a['absolute-paths'] },
+          process.env,
+          {
+            stdout: process.stdout,
+            stderr: process.stderr,
+          },
+        );
         (r.target.kind === 'stdout' ? err : out)(r.summary);
       },
     )
@@ -272,8 +378,16 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger and output folder)' })
-          .option('ledger', { type: 'string', requiresArg: true, describe: `ledger file (default: ./${DEFAULT_LEDGER_FILE}); without a jobs file, the output folder is the one its last run wrote to` })
-          .option('json', { type: 'boolean', default: false, describe: '{"outputDir","files","outputs","written":[…],"missing":[…],"changed":[…],"takenNow"}' })
+          .option('ledger', {
+            type: 'string',
+            requiresArg: true,
+            describe: `ledger file (default: ./${DEFAULT_LEDGER_FILE}); without a jobs file, the output folder is the one its last run wrote to`,
+          })
+          .option('json', {
+            type: 'boolean',
+            default: false,
+            describe: '{"outputDir","files","outputs","written":[…],"missing":[…],"changed":[…],"takenNow"}',
+          })
           .example('darkroom manifest jobs.yaml', 'then: cd out && sha256sum -c manifest-sha256.txt')
           .epilog(exitCodesEpilog('manifest')),
       async (a) => {
@@ -288,17 +402,35 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         y
           .option('port', { type: 'number', default: 8787, coerce: numberOption('port', PORT), describe: 'API port (0: any free port)' })
-          .option('result-port', { type: 'number', default: 0, coerce: numberOption('result-port', PORT), describe: 'port of the result/upload origin' })
+          .option('result-port', {
+            type: 'number',
+            default: 0,
+            coerce: numberOption('result-port', PORT),
+            describe: 'port of the result/upload origin',
+          })
           .option('seed', { type: 'number', default: 1, coerce: numberOption('seed', { integer: true }) })
           .option('faults', { type: 'string', choices: ['none', 'flaky', 'hostile'], default: 'none' })
           .option('keys', { type: 'string', default: 'sim-key', describe: 'comma-separated valid API keys' })
-          .option('latency-ms', { type: 'number', default: 3000, coerce: numberOption('latency-ms', { min: 0, minExclusive: true }), describe: 'median task latency (lognormal)' })
+          .option('latency-ms', {
+            type: 'number',
+            default: 3000,
+            coerce: numberOption('latency-ms', { min: 0, minExclusive: true }),
+            describe: 'median task latency (lognormal)',
+          })
           .option('sigma', { type: 'number', default: 0.5, coerce: numberOption('sigma', { min: 0 }) })
-          .option('fail-rate', { type: 'number', default: 0, coerce: numberOption('fail-rate', { min: 0, max: 1 }), describe: 'share of tasks ending FAIL, 0 to 1' })
+          .option('fail-rate', {
+            type: 'number',
+            default: 0,
+            coerce: numberOption('fail-rate', { min: 0, max: 1 }),
+            describe: 'share of tasks ending FAIL, 0 to 1',
+          })
           .example('darkroom sim --port 8787', 'then DARKROOM_API_KEY=sim-key darkroom run jobs.yaml --base-url http://127.0.0.1:8787')
           .epilog(exitCodesEpilog('sim')),
       async (a) => {
-        const keys = a.keys.split(',').map((k) => k.trim()).filter(Boolean);
+        const keys = a.keys
+          .split(',')
+          .map((k) => k.trim())
+          .filter(Boolean);
         if (keys.length === 0) throw new UsageError(`--keys: expected comma-separated API keys, got ${JSON.stringify(a.keys)}`);
         const { simCommand } = await import('./sim.js');
         const { sim, banner } = await simCommand({
@@ -351,9 +483,25 @@ export async function main(argv: string[]): Promise<number> {
 const PORT = { min: 0, max: 65535, integer: true } as const;
 
 /** `darkroom plan`, and `darkroom run --dry-run`: the same checks, the same output, no call that costs. */
-async function plan(a: { jobs: string; ledger?: string | undefined; baseUrl?: string | undefined; cost?: (string | number)[] | undefined; latencyS?: number | undefined; failRate?: number | undefined; json?: boolean | undefined }): Promise<number> {
+async function plan(a: {
+  jobs: string;
+  ledger?: string | undefined;
+  baseUrl?: string | undefined;
+  cost?: (string | number)[] | undefined;
+  latencyS?: number | undefined;
+  failRate?: number | undefined;
+  json?: boolean | undefined;
+}): Promise<number> {
   const r = await planCommand(
-    { jobs: a.jobs, ledger: a.ledger, baseUrl: a.baseUrl, cost: a.cost, latencyS: a.latencyS, failRate: a.failRate ?? 0, json: a.json ?? false },
+    {
+      jobs: a.jobs,
+      ledger: a.ledger,
+      baseUrl: a.baseUrl,
+      cost: a.cost,
+      latencyS: a.latencyS,
+      failRate: a.failRate ?? 0,
+      json: a.json ?? false,
+    },
     { env: process.env, onWait: err },
   );
   (a.json ? outJson : out)(r.text);

@@ -5,7 +5,9 @@
 
 /** Edit distance (insert, delete, substitute, swap two neighbours: "jsno" is one from "json"). */
 function distance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
@@ -49,7 +51,10 @@ export function usageLine(msg: string, typed: readonly string[], options: readon
       const dashed = typed.some((t) => t === `--${n}` || t.startsWith(`--${n}=`) || t === `-${n}`);
       if (!dashed) return `unexpected argument "${n}"`;
       const flag = n.length === 1 ? `-${n}` : `--${n}`;
-      const near = closest(n, options.filter((o) => o.length > 1 && o !== '$0'));
+      const near = closest(
+        n,
+        options.filter((o) => o.length > 1 && o !== '$0'),
+      );
       return `unknown option ${flag}${near ? `; did you mean --${near}?` : ''}`;
     });
     return parts.join('; ');

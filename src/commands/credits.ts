@@ -22,7 +22,13 @@ export async function creditsCommand(args: AccountCommandArgs, io: AccountIo): P
   const entries: CreditsEntry[] = [];
   for (const k of target.keys) {
     const c = await withAccountClient(target, k, io, (client) => client.credits());
-    entries.push({ key: k.fingerprint, env: k.env, totalCredit: c.totalCredit, usedCredit: c.usedCredit, remainingCredit: c.remainingCredit });
+    entries.push({
+      key: k.fingerprint,
+      env: k.env,
+      totalCredit: c.totalCredit,
+      usedCredit: c.usedCredit,
+      remainingCredit: c.remainingCredit,
+    });
   }
   if (args.json) return JSON.stringify({ keys: entries, calls: entries.length });
   const lines = entries.map(
@@ -50,15 +56,27 @@ export async function usageCommand(args: AccountCommandArgs, io: AccountIo): Pro
   for (const k of target.keys) {
     const u = await withAccountClient(target, k, io, (client) => client.usage());
     const windows = target.ledgerFile ? peekCallWindows(target.ledgerFile) : null;
-    entries.push({ ...u, key: k.fingerprint, env: k.env, ledger: windows ? (windows[k.fingerprint] ?? { lastMinute: 0, lastHour: 0 }) : null });
+    entries.push({
+      ...u,
+      key: k.fingerprint,
+      env: k.env,
+      ledger: windows ? (windows[k.fingerprint] ?? { lastMinute: 0, lastHour: 0 }) : null,
+    });
   }
   if (args.json) return JSON.stringify({ keys: entries, calls: entries.length });
   const lines: string[] = [];
   for (const e of entries) {
     lines.push(`usage    key ${e.key} (${e.env}; the service shows it as ${e.apiKey}) · account ${e.userId}`);
-    lines.push(`         ${e.minuteRemaining} calls left this minute · ${e.hourRemaining} left this hour (service-wide: ${e.globalMinuteRemaining} / ${e.globalHourRemaining})`);
-    if (e.ledger) lines.push(`         the ledger counts ${e.ledger.lastMinute} calls from this key in the last minute, ${e.ledger.lastHour} in the last hour`);
+    lines.push(
+      `         ${e.minuteRemaining} calls left this minute · ${e.hourRemaining} left this hour (service-wide: ${e.globalMinuteRemaining} / ${e.globalHourRemaining})`,
+    );
+    if (e.ledger)
+      lines.push(
+        `         the ledger counts ${e.ledger.lastMinute} calls from this key in the last minute, ${e.ledger.lastHour} in the last hour`,
+      );
   }
-  lines.push(`note     this was ${entries.length} call(s) to GET /api/v1/usage: it counts against the key's windows, and the figures above include it`);
+  lines.push(
+    `note     this was ${entries.length} call(s) to GET /api/v1/usage: it counts against the key's windows, and the figures above include it`,
+  );
   return lines.join('\n');
 }

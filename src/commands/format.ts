@@ -4,7 +4,12 @@ import { formatDuration } from '../progress/model.js';
 import type { GuessedSlotsView, Progress } from '../progress/snapshot.js';
 
 /** The human form of a status: counts first, then every item that needs a person's attention. */
-export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { callsPerMinute: number; callsPerHour: number }, jobsFile?: string): string {
+export function formatStatus(
+  s: LedgerStatus,
+  ledgerFile: string,
+  limits?: { callsPerMinute: number; callsPerHour: number },
+  jobsFile?: string,
+): string {
   const lines: string[] = [];
   lines.push(`ledger   ${shownText(ledgerFile)}`);
   lines.push(
@@ -12,9 +17,14 @@ export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { cal
   );
   if (s.paidNotDownloaded > 0) lines.push(paidNotDownloadedLine(s.paidNotDownloaded, jobsFile));
   if (s.metadataNotCarried > 0) {
-    lines.push(`metadata ${s.metadataNotCarried} output(s) without all of their input's metadata: the photos are done, the reasons are listed below`);
+    lines.push(
+      `metadata ${s.metadataNotCarried} output(s) without all of their input's metadata: the photos are done, the reasons are listed below`,
+    );
   }
-  if (s.gone) lines.push(`gone     ${s.gone} photo(s) whose files left the input folder before they were done: not in the total; they come back with their files`);
+  if (s.gone)
+    lines.push(
+      `gone     ${s.gone} photo(s) whose files left the input folder before they were done: not in the total; they come back with their files`,
+    );
   const busy = Object.entries(s.states).filter(([k, n]) => n > 0 && !['done', 'failed', 'held', 'skipped', 'gone'].includes(k));
   if (busy.length > 0) lines.push(`in work  ${busy.map(([k, n]) => `${k} ${n}`).join(' · ')}`);
   const keys = Object.entries(s.calls.perKey);
@@ -33,7 +43,9 @@ export function formatStatus(s: LedgerStatus, ledgerFile: string, limits?: { cal
       const ids = [has(p.sentRequestId) ? `X-Request-Id ${p.sentRequestId}` : '', has(p.requestId) ? `requestId ${p.requestId}` : '']
         .filter(Boolean)
         .join(', ');
-      lines.push(`  ${shownText(p.path)}  step ${p.step + 1}: ${shownText(p.reason ?? 'no reason recorded')}${ids ? ` [${shownText(ids)}]` : ''}`);
+      lines.push(
+        `  ${shownText(p.path)}  step ${p.step + 1}: ${shownText(p.reason ?? 'no reason recorded')}${ids ? ` [${shownText(ids)}]` : ''}`,
+      );
     }
   }
   const why = s.notDownloaded.filter((n) => n.reason);
@@ -57,7 +69,13 @@ function paidNotDownloadedLine(n: number, jobsFile?: string): string {
  * `darkroom status` with the live display's figures: the lines of formatStatus, then per
  * step, per key (task slots and call windows), rates and the ETA from the budget model.
  */
-export function formatProgress(p: Progress, s: LedgerStatus, ledgerFile: string, limitsFrom: 'jobs' | 'default', jobsFile?: string): string {
+export function formatProgress(
+  p: Progress,
+  s: LedgerStatus,
+  ledgerFile: string,
+  limitsFrom: 'jobs' | 'default',
+  jobsFile?: string,
+): string {
   const lines = formatStatus(s, ledgerFile, p.limits ?? undefined, jobsFile).split('\n');
   const extra: string[] = [];
   for (const st of p.steps) {
@@ -69,7 +87,9 @@ export function formatProgress(p: Progress, s: LedgerStatus, ledgerFile: string,
       more?.failed ? `${more.failed} failed at it` : '',
       more?.held ? `${more.held} held at it` : '',
     ].filter(Boolean);
-    extra.push(`step ${st.index + 1}   ${st.capability ?? '?'}: ${st.done}/${st.total} past it${pct}${parts.length ? ` · ${parts.join(' · ')}` : ''}`);
+    extra.push(
+      `step ${st.index + 1}   ${st.capability ?? '?'}: ${st.done}/${st.total} past it${pct}${parts.length ? ` · ${parts.join(' · ')}` : ''}`,
+    );
   }
   for (const k of p.keys) {
     const lim = p.limits;

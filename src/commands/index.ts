@@ -18,7 +18,24 @@ import type { AccountIo } from '../lib/account.js';
 import type { PlanResult } from '../lib/plan.js';
 
 export { DEFAULT_LEDGER_FILE } from '../config/ledgerPath.js';
-export type { AccountCommandArgs, AccountIo, ManifestArgs, ManifestSummary, PlanArgs, PlanIo, ReportArgs, ReportResult, RetryArgs, RetryIo, RetryOutcome, RunArgs, RunIo, RunOutcome, StatusArgs, WriteStreams };
+export type {
+  AccountCommandArgs,
+  AccountIo,
+  ManifestArgs,
+  ManifestSummary,
+  PlanArgs,
+  PlanIo,
+  ReportArgs,
+  ReportResult,
+  RetryArgs,
+  RetryIo,
+  RetryOutcome,
+  RunArgs,
+  RunIo,
+  RunOutcome,
+  StatusArgs,
+  WriteStreams,
+};
 export type { Display } from './run.js';
 export type { GuardArgs } from './guards.js';
 export type { OutputTarget } from './outputFile.js';
@@ -29,7 +46,11 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
 }
 
 /** How `darkroom run` shows progress on `stream`: live rows on a terminal, else a line a minute (docs/guide/commands.md § Watching a run). */
-export async function progressFor(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv, quiet: boolean): Promise<NonNullable<RunIo['progress']>> {
+export async function progressFor(
+  stream: NodeJS.WriteStream,
+  env: NodeJS.ProcessEnv,
+  quiet: boolean,
+): Promise<NonNullable<RunIo['progress']>> {
   return (await import('./progress.js')).progressFor(stream, env, quiet);
 }
 

@@ -37,15 +37,19 @@ export async function manifestCommand(args: ManifestArgs): Promise<{ text: strin
     `manifest ${summary.files} file${summary.files === 1 ? '' : 's'} (${summary.outputs} output${summary.outputs === 1 ? '' : 's'}) in ${dir}/: ${summary.written.map((w) => path.basename(w)).join(', ')}`,
   ];
   if (summary.changed.length > 0) {
-    lines.push(`changed  ${names(summary.changed)}: not what darkroom wrote; listed with the checksums darkroom recorded, so a check names them`);
+    lines.push(
+      `changed  ${names(summary.changed)}: not what darkroom wrote; listed with the checksums darkroom recorded, so a check names them`,
+    );
   }
-  if (summary.missing.length > 0) lines.push(`missing  ${names(summary.missing)}: darkroom wrote them and they are gone; left out of the manifests`);
+  if (summary.missing.length > 0)
+    lines.push(`missing  ${names(summary.missing)}: darkroom wrote them and they are gone; left out of the manifests`);
   if (summary.elsewhere.length > 0) {
     lines.push(
       `outside  ${summary.elsewhere.length} file(s) darkroom wrote are outside ${dir}/ (e.g. ${shownText(rel(summary.elsewhere[0]!))}): was output.dir changed, or the folder moved? Left out; run the manifest where the outputs were written`,
     );
   }
-  if (summary.takenNow > 0) lines.push(`note     ${summary.takenNow} file(s) were written before darkroom recorded checksums: theirs were taken now`);
+  if (summary.takenNow > 0)
+    lines.push(`note     ${summary.takenNow} file(s) were written before darkroom recorded checksums: theirs were taken now`);
   lines.push(`check    cd ${shownText(shellQuote(dir))} && sha256sum -c manifest-sha256.txt`);
   return { text: lines.join('\n'), exitCode, summary };
 }

@@ -18,8 +18,13 @@ export function nextStepLines(result: Pick<RunResult, 'status' | 'interrupted' |
   const j = shellArg(jobs);
   const s = result.status;
   const steps: Array<[string, string]> = [];
-  if (result.halt?.kind === 'limit' && s.pending > 0) steps.push([`darkroom run ${j}`, `continue: ${s.pending} photo(s) not started or not finished`]);
-  if (s.held > 0) steps.push([`darkroom retry --held ${j}`, `${s.held} held: outcome unknown or timed out; lists them and asks (re-creating may charge again)`]);
+  if (result.halt?.kind === 'limit' && s.pending > 0)
+    steps.push([`darkroom run ${j}`, `continue: ${s.pending} photo(s) not started or not finished`]);
+  if (s.held > 0)
+    steps.push([
+      `darkroom retry --held ${j}`,
+      `${s.held} held: outcome unknown or timed out; lists them and asks (re-creating may charge again)`,
+    ]);
   const failed = s.failed - s.skipped;
   if (failed > 0) steps.push([`darkroom retry --failed ${j}`, `${failed} failed: lists them, says what retrying costs and asks`]);
   if (s.total > 0) steps.push([`darkroom report ${j}`, 'before and after, with every problem, in one HTML page']);

@@ -104,7 +104,11 @@ function formatPlan(p: PlanResult): string {
   else if (acc.credits) {
     const need = cr.needed ?? cr.known;
     const verdict =
-      acc.enough === true ? 'enough' : acc.enough === false ? `NOT enough: ${need - acc.credits.remainingCredit} short` : 'enough for the known part; the rest depends on the unknown costs';
+      acc.enough === true
+        ? 'enough'
+        : acc.enough === false
+          ? `NOT enough: ${need - acc.credits.remainingCredit} short`
+          : 'enough for the known part; the rest depends on the unknown costs';
     L.push(
       cr.needed === null && cr.known === 0
         ? `account  key ${acc.key}: ${acc.credits.remainingCredit} credits remaining (of ${acc.credits.totalCredit}); the need is unknown`
@@ -124,7 +128,11 @@ function parseCosts(values: readonly (string | number)[] | undefined): Record<st
   for (const v of values) {
     const m = /^([a-z0-9-]+)=(\d+(?:\.\d+)?)$/.exec(String(v).trim());
     if (!m || !isCapability(m[1]!)) {
-      throw new ConfigError('--cost', '', `expected CAPABILITY=CREDITS with one of ${Object.keys(CAPABILITIES).join('|')}, got ${JSON.stringify(String(v))}`);
+      throw new ConfigError(
+        '--cost',
+        '',
+        `expected CAPABILITY=CREDITS with one of ${Object.keys(CAPABILITIES).join('|')}, got ${JSON.stringify(String(v))}`,
+      );
     }
     out[m[1]!] = Number(m[2]);
   }

@@ -55,10 +55,16 @@ function describeHeld(held: readonly HeldItem[]): string {
   const timedOut = held.length - ambiguous;
   const lines = [`${held.length} photo(s) held:`];
   for (const h of held) {
-    const ids = [h.sentRequestId ? `X-Request-Id ${h.sentRequestId}` : '', h.requestId ? `requestId ${h.requestId}` : '', h.taskId ? `task ${h.taskId}` : '']
+    const ids = [
+      h.sentRequestId ? `X-Request-Id ${h.sentRequestId}` : '',
+      h.requestId ? `requestId ${h.requestId}` : '',
+      h.taskId ? `task ${h.taskId}` : '',
+    ]
       .filter(Boolean)
       .join(', ');
-    lines.push(`  ${shownText(h.path)}  step ${h.step + 1}, ${h.kind === 'ambiguous' ? 'create outcome unknown' : 'timed out'}${ids ? ` [${ids}]` : ''}`);
+    lines.push(
+      `  ${shownText(h.path)}  step ${h.step + 1}, ${h.kind === 'ambiguous' ? 'create outcome unknown' : 'timed out'}${ids ? ` [${ids}]` : ''}`,
+    );
   }
   if (ambiguous > 0) {
     lines.push(
@@ -66,6 +72,7 @@ function describeHeld(held: readonly HeldItem[]): string {
         'Creating them again can charge a second time (quote the ids above to support to check first).',
     );
   }
-  if (timedOut > 0) lines.push(`${timedOut} timed out while polling: their tasks are polled again, and created anew only if gone or failed.`);
+  if (timedOut > 0)
+    lines.push(`${timedOut} timed out while polling: their tasks are polled again, and created anew only if gone or failed.`);
   return lines.join('\n');
 }

@@ -22,7 +22,11 @@ function creditsOf(capability: string, configured: Readonly<Partial<Record<strin
   return configured[capability] ?? (isCapability(capability) ? CAPABILITIES[capability].credits : null);
 }
 
-export function retryCost(items: readonly FailedItem[], steps: readonly string[] | null, configured: Readonly<Partial<Record<string, number>>>): RetryCost {
+export function retryCost(
+  items: readonly FailedItem[],
+  steps: readonly string[] | null,
+  configured: Readonly<Partial<Record<string, number>>>,
+): RetryCost {
   let creates = 0;
   let credits = 0;
   const unpriced = new Set<string>();

@@ -113,7 +113,10 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
             return { ...p, service: contact.outage() };
           },
         }));
-        if (!args.quiet) io.stderr(`darkroom: running ${config.file} against ${new URL(baseUrl).origin} with ${keys.length} key(s); ledger ${config.ledger}`);
+        if (!args.quiet)
+          io.stderr(
+            `darkroom: running ${config.file} against ${new URL(baseUrl).origin} with ${keys.length} key(s); ledger ${config.ledger}`,
+          );
         l.start();
         const detach = l.active ? io.screen?.attach(l) : undefined;
         return () => {
@@ -130,7 +133,9 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
   const lines = [formatStatus(result.status, config.ledger, config.limits, args.jobs), ...nextStepLines(result, args.jobs)];
   const problems: string[] = [];
   if (result.recovered.ambiguous > 0) {
-    problems.push(`note: ${result.recovered.ambiguous} create(s) were in flight when an earlier run stopped; their photos are held (see darkroom status)`);
+    problems.push(
+      `note: ${result.recovered.ambiguous} create(s) were in flight when an earlier run stopped; their photos are held (see darkroom status)`,
+    );
   }
   const hidden = hiddenLine(result.discovered.hidden);
   if (hidden !== null) problems.push(`note: ${hidden}`);
@@ -140,6 +145,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
   if (result.stepsChange?.outcome === 'redone') lines.splice(1, 0, ...stepsChangeLines(result.stepsChange));
   else if (result.stepsChange && result.stepsChange.outcome !== 'bound') problems.push(...stepsChangeLines(result.stepsChange));
   problems.push(...accountStopLines(result, config.keyEnvs));
-  if (result.interrupted) problems.push(`interrupted: run \`darkroom run ${shellArg(args.jobs)}\` again to continue where this one stopped`);
+  if (result.interrupted)
+    problems.push(`interrupted: run \`darkroom run ${shellArg(args.jobs)}\` again to continue where this one stopped`);
   return { result, report: lines.join('\n'), problems: problems.join('\n'), outputDir: config.output.dir };
 }

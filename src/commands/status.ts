@@ -28,7 +28,8 @@ interface Target {
 
 async function target(args: StatusArgs, env: NodeJS.ProcessEnv): Promise<Target> {
   const stateDir = stateDirFrom(env);
-  if (!args.jobs) return { file: resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE), config: null, keys: undefined, stateDir };
+  if (!args.jobs)
+    return { file: resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE), config: null, keys: undefined, stateDir };
   // Imported only here: config brings zod and yaml (~0.2 s to load), which a status by
   // --ledger alone does without.
   const { loadConfig } = await import('../config/index.js');
@@ -58,7 +59,12 @@ export async function statusCommand(args: StatusArgs, env: NodeJS.ProcessEnv): P
  * Yields frames; the entry point prints them (clearing the screen between frames on a
  * terminal; with --json, one object per line).
  */
-export async function* watchStatus(args: StatusArgs, env: NodeJS.ProcessEnv, signal: AbortSignal, everyMs = WATCH_EVERY_MS): AsyncGenerator<string> {
+export async function* watchStatus(
+  args: StatusArgs,
+  env: NodeJS.ProcessEnv,
+  signal: AbortSignal,
+  everyMs = WATCH_EVERY_MS,
+): AsyncGenerator<string> {
   const t = await target(args, env);
   const reader = ProgressReader.open(t.file);
   try {

@@ -11,7 +11,8 @@ export function stepsChangeLines(c: StepsChange): string[] {
   for (const o of c.others) {
     const where: string[] = [];
     if (o.done > 0) where.push(`${o.done} done${done ? '' : ' (their outputs stay until the new results replace them)'}`);
-    if (o.inProgress > 0 && done) where.push(`${o.inProgress} in progress${o.running > 0 ? ` (${o.running} task(s) abandoned, already paid)` : ''}`);
+    if (o.inProgress > 0 && done)
+      where.push(`${o.inProgress} in progress${o.running > 0 ? ` (${o.running} task(s) abandoned, already paid)` : ''}`);
     else if (o.inProgress > 0) {
       const extra = [
         o.running > 0 ? `${o.running} task(s) running, already paid, abandoned on a redo` : '',

@@ -24,7 +24,8 @@ export function accountStopLines(result: RunResult, keyEnvs: readonly string[]):
   if (e.businessCode === 20601) {
     const c = result.credits;
     const need = c ? `the photos left need ${c.needed} more create(s) (at least ${c.needed} credit(s))` : 'more credits are needed';
-    const have = c?.remaining === null || c === undefined ? 'the balance could not be read' : `the account has ${c.remaining} credit(s) remaining`;
+    const have =
+      c?.remaining === null || c === undefined ? 'the balance could not be read' : `the account has ${c.remaining} credit(s) remaining`;
     return [
       `stopped: out of credits (code 20601${rid}): ${need}; ${have}. Tasks already running were finished and downloaded. Add credits, then run again: it continues where this one stopped.`,
     ];

@@ -138,7 +138,11 @@ function configFrom(raw: unknown, src: JobSource, opts: LoadOptions): { job: Job
   // Outputs would be read back as inputs on the next run (discover leaves out an output
   // folder inside the input folder, which cannot be done when they are the same).
   if (job.input.dir !== undefined && path.resolve(dir, job.input.dir) === path.resolve(dir, job.output.dir)) {
-    throw new ConfigError(shown, 'output.dir', `must not be the same folder as input.dir (${job.input.dir}): outputs would be read back as inputs; name another folder`);
+    throw new ConfigError(
+      shown,
+      'output.dir',
+      `must not be the same folder as input.dir (${job.input.dir}): outputs would be read back as inputs; name another folder`,
+    );
   }
   const ledgerPath = typeof job.ledger === 'string' ? job.ledger : job.ledger.path;
   const logFile = job.log.file ?? ledgerPath.replace(/(\.db)?$/, '.log');
@@ -211,7 +215,11 @@ export function resolveKeys(config: Config, env: NodeJS.ProcessEnv = process.env
 
 export function requireBaseUrl(config: Config): string {
   if (config.baseUrl === null) {
-    throw new ConfigError(path.basename(config.file), 'service.baseUrl', 'not set; set it in the file, with DARKROOM_BASE_URL or with --base-url');
+    throw new ConfigError(
+      path.basename(config.file),
+      'service.baseUrl',
+      'not set; set it in the file, with DARKROOM_BASE_URL or with --base-url',
+    );
   }
   return config.baseUrl;
 }

@@ -21,11 +21,13 @@ export function checkPattern(pattern: string): string | null {
   const bare = pattern.replace(/\{(name|step|ext)\}/g, '');
   if (/[{}]/.test(bare)) return `unbalanced braces; expected {name}, {step} and {ext}, got ${JSON.stringify(pattern)}`;
   if (!pattern.includes('{name}')) return `must contain {name}, got ${JSON.stringify(pattern)}`;
-  if (!pattern.includes('{ext}')) return `must contain {ext} (the extension comes from the result's real type), got ${JSON.stringify(pattern)}`;
+  if (!pattern.includes('{ext}'))
+    return `must contain {ext} (the extension comes from the result's real type), got ${JSON.stringify(pattern)}`;
   if (ILLEGAL.test(bare)) return `must not contain any of < > : " | ? * \\ or control characters, got ${JSON.stringify(pattern)}`;
   if (pattern.startsWith('/')) return `must be relative to output.dir, got ${JSON.stringify(pattern)}`;
   for (const seg of pattern.split('/')) {
-    if (seg === '' || seg === '.' || seg === '..') return `must not contain empty, "." or ".." folder names, got ${JSON.stringify(pattern)}`;
+    if (seg === '' || seg === '.' || seg === '..')
+      return `must not contain empty, "." or ".." folder names, got ${JSON.stringify(pattern)}`;
   }
   return null;
 }

@@ -93,7 +93,11 @@ export const stepSchema = z
     const info = CAPABILITIES[step.capability];
     const which = (fact: (c: CapabilityInfo) => boolean) => capabilitiesWhere(fact).join(', ');
     if (step.mode !== undefined && !info.acceptsMode) {
-      ctx.addIssue({ code: 'custom', path: ['mode'], message: `${step.capability} accepts no mode (only ${which((c) => c.acceptsMode)} do)` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mode'],
+        message: `${step.capability} accepts no mode (only ${which((c) => c.acceptsMode)} do)`,
+      });
     }
     if (step.resolution !== undefined && !info.acceptsResolution) {
       ctx.addIssue({ code: 'custom', path: ['resolution'], message: `only ${which((c) => c.acceptsResolution)} accepts a resolution` });
@@ -138,7 +142,11 @@ const inputSchema = z
   })
   .superRefine((input, ctx) => {
     if (input.dir === undefined && input.urls === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['dir'], message: 'missing; expected a folder of photos (input.dir), a URL list (input.urls), or both' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['dir'],
+        message: 'missing; expected a folder of photos (input.dir), a URL list (input.urls), or both',
+      });
     }
   });
 

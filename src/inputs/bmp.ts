@@ -84,7 +84,8 @@ function readHeader(buf: Buffer, whole = true): Header {
   }
   if (![0, 1, 2, 3, 6].includes(compression)) throw new InputError(`BMP compression ${compression} is not supported`);
   if (![1, 4, 8, 16, 24, 32].includes(bpp)) throw new InputError(`BMP with ${bpp} bits a pixel is not supported`);
-  if ((compression === 1 && bpp !== 8) || (compression === 2 && bpp !== 4)) throw new InputError('BMP RLE data does not match its bit depth');
+  if ((compression === 1 && bpp !== 8) || (compression === 2 && bpp !== 4))
+    throw new InputError('BMP RLE data does not match its bit depth');
   const height = Math.abs(rawHeight);
   if (width <= 0 || height <= 0) throw new InputError(`BMP size ${width}×${rawHeight} is not an image`);
   if (width * height > MAX_PIXELS) throw new InputError(`BMP of ${width}×${height} pixels is too large`);
@@ -190,7 +191,7 @@ function maskReader(mask: number): (v: number) => number {
   let bits = 0;
   while (((m >>> (shift + bits)) & 1) === 1 && shift + bits < 32) bits++;
   const max = 2 ** bits - 1;
-  return (v) => Math.round((((v >>> 0) & m) >>> shift) * 255 / max);
+  return (v) => Math.round(((((v >>> 0) & m) >>> shift) * 255) / max);
 }
 
 function decodeRle(buf: Buffer, h: Header): DecodedBmp {

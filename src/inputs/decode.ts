@@ -28,7 +28,12 @@ import { InputError } from '../errors.js';
  *
  * Returns null when the image is whole, else the reason it is refused.
  */
-export async function decodeWhole(input: Buffer | string, type: SourceType, pixels: number | null, maxInputPixels: number): Promise<string | null> {
+export async function decodeWhole(
+  input: Buffer | string,
+  type: SourceType,
+  pixels: number | null,
+  maxInputPixels: number,
+): Promise<string | null> {
   try {
     if (type === 'bmp') {
       // Our own decoder (bmp.ts) is the one the upload converts with: it must read the file whole.
@@ -54,7 +59,10 @@ export async function decodeWhole(input: Buffer | string, type: SourceType, pixe
  * of those is the one that stopped this decode when it ran alone (DecodeQueue.finish).
  */
 function describe(message: string): string {
-  const lines = message.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   if (lines[0]?.startsWith('Warning treated as error')) return lines[1] ?? 'corrupt data';
   return lines[0] ?? 'corrupt data';
 }

@@ -147,7 +147,17 @@ export async function discoverFiles(config: Config, opts: DiscoverOptions = {}):
     const e = entries[i]!;
     const srcPath = path.join(dir, e.path);
     if (e.stats === undefined) {
-      out[i] = { relPath: e.path, srcPath, sizeBytes: 0, mtimeMs: null, skipReason: e.unreadable, contentHash: nameIdentity('unreadable', e.path), type: null, transcode: null, decoded: null };
+      out[i] = {
+        relPath: e.path,
+        srcPath,
+        sizeBytes: 0,
+        mtimeMs: null,
+        skipReason: e.unreadable,
+        contentHash: nameIdentity('unreadable', e.path),
+        type: null,
+        transcode: null,
+        decoded: null,
+      };
       return;
     }
     const size = e.stats.size;
@@ -173,10 +183,23 @@ export async function discoverFiles(config: Config, opts: DiscoverOptions = {}):
         contentHash = cached ?? (size <= READ_WHOLE ? sha256(bytes!) : await hashFile(srcPath));
       } catch (err) {
         contentHash = nameIdentity('unreadable', e.path);
-        inspection = { ...inspection, skipReason: inspection.skipReason ?? `cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
+        inspection = {
+          ...inspection,
+          skipReason: inspection.skipReason ?? `cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+        };
       }
     }
-    out[i] = { relPath: e.path, srcPath, sizeBytes: size, mtimeMs, skipReason: inspection.skipReason, contentHash, type: inspection.type, transcode: inspection.transcode, decoded: null };
+    out[i] = {
+      relPath: e.path,
+      srcPath,
+      sizeBytes: size,
+      mtimeMs,
+      skipReason: inspection.skipReason,
+      contentHash,
+      type: inspection.type,
+      transcode: inspection.transcode,
+      decoded: null,
+    };
     const type = inspection.type;
     if (inspection.skipReason !== null || type === null || !isContentHash(contentHash)) return;
     // Small files from the bytes in hand; large ones read by sharp from the file, a few lines at a time.
@@ -257,7 +280,14 @@ export async function discoverInto(config: Config, ledger: Ledger, opts: Discove
   ledger.checks.record(seen.found.flatMap((f) => (f.decoded ? [{ contentHash: f.contentHash, reason: f.decoded.reason }] : [])));
   const found = opts.adjust ? opts.adjust(seen.found) : seen.found;
   const identity = ledger.discovery.reconcile(
-    found.map((f) => ({ name: f.relPath, src: f.srcPath, sizeBytes: f.sizeBytes, mtimeMs: f.mtimeMs, contentHash: f.contentHash, skipReason: f.skipReason })),
+    found.map((f) => ({
+      name: f.relPath,
+      src: f.srcPath,
+      sizeBytes: f.sizeBytes,
+      mtimeMs: f.mtimeMs,
+      contentHash: f.contentHash,
+      skipReason: f.skipReason,
+    })),
     urls.map((u) => ({ url: u.url, name: u.name, contentHash: urlIdentity(u.url) })),
     { keyFps: opts.keyFps },
   );
@@ -290,10 +320,17 @@ export async function discoverInto(config: Config, ledger: Ledger, opts: Discove
     'inputs found',
   );
   // What decoding cost (measured on the shared 2-core machine: ~0.5 ms a tiny PNG, ~3 ms a 640×480 JPEG, 17–30 ms a 6-Mpx one).
-  opts.log.info({ ...decodes, parallel: DECODE_PARALLEL }, `inputs decoded in full: ${decodes.decoded} new (${decodes.refused} refused), ${decodes.known} already checked, in ${decodes.ms} ms`);
+  opts.log.info(
+    { ...decodes, parallel: DECODE_PARALLEL },
+    `inputs decoded in full: ${decodes.decoded} new (${decodes.refused} refused), ${decodes.known} already checked, in ${decodes.ms} ms`,
+  );
   const hiddenNote = hiddenLine(hidden);
   if (hiddenNote !== null) opts.log.info({ hidden }, hiddenNote);
-  if (identity.gone > 0) opts.log.info({ gone: identity.gone }, `${identity.gone} photo(s) gone: their files are no longer in input.dir (they come back if the files do)`);
+  if (identity.gone > 0)
+    opts.log.info(
+      { gone: identity.gone },
+      `${identity.gone} photo(s) gone: their files are no longer in input.dir (they come back if the files do)`,
+    );
   const fresh = identity.added + identity.changed;
   return {
     found,

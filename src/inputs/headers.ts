@@ -44,7 +44,7 @@ function pngFacts(b: Buffer): HeaderFacts | null {
   if (width === 0 || height === 0 || width > MAX_DIMENSION || height > MAX_DIMENSION) return null;
   if (!PNG_DEPTHS[colour]?.includes(depth) || b[26] !== 0 || b[27] !== 0 || b[28]! > 1) return null;
   // The chunks before the pixels: an eXIf chunk may carry an orientation, which sharp reads.
-  for (let at = 33; ; ) {
+  for (let at = 33; ;) {
     if (at + 8 > b.length) return null;
     const len = b.readUInt32BE(at);
     const type = b.toString('latin1', at + 4, at + 8);
@@ -66,7 +66,7 @@ function jpegFacts(b: Buffer): HeaderFacts | null {
   let frame: { width: number; height: number } | null = null;
   let orientation: number | null = null;
   // Every segment up to the scan: libjpeg hands libvips all the APPn markers before SOS.
-  for (let at = 2; ; ) {
+  for (let at = 2; ;) {
     if (at + 4 > b.length || b[at] !== 0xff) return null;
     const marker = b[at + 1]!;
     if (marker === 0xff) {

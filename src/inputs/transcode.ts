@@ -50,12 +50,18 @@ const HEAD_BYTES = 256;
 export function sniffSource(head: Uint8Array): SourceType | null {
   const t = sniffImage(head);
   if (t !== null) return t;
-  if (head.length >= 4 && ((head[0] === 0x49 && head[1] === 0x49 && head[2] === 0x2a && head[3] === 0x00) ||
-      (head[0] === 0x4d && head[1] === 0x4d && head[2] === 0x00 && head[3] === 0x2a))) {
+  if (
+    head.length >= 4 &&
+    ((head[0] === 0x49 && head[1] === 0x49 && head[2] === 0x2a && head[3] === 0x00) ||
+      (head[0] === 0x4d && head[1] === 0x4d && head[2] === 0x00 && head[3] === 0x2a))
+  ) {
     return 'tiff';
   }
-  if (head.length >= 4 && ((head[0] === 0x49 && head[1] === 0x49 && head[2] === 0x2b && head[3] === 0x00) ||
-      (head[0] === 0x4d && head[1] === 0x4d && head[2] === 0x00 && head[3] === 0x2b))) {
+  if (
+    head.length >= 4 &&
+    ((head[0] === 0x49 && head[1] === 0x49 && head[2] === 0x2b && head[3] === 0x00) ||
+      (head[0] === 0x4d && head[1] === 0x4d && head[2] === 0x00 && head[3] === 0x2b))
+  ) {
     return 'tiff'; // BigTIFF
   }
   if (isBmp(head) && head.length >= 18) {
@@ -208,7 +214,10 @@ export async function prepareUpload(item: PrepareItem, opts: TranscodeOptions): 
   }
   const type = sniffSource(bytes.subarray(0, HEAD_BYTES));
   if (type === null) {
-    return { kind: 'skip', reason: `not ${opts.transcode === 'auto' ? 'a JPG, PNG, WEBP, TIFF or BMP' : 'a JPG, PNG or WEBP'} image by its content` };
+    return {
+      kind: 'skip',
+      reason: `not ${opts.transcode === 'auto' ? 'a JPG, PNG, WEBP, TIFF or BMP' : 'a JPG, PNG or WEBP'} image by its content`,
+    };
   }
   const asIs = (t: ImageType): Prepared => ({
     kind: 'bytes',
@@ -237,7 +246,14 @@ export async function prepareUpload(item: PrepareItem, opts: TranscodeOptions): 
       };
     }
     const base = path.posix.basename(item.rel_path).replace(/\.[^.]*$/, '');
-    return { kind: 'bytes', bytes: out.bytes, type: out.type, contentType: CONTENT_TYPES[out.type], filename: `${base}.${EXTENSIONS[out.type]}`, transcoded: d.transcode };
+    return {
+      kind: 'bytes',
+      bytes: out.bytes,
+      type: out.type,
+      contentType: CONTENT_TYPES[out.type],
+      filename: `${base}.${EXTENSIONS[out.type]}`,
+      transcoded: d.transcode,
+    };
   } catch (err) {
     return { kind: 'skip', reason: `cannot convert the ${NAMES[type]} image: ${firstLine(err)}` };
   }
@@ -284,6 +300,6 @@ function tooBigText(n: number, opts: TranscodeOptions): string {
 }
 
 function firstLine(err: unknown): string {
-  const e = err instanceof InputError ? err.message : (err as Error)?.message ?? String(err);
+  const e = err instanceof InputError ? err.message : ((err as Error)?.message ?? String(err));
   return e.split('\n')[0]!;
 }

@@ -78,7 +78,17 @@ export const CONTENT_CHANGED_NOTE = 'content changed';
 const RESETTABLE: ReadonlySet<ItemState> = new Set(['done', 'failed', 'skipped', 'queued', 'gone']);
 
 type Entry =
-  | { kind: 'file'; key: string; name: string; src: string; label: string; hash: string; size: number | null; mtime: number | null; skipReason: string | null }
+  | {
+      kind: 'file';
+      key: string;
+      name: string;
+      src: string;
+      label: string;
+      hash: string;
+      size: number | null;
+      mtime: number | null;
+      skipReason: string | null;
+    }
   | { kind: 'url'; key: string; name: string; src: string; label: string; hash: string; size: null; mtime: null; skipReason: null };
 
 export class Discovery {
@@ -99,12 +109,26 @@ export class Discovery {
 
     const entries: Entry[] = [
       ...files.map((f): Entry => ({
-        kind: 'file', key: `f:${f.name}`, name: f.name, src: f.src, label: f.name, hash: f.contentHash,
-        size: f.sizeBytes, mtime: f.mtimeMs, skipReason: f.skipReason,
+        kind: 'file',
+        key: `f:${f.name}`,
+        name: f.name,
+        src: f.src,
+        label: f.name,
+        hash: f.contentHash,
+        size: f.sizeBytes,
+        mtime: f.mtimeMs,
+        skipReason: f.skipReason,
       })),
       ...urls.map((u): Entry => ({
-        kind: 'url', key: `u:${u.url}\n${u.name}`, name: u.name, src: u.url, label: u.url, hash: u.contentHash,
-        size: null, mtime: null, skipReason: null,
+        kind: 'url',
+        key: `u:${u.url}\n${u.name}`,
+        name: u.name,
+        src: u.url,
+        label: u.url,
+        hash: u.contentHash,
+        size: null,
+        mtime: null,
+        skipReason: null,
       })),
     ];
     const seenKeys = new Set<string>();
@@ -297,7 +321,10 @@ export class Discovery {
         `UPDATE items SET output_path = (SELECT output_path FROM inputs WHERE item_id = @old AND id != @row AND output_path IS NOT NULL ORDER BY id LIMIT 1)
          WHERE id = @old AND output_path = @path`,
       ).run({ old: existing.item_id, row: existing.id, path: existing.output_path });
-      stmt(this.db, "UPDATE output_files SET item_id = @item WHERE path = @path AND kind = 'output'").run({ path: existing.output_path, item: itemId });
+      stmt(this.db, "UPDATE output_files SET item_id = @item WHERE path = @path AND kind = 'output'").run({
+        path: existing.output_path,
+        item: itemId,
+      });
     }
     stmt(
       this.db,
@@ -369,6 +396,4 @@ export class Discovery {
       note,
     );
   }
-
-
 }

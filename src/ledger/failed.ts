@@ -71,33 +71,49 @@ export class Failed {
   requeue(ids: readonly number[], note: string): FailedRequeued {
     const only = new Set(ids);
     const byId = new Map(this.rows().map((r) => [r.id, r]));
-    return this.db.transaction(() => {
-      let downloads = 0;
-      let recreated = 0;
-      const now = clock.now();
-      for (const f of this.list()) {
-        if (!only.has(f.id)) continue;
-        const row = byId.get(f.id)!;
-        const fresh = { attempt: 0, task_id: null, business_type: null, task_started_ms: null, reason: null, retries: 0, request_id: null };
-        if (f.kind === 'download') {
-          this.items.move(f.id, 'failed', 'succeeded', { result_url: row.paid_url, due_ms: 0, reason: null, retries: 0 }, `${note}: paid, only the download was missing`);
-          downloads++;
-        } else if (f.fromStep > 0) {
-          this.items.move(f.id, 'failed', 'uploaded', { ...fresh, due_ms: now }, `${note}: created again from step ${f.fromStep + 1}`);
-          recreated++;
-        } else {
-          this.items.move(
-            f.id,
-            'failed',
-            'queued',
-            { ...fresh, step_index: 0, key_fp: null, image_url: null, input_url: null, result_url: null, due_ms: 0 },
-            `${note}: uploaded and created again`,
-          );
-          recreated++;
+    return this.db
+      .transaction(() => {
+        let downloads = 0;
+        let recreated = 0;
+        const now = clock.now();
+        for (const f of this.list()) {
+          if (!only.has(f.id)) continue;
+          const row = byId.get(f.id)!;
+          const fresh = {
+            attempt: 0,
+            task_id: null,
+            business_type: null,
+            task_started_ms: null,
+            reason: null,
+            retries: 0,
+            request_id: null,
+          };
+          if (f.kind === 'download') {
+            this.items.move(
+              f.id,
+              'failed',
+              'succeeded',
+              { result_url: row.paid_url, due_ms: 0, reason: null, retries: 0 },
+              `${note}: paid, only the download was missing`,
+            );
+            downloads++;
+          } else if (f.fromStep > 0) {
+            this.items.move(f.id, 'failed', 'uploaded', { ...fresh, due_ms: now }, `${note}: created again from step ${f.fromStep + 1}`);
+            recreated++;
+          } else {
+            this.items.move(
+              f.id,
+              'failed',
+              'queued',
+              { ...fresh, step_index: 0, key_fp: null, image_url: null, input_url: null, result_url: null, due_ms: 0 },
+              `${note}: uploaded and created again`,
+            );
+            recreated++;
+          }
         }
-      }
-      return { downloads, recreated };
-    }).immediate(); // a write: IMMEDIATE (src/ledger/statements.ts says why)
+        return { downloads, recreated };
+      })
+      .immediate(); // a write: IMMEDIATE (src/ledger/statements.ts says why)
   }
 
   private rows(): FailedRow[] {

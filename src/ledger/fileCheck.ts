@@ -10,7 +10,10 @@ export type LedgerChange =
   /** Gone from its path, and where it went cannot be told (no /proc). */
   | { readonly kind: 'gone' }
   /** Another file is at the path; `original` says what became of the one that was open. */
-  | { readonly kind: 'replaced'; readonly original: { readonly kind: 'moved'; readonly to: string } | { readonly kind: 'deleted' } | { readonly kind: 'gone' } };
+  | {
+      readonly kind: 'replaced';
+      readonly original: { readonly kind: 'moved'; readonly to: string } | { readonly kind: 'deleted' } | { readonly kind: 'gone' };
+    };
 
 /**
  * The ledger's file as it was opened (device and inode), so that a ledger moved, replaced

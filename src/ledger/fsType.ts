@@ -45,7 +45,30 @@ const LOCAL_MAGIC: ReadonlyMap<number, string> = new Map([
   [0x6a656a63, 'virtiofs'],
 ]);
 /** FUSE mounts that reach another machine (the mount type after `fuse.`). */
-const NETWORK_FUSE = new Set(['sshfs', 'rclone', 's3fs', 'gcsfuse', 'goofys', 'blobfuse', 'blobfuse2', 'juicefs', 'glusterfs', 'ceph-fuse', 'smbnetfs', 'curlftpfs', 'afpfs', 'mfs', 'lizardfs', 'seaweedfs', 'davfs', 'davfs2', 'cvmfs', 'vmhgfs-fuse', 'onedriver', 'google-drive-ocamlfuse']);
+const NETWORK_FUSE = new Set([
+  'sshfs',
+  'rclone',
+  's3fs',
+  'gcsfuse',
+  'goofys',
+  'blobfuse',
+  'blobfuse2',
+  'juicefs',
+  'glusterfs',
+  'ceph-fuse',
+  'smbnetfs',
+  'curlftpfs',
+  'afpfs',
+  'mfs',
+  'lizardfs',
+  'seaweedfs',
+  'davfs',
+  'davfs2',
+  'cvmfs',
+  'vmhgfs-fuse',
+  'onedriver',
+  'google-drive-ocamlfuse',
+]);
 
 /**
  * What it takes to tell (tests give their own): statfs's type of an existing path, and the

@@ -86,28 +86,30 @@ export class Held {
    */
   requeue(kinds: readonly HoldKind[], note: string, onlyIds?: readonly number[]): Requeued {
     const only = onlyIds ? new Set(onlyIds) : undefined;
-    return this.db.transaction(() => {
-      let recreated = 0;
-      let repolled = 0;
-      const now = clock.now();
-      for (const h of this.list(kinds)) {
-        if (only && !only.has(h.id)) continue;
-        const item = this.items.get(h.id) as ItemRow;
-        if (h.kind === 'timeout' && item.task_id !== null && item.business_type !== null) {
-          this.items.move(item.id, 'held', 'active', { task_started_ms: now, due_ms: now, reason: null, retries: 0 }, note);
-          repolled++;
-        } else {
-          this.items.move(
-            item.id,
-            'held',
-            'uploaded',
-            { task_id: null, business_type: null, task_started_ms: null, due_ms: now, reason: null, retries: 0 },
-            note,
-          );
-          recreated++;
+    return this.db
+      .transaction(() => {
+        let recreated = 0;
+        let repolled = 0;
+        const now = clock.now();
+        for (const h of this.list(kinds)) {
+          if (only && !only.has(h.id)) continue;
+          const item = this.items.get(h.id) as ItemRow;
+          if (h.kind === 'timeout' && item.task_id !== null && item.business_type !== null) {
+            this.items.move(item.id, 'held', 'active', { task_started_ms: now, due_ms: now, reason: null, retries: 0 }, note);
+            repolled++;
+          } else {
+            this.items.move(
+              item.id,
+              'held',
+              'uploaded',
+              { task_id: null, business_type: null, task_started_ms: null, due_ms: now, reason: null, retries: 0 },
+              note,
+            );
+            recreated++;
+          }
         }
-      }
-      return { recreated, repolled };
-    }).immediate();
+        return { recreated, repolled };
+      })
+      .immediate();
   }
 }

@@ -6,9 +6,26 @@ export { STATES, TERMINAL, canTransition, createsLeft, inPhase, phaseOf, type It
 export { holderId, type HeldLock, type LockHolder, type LockRequest } from './lock.js';
 export { type LedgerChange } from './fileCheck.js';
 export type { Rescue } from './rescue.js';
-export { type ReportData, type ReportPhoto, type ReportCharged, type ReportDoneItem, type ReportProblem, type ReportStep, type ReportLatency, type ReportOptions } from './report.js';
+export {
+  type ReportData,
+  type ReportPhoto,
+  type ReportCharged,
+  type ReportDoneItem,
+  type ReportProblem,
+  type ReportStep,
+  type ReportLatency,
+  type ReportOptions,
+} from './report.js';
 export { chooseBucketMs, IDLE_GAP_MS, type ReportActivity, type ReportBucket } from './reportTime.js';
-export { ProgressReader, readProgress, readItemStates, readCallWindows, RECENT_WINDOW_MS, type ProgressFacts, type ProgressOptions } from './progress.js';
+export {
+  ProgressReader,
+  readProgress,
+  readItemStates,
+  readCallWindows,
+  RECENT_WINDOW_MS,
+  type ProgressFacts,
+  type ProgressOptions,
+} from './progress.js';
 export { type HeldItem, type HoldKind, type Requeued } from './held.js';
 export { type FailedItem, type FailedRequeued } from './failed.js';
 export { PARKED_MS, type NotDownloaded } from './undownloaded.js';

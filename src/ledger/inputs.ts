@@ -59,7 +59,9 @@ export class Inputs {
 
   /** Names found by the latest discovery, in a stable order (files by path, then URL lines). */
   currentInputs(): InputRow[] {
-    return stmt<[number], InputRow>(this.db, "SELECT * FROM inputs WHERE seen_gen = ? ORDER BY kind = 'url', name, id").all(this.generation());
+    return stmt<[number], InputRow>(this.db, "SELECT * FROM inputs WHERE seen_gen = ? ORDER BY kind = 'url', name, id").all(
+      this.generation(),
+    );
   }
 
   /** The current names of one photo, in the same order. */

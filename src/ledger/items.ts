@@ -7,9 +7,26 @@ import { assertTransition, type ItemState } from './transitions.js';
 import { StaleStateError } from '../errors.js';
 
 const PATCHABLE = new Set([
-  'src_path', 'size_bytes', 'content_hash', 'step_index', 'attempt', 'key_fp', 'image_url', 'input_url', 'task_id',
-  'business_type', 'task_started_ms', 'result_url', 'output_path', 'reason', 'request_id', 'due_ms', 'retries', 'hold_kind',
-  'steps_sig', 'forgotten_uploads',
+  'src_path',
+  'size_bytes',
+  'content_hash',
+  'step_index',
+  'attempt',
+  'key_fp',
+  'image_url',
+  'input_url',
+  'task_id',
+  'business_type',
+  'task_started_ms',
+  'result_url',
+  'output_path',
+  'reason',
+  'request_id',
+  'due_ms',
+  'retries',
+  'hold_kind',
+  'steps_sig',
+  'forgotten_uploads',
 ]);
 
 /** The columns of a patch that may be set, in the patch's own order. */
@@ -30,9 +47,7 @@ export class Items {
 
   constructor(private readonly db: Database.Database) {
     this.byId = db.prepare<[number], ItemRow>('SELECT * FROM items WHERE id = ?');
-    this.insertTransition = db.prepare(
-      'INSERT INTO transitions (item_id, at_ms, from_state, to_state, note) VALUES (?, ?, ?, ?, ?)',
-    );
+    this.insertTransition = db.prepare('INSERT INTO transitions (item_id, at_ms, from_state, to_state, note) VALUES (?, ?, ?, ?, ?)');
   }
 
   get(id: number): ItemRow | undefined {
@@ -50,7 +65,11 @@ export class Items {
     if (from === 'held' && !('hold_kind' in patch)) patch = { ...patch, hold_kind: null };
     const now = clock.now();
     const keys = patchKeys(patch);
-    const update = this.updateFor('move', keys, (sets) => `UPDATE items SET state = ?, updated_ms = ?${sets} WHERE id = ? AND state = ? RETURNING *`);
+    const update = this.updateFor(
+      'move',
+      keys,
+      (sets) => `UPDATE items SET state = ?, updated_ms = ?${sets} WHERE id = ? AND state = ? RETURNING *`,
+    );
     const params: unknown[] = [to, now];
     for (const k of keys) params.push((patch as Record<string, unknown>)[k] ?? null);
     params.push(id, from);
@@ -124,7 +143,11 @@ export class Items {
    * picked, so two lanes can never both take it. Guarded: false if another lane has it.
    */
   claimQueued(id: number, keyFp: string): boolean {
-    const r = stmt(this.db, "UPDATE items SET key_fp = ? WHERE id = ? AND state = 'queued' AND (key_fp IS NULL OR key_fp = ?)").run(keyFp, id, keyFp);
+    const r = stmt(this.db, "UPDATE items SET key_fp = ? WHERE id = ? AND state = 'queued' AND (key_fp IS NULL OR key_fp = ?)").run(
+      keyFp,
+      id,
+      keyFp,
+    );
     return r.changes === 1;
   }
 
@@ -138,7 +161,12 @@ export class Items {
 
   /** Whether a lane has any item in these states (an indexed probe, unlike a count). */
   hasInStates(keyFp: string, states: readonly ItemState[]): boolean {
-    return this.byStates('has', states, (marks) => `SELECT 1 FROM items WHERE key_fp = ? AND state IN (${marks}) LIMIT 1`).get(keyFp, ...states) !== undefined;
+    return (
+      this.byStates('has', states, (marks) => `SELECT 1 FROM items WHERE key_fp = ? AND state IN (${marks}) LIMIT 1`).get(
+        keyFp,
+        ...states,
+      ) !== undefined
+    );
   }
 
   /** Whether unclaimed photos wait to be uploaded by any lane. */
@@ -148,10 +176,17 @@ export class Items {
 
   countInStates(keyFp: string | null, states: readonly ItemState[]): number {
     if (keyFp === null) {
-      return (this.byStates('count', states, (marks) => `SELECT COUNT(*) AS n FROM items WHERE state IN (${marks})`).get(...states) as { n: number }).n;
+      return (
+        this.byStates('count', states, (marks) => `SELECT COUNT(*) AS n FROM items WHERE state IN (${marks})`).get(...states) as {
+          n: number;
+        }
+      ).n;
     }
     return (
-      this.byStates('countKey', states, (marks) => `SELECT COUNT(*) AS n FROM items WHERE key_fp = ? AND state IN (${marks})`).get(keyFp, ...states) as {
+      this.byStates('countKey', states, (marks) => `SELECT COUNT(*) AS n FROM items WHERE key_fp = ? AND state IN (${marks})`).get(
+        keyFp,
+        ...states,
+      ) as {
         n: number;
       }
     ).n;
@@ -208,7 +243,10 @@ export class Items {
 
   /** One key's items in `state`, fewest due first (a lane's tasks: its slots bound them). */
   inStateFor(state: ItemState, keyFp: string, limit = 100): ItemRow[] {
-    return stmt<[string, string, number], ItemRow>(this.db, 'SELECT * FROM items WHERE state = ? AND key_fp = ? ORDER BY due_ms, id LIMIT ?').all(state, keyFp, limit);
+    return stmt<[string, string, number], ItemRow>(
+      this.db,
+      'SELECT * FROM items WHERE state = ? AND key_fp = ? ORDER BY due_ms, id LIMIT ?',
+    ).all(state, keyFp, limit);
   }
 
   all(): ItemRow[] {

@@ -93,7 +93,8 @@ export class KeyFacts {
       `SELECT item_id, request_id, MIN(COALESCE(resolved_ms, sent_ms + ?), sent_ms + ?) AS since_ms FROM submissions
        WHERE key_fp = ? AND state = 'ambiguous' AND sent_ms > ? ORDER BY id`,
     ).all(timeoutMs, timeoutMs, keyFp, edge - timeoutMs)) {
-      if (r.since_ms > edge) slots.push({ itemId: r.item_id, ref: r.request_id, kind: 'held', sinceMs: r.since_ms, expiresMs: r.since_ms + boundMs });
+      if (r.since_ms > edge)
+        slots.push({ itemId: r.item_id, ref: r.request_id, kind: 'held', sinceMs: r.since_ms, expiresMs: r.since_ms + boundMs });
     }
     for (const r of stmt<[string, number], { item_id: number; task_id: string; started_ms: number }>(
       this.db,
@@ -111,7 +112,10 @@ export class KeyFacts {
 
   /** The key's calls the ledger logged since `sinceMs` (a store that lacks them must count them). */
   callsSince(keyFp: string, sinceMs: number): LoggedCall[] {
-    return stmt<[string, number], { at_ms: number; endpoint: string; sent_request_id: string; duration_ms: number; http_status: number | null; code: number | null }>(
+    return stmt<
+      [string, number],
+      { at_ms: number; endpoint: string; sent_request_id: string; duration_ms: number; http_status: number | null; code: number | null }
+    >(
       this.db,
       'SELECT at_ms, endpoint, sent_request_id, duration_ms, http_status, code FROM calls WHERE key_fp = ? AND at_ms > ? ORDER BY at_ms',
     )

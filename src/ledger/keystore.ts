@@ -45,7 +45,8 @@ export interface CallAnswer {
   readonly code: number | null;
 }
 
-const SELECT_SLOTS = 'SELECT s.id, s.owner, s.item_id, s.ref, s.kind, s.since_ms, s.expires_ms, o.pid, o.host FROM slots s LEFT JOIN owners o ON o.owner = s.owner ORDER BY s.id';
+const SELECT_SLOTS =
+  'SELECT s.id, s.owner, s.item_id, s.ref, s.kind, s.since_ms, s.expires_ms, o.pid, o.host FROM slots s LEFT JOIN owners o ON o.owner = s.owner ORDER BY s.id';
 
 /** Fingerprints are `k_` and 12 hex digits (src/spec/key.ts): safe as a file name, and never the key. */
 const FINGERPRINT = /^k_[0-9a-f]{12}$/;
@@ -110,7 +111,8 @@ export class KeyStore {
       return new KeyStore(file, db, opened.networkFs);
     } catch (err) {
       db?.close();
-      if (err instanceof NotSqliteFileError || err instanceof NetworkFsError || (err as { code?: string }).code === 'LEDGER_TOO_NEW') throw err;
+      if (err instanceof NotSqliteFileError || err instanceof NetworkFsError || (err as { code?: string }).code === 'LEDGER_TOO_NEW')
+        throw err;
       throw new KeyStoreError(file, err);
     }
   }
@@ -249,7 +251,10 @@ export class KeyStore {
   /** The owner's idea of how long a task may run changed: its counted rows expire `boundMs` after their start. */
   reboundOwner(owner: string, boundMs: number): void {
     this.writes++;
-    stmt(this.db, "UPDATE slots SET expires_ms = since_ms + ? WHERE owner = ? AND kind IN ('create', 'active', 'held')").run(boundMs, owner);
+    stmt(this.db, "UPDATE slots SET expires_ms = since_ms + ? WHERE owner = ? AND kind IN ('create', 'active', 'held')").run(
+      boundMs,
+      owner,
+    );
   }
 
   deleteSlot(id: number): void {
@@ -294,7 +299,11 @@ export class KeyStore {
         creates.map((c) => c.ref),
       );
       for (const c of creates) {
-        n += stmt(this.db, "UPDATE slots SET kind = 'released', ref = ? WHERE owner = ? AND item_id = ? AND kind = 'create'").run(c.ref, owner, c.itemId).changes;
+        n += stmt(this.db, "UPDATE slots SET kind = 'released', ref = ? WHERE owner = ? AND item_id = ? AND kind = 'create'").run(
+          c.ref,
+          owner,
+          c.itemId,
+        ).changes;
       }
       return n;
     });

@@ -130,7 +130,11 @@ export class RunLock {
         take.immediate();
         break;
       } catch (err) {
-        const dying = err instanceof LedgerBusyError && err.holder !== undefined && err.verdict === 'live' && (this.probe.dying?.(err.holder.pid) ?? false);
+        const dying =
+          err instanceof LedgerBusyError &&
+          err.holder !== undefined &&
+          err.verdict === 'live' &&
+          (this.probe.dying?.(err.holder.pid) ?? false);
         const busy = (err as { code?: string }).code?.startsWith('SQLITE_BUSY') ?? false;
         // (Attempts bound it too: a virtual clock does not move in this loop.)
         if ((!dying && !busy) || attempt >= LOCK_ATTEMPTS || clock.now() >= deadline) {

@@ -58,5 +58,5 @@ export function migrate(db: Database.Database, file: string, migrations: Migrati
 export function schemaVersion(db: Database.Database): number {
   const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
   if (!exists) return 0;
-  return ((db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0);
+  return (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0;
 }

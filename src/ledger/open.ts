@@ -35,7 +35,8 @@ export function openLedgerFile(file: string, opts: OpenOptions = {}): WritableFi
   }
   if (!memory) {
     // A folder has a name per entry in it: said as what it is, not as hard links (links.ts).
-    if (isFolder(file)) throw new LedgerUnwritableError(file, `it is a folder, not a file (name a file in it, such as ${path.join(file, 'darkroom.db')})`);
+    if (isFolder(file))
+      throw new LedgerUnwritableError(file, `it is a folder, not a file (name a file in it, such as ${path.join(file, 'darkroom.db')})`);
     // Before anything is written under this name (see links.ts).
     refuseSecondName(file);
   }

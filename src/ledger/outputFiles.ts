@@ -78,7 +78,11 @@ export class OutputFiles {
   /** The written-file columns as `f.` selections, with NULL for those this ledger's schema has not got yet. */
   private fileColumns(): string {
     if (this.columns === undefined) {
-      const have = new Set(stmt<[], { name: string }>(this.db, 'PRAGMA table_info(output_files)').all().map((c) => c.name));
+      const have = new Set(
+        stmt<[], { name: string }>(this.db, 'PRAGMA table_info(output_files)')
+          .all()
+          .map((c) => c.name),
+      );
       const col = (name: string, as: string) => (have.has(name) ? `f.${name} AS ${as}` : `NULL AS ${as}`);
       this.columns = [
         'f.path',

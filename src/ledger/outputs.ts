@@ -20,13 +20,18 @@ export class Outputs {
 
   /** When the next download that this run will still try is due (parked ones aside). */
   earliestDue(): number | undefined {
-    const r = stmt<[number], { d: number | null }>(this.db, "SELECT MIN(due_ms) AS d FROM items WHERE state = 'succeeded' AND due_ms < ?").get(PARKED_MS);
+    const r = stmt<[number], { d: number | null }>(
+      this.db,
+      "SELECT MIN(due_ms) AS d FROM items WHERE state = 'succeeded' AND due_ms < ?",
+    ).get(PARKED_MS);
     return r?.d ?? undefined;
   }
 
   /** Results this run will still try to download (waiting or backing off; parked ones aside). */
   waiting(): number {
-    return stmt<[number], { n: number }>(this.db, "SELECT COUNT(*) AS n FROM items WHERE state = 'succeeded' AND due_ms < ?").get(PARKED_MS)!.n;
+    return stmt<[number], { n: number }>(this.db, "SELECT COUNT(*) AS n FROM items WHERE state = 'succeeded' AND due_ms < ?").get(
+      PARKED_MS,
+    )!.n;
   }
 
   /** Photos paid for whose result is not on disk yet (undownloaded.ts). */

@@ -74,7 +74,10 @@ export const systemProbe: ProcessProbe = {
 function procStat(pid: number): { state: string; start: string } | undefined {
   const text = readOrNull(() => readFileSync(`/proc/${pid}/stat`, 'utf8'));
   if (text === null) return undefined;
-  const rest = text.slice(text.lastIndexOf(')') + 1).trim().split(/\s+/);
+  const rest = text
+    .slice(text.lastIndexOf(')') + 1)
+    .trim()
+    .split(/\s+/);
   const state = rest[0];
   const start = rest[19];
   return state !== undefined && start !== undefined ? { state, start } : undefined;

@@ -89,9 +89,8 @@ export function readProgress(db: Database.Database, now: number, opts: ProgressO
               (SELECT COUNT(*) FROM calls WHERE endpoint IN ('/api/v1/credits', '/api/v1/usage') AND id > ?) AS account,
               (SELECT MAX(id) FROM calls) AS last`,
     ).get(since, since)!;
-    const n = since === 0
-      ? status.calls.total
-      : stmt<[number], { n: number }>(db, 'SELECT COUNT(*) AS n FROM calls WHERE id > ?').get(since)!.n;
+    const n =
+      since === 0 ? status.calls.total : stmt<[number], { n: number }>(db, 'SELECT COUNT(*) AS n FROM calls WHERE id > ?').get(since)!.n;
     c.upload += kinds.upload;
     c.account += kinds.account;
     c.calls += n;
@@ -126,10 +125,9 @@ export function readProgress(db: Database.Database, now: number, opts: ProgressO
       slots[r.key_fp] = { active: r.active, submitting: r.submitting };
     }
 
-    const done = stmt<[number], { n: number }>(
-      db,
-      "SELECT COUNT(*) AS n FROM transitions WHERE to_state = 'done' AND at_ms > ?",
-    ).get(sinceMs)!.n;
+    const done = stmt<[number], { n: number }>(db, "SELECT COUNT(*) AS n FROM transitions WHERE to_state = 'done' AND at_ms > ?").get(
+      sinceMs,
+    )!.n;
     // Per key, through the (key_fp, at_ms) index: the keys with calls in the last hour are
     // the only ones that can have calls in the (shorter) recent window.
     const recentCalls = { n: 0, first: null as number | null };
@@ -156,7 +154,9 @@ export function readProgress(db: Database.Database, now: number, opts: ProgressO
 }
 
 function readKeys(db: Database.Database): string[] {
-  return stmt<[], { key_fp: string }>(db, 'SELECT DISTINCT key_fp FROM calls').all().map((r) => r.key_fp);
+  return stmt<[], { key_fp: string }>(db, 'SELECT DISTINCT key_fp FROM calls')
+    .all()
+    .map((r) => r.key_fp);
 }
 
 function readSlow(db: Database.Database): Pick<ProgressFacts, 'latency' | 'waitHints' | 'stepCapabilities' | 'failRetries'> {

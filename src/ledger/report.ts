@@ -215,7 +215,10 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
 }
 
 function readDone(db: Database.Database, limit: number): ReportDoneItem[] {
-  const rows = stmt<[number], { id: number; path: string; srcPath: string; outputPath: string | null; doneMs: number | null; updated: number }>(
+  const rows = stmt<
+    [number],
+    { id: number; path: string; srcPath: string; outputPath: string | null; doneMs: number | null; updated: number }
+  >(
     db,
     `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.output_path AS outputPath, i.updated_ms AS updated,
             (SELECT MAX(t.at_ms) FROM transitions t WHERE t.item_id = i.id AND t.to_state = 'done') AS doneMs

@@ -30,8 +30,8 @@ export interface ReportBucket {
 export const IDLE_GAP_MS = 600_000;
 
 const NICE_BUCKETS_MS = [
-  10_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 10_800_000, 21_600_000,
-  43_200_000, 86_400_000,
+  10_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 10_800_000, 21_600_000, 43_200_000,
+  86_400_000,
 ];
 
 /** The smallest round bucket (10 s … 1 day, 10 min for a usual night) giving at most `maxBuckets` buckets. */

@@ -94,10 +94,7 @@ export interface MetadataNote {
 /** Everything `darkroom status` shows, read from the ledger alone. */
 export function readStatus(db: Database.Database, now: number, problemLimit = 200): LedgerStatus {
   // One scan of the (state, step_index) index gives both the state counts and the steps.
-  const groups = stmt<[], StepGroup>(
-    db,
-    'SELECT step_index AS step, state, COUNT(*) AS n FROM items GROUP BY state, step_index',
-  ).all();
+  const groups = stmt<[], StepGroup>(db, 'SELECT step_index AS step, state, COUNT(*) AS n FROM items GROUP BY state, step_index').all();
   const states = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<ItemState, number>;
   for (const g of groups) states[g.state] += g.n;
   // A gone photo is no longer an input: outside the total (total = done + failed + held + pending).
@@ -137,7 +134,9 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
 
 /** Whether output_files has migration 009's columns: a ledger opened read-only is not migrated, and may predate them. */
 export function hasOutputMetadata(db: Database.Database): boolean {
-  return stmt<[], { name: string }>(db, 'PRAGMA table_info(output_files)').all().some((c) => c.name === 'meta_note');
+  return stmt<[], { name: string }>(db, 'PRAGMA table_info(output_files)')
+    .all()
+    .some((c) => c.name === 'meta_note');
 }
 
 /** Outputs marked "metadata not carried" (none on a ledger older than migration 009, read as it is). */
@@ -169,7 +168,10 @@ function readSteps(db: Database.Database, groups: readonly StepGroup[]): StepSta
     'SELECT step_index AS step, MIN(capability) AS capability FROM submissions GROUP BY step_index',
   ).all();
   const known = Math.max(pipeline.length, ...made.map((m) => m.step + 1));
-  return foldSteps(groups, Array.from({ length: known }, (_, s) => pipeline[s] ?? made.find((m) => m.step === s)?.capability ?? null));
+  return foldSteps(
+    groups,
+    Array.from({ length: known }, (_, s) => pipeline[s] ?? made.find((m) => m.step === s)?.capability ?? null),
+  );
 }
 
 /**

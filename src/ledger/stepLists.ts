@@ -3,7 +3,16 @@ import { clock } from '../clock.js';
 import type { Items } from './items.js';
 import { FIRST_STEP, type ItemRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
-import { blocking, LEGACY_SIG, legacyJson, legacyMatches, listJson, NOT_STARTED, readStepsCensus, type StepsCensus } from './stepsCensus.js';
+import {
+  blocking,
+  LEGACY_SIG,
+  legacyJson,
+  legacyMatches,
+  listJson,
+  NOT_STARTED,
+  readStepsCensus,
+  type StepsCensus,
+} from './stepsCensus.js';
 import { StepsBlockedError } from '../errors.js';
 
 /**
@@ -73,22 +82,30 @@ export class StepLists {
       const census = this.census(current, opts.jobCaps);
       const blocked = census.others.reduce((n, o) => n + blocking(o), 0);
       if (blocked > 0 && !opts.redo) throw new StepsBlockedError(blocked);
-      stmt(this.db, 'INSERT INTO step_lists (sig, steps, first_ms) VALUES (?, ?, ?) ON CONFLICT (sig) DO NOTHING').run(current, opts.stepsJson, now);
+      stmt(this.db, 'INSERT INTO step_lists (sig, steps, first_ms) VALUES (?, ?, ?) ON CONFLICT (sig) DO NOTHING').run(
+        current,
+        opts.stepsJson,
+        now,
+      );
       const legacyFollowsJob = legacyMatches(this.db, opts.jobCaps);
       const oldSig = (r: ItemRow) => r.steps_sig ?? (legacyFollowsJob ? current : LEGACY_SIG);
       if (!legacyFollowsJob) {
         const legacy = legacyJson(this.db);
-        if (legacy !== null) stmt(this.db, 'INSERT INTO step_lists (sig, steps, first_ms) VALUES (?, ?, ?) ON CONFLICT (sig) DO NOTHING').run(LEGACY_SIG, legacy, now);
+        if (legacy !== null)
+          stmt(this.db, 'INSERT INTO step_lists (sig, steps, first_ms) VALUES (?, ?, ?) ON CONFLICT (sig) DO NOTHING').run(
+            LEGACY_SIG,
+            legacy,
+            now,
+          );
       }
 
       let redone = 0;
       let abandoned = 0;
       let rebound = 0;
       let spread = 0;
-      const rows = stmt<[string], ItemRow>(
-        this.db,
-        'SELECT * FROM items WHERE steps_sig IS NULL OR steps_sig != ? ORDER BY id',
-      ).all(current);
+      const rows = stmt<[string], ItemRow>(this.db, 'SELECT * FROM items WHERE steps_sig IS NULL OR steps_sig != ? ORDER BY id').all(
+        current,
+      );
       for (const r of rows) {
         const was = oldSig(r);
         // What the photo's tasks and files were made under, written down before it moves on.
@@ -116,7 +133,12 @@ export class StepLists {
           ).run(`abandoned: ${note} (--redo-steps)`, r.id, r.task_id);
           abandoned++;
         }
-        const keyFp = r.key_fp !== null && opts.keyFps.includes(r.key_fp) ? r.key_fp : opts.keyFps.length > 0 ? opts.keyFps[spread++ % opts.keyFps.length]! : r.key_fp;
+        const keyFp =
+          r.key_fp !== null && opts.keyFps.includes(r.key_fp)
+            ? r.key_fp
+            : opts.keyFps.length > 0
+              ? opts.keyFps[spread++ % opts.keyFps.length]!
+              : r.key_fp;
         const patch = { ...FIRST_STEP, steps_sig: current };
         if (r.image_url !== null) {
           // The upload (or the URL) is used again; if the service has forgotten it, the

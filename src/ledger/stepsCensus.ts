@@ -102,7 +102,10 @@ function legacyCensus(db: Database.Database, current: string, jobCaps: readonly 
 }
 
 function foldCensus(db: Database.Database, current: string, groups: readonly Group[], legacyFollowsJob: boolean): StepsCensus {
-  const bySig = new Map<string, { done: number; inProgress: number; running: number; notDownloaded: number; held: number; failed: number }>();
+  const bySig = new Map<
+    string,
+    { done: number; inProgress: number; running: number; notDownloaded: number; held: number; failed: number }
+  >();
   let adoptable = 0;
   for (const g of groups) {
     const sig = g.sig ?? (legacyFollowsJob ? current : LEGACY_SIG);

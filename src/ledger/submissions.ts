@@ -48,12 +48,18 @@ export class Submissions {
   accept(submissionId: number, item: ItemRow, a: Accepted): ItemRow {
     return inTransaction(this.db, () => {
       const now = clock.now();
-      this.resolve(submissionId, 'accepted', {
-        httpStatus: 200,
-        code: 0,
-        responseRequestId: a.responseRequestId,
-        error: null,
-      }, a.taskId, a.businessType);
+      this.resolve(
+        submissionId,
+        'accepted',
+        {
+          httpStatus: 200,
+          code: 0,
+          responseRequestId: a.responseRequestId,
+          error: null,
+        },
+        a.taskId,
+        a.businessType,
+      );
       const sub = this.get(submissionId)!;
       const attempt = item.attempt + 1;
       stmt(
@@ -89,13 +95,19 @@ export class Submissions {
   ): ItemRow {
     return inTransaction(this.db, () => {
       this.resolve(submissionId, 'rejected', o, null, null);
-      return this.items.move(item.id, 'submitting', to, {
-        due_ms: dueMs,
-        reason: to === 'failed' ? reason : null,
-        request_id: o.responseRequestId,
-        retries: item.retries + 1,
-        ...extra,
-      }, reason);
+      return this.items.move(
+        item.id,
+        'submitting',
+        to,
+        {
+          due_ms: dueMs,
+          reason: to === 'failed' ? reason : null,
+          request_id: o.responseRequestId,
+          retries: item.retries + 1,
+          ...extra,
+        },
+        reason,
+      );
     });
   }
 
@@ -145,13 +157,7 @@ export class Submissions {
     return stmt<[number], SubmissionRow>(this.db, 'SELECT * FROM submissions WHERE item_id = ? ORDER BY id DESC LIMIT 1').get(itemId);
   }
 
-  private resolve(
-    id: number,
-    state: SubmissionState,
-    o: SubmissionOutcome,
-    taskId: string | null,
-    businessType: string | null,
-  ): void {
+  private resolve(id: number, state: SubmissionState, o: SubmissionOutcome, taskId: string | null, businessType: string | null): void {
     assertSubmissionTransition('sending', state);
     const r = stmt(
       this.db,

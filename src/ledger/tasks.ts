@@ -29,15 +29,21 @@ export class Tasks {
       // retries counts this stage's failures: the download starts with a clean count.
       const row = this.items.move(item.id, 'active', 'succeeded', { result_url: resultUrl, due_ms: 0, reason: null, retries: 0 });
       if (isLastStep) return row;
-      return this.items.move(row.id, 'succeeded', 'uploaded', {
-        step_index: row.step_index + 1,
-        input_url: resultUrl,
-        attempt: 0,
-        task_id: null,
-        business_type: null,
-        task_started_ms: null,
-        due_ms: 0,
-      }, `step ${row.step_index + 1} done`);
+      return this.items.move(
+        row.id,
+        'succeeded',
+        'uploaded',
+        {
+          step_index: row.step_index + 1,
+          input_url: resultUrl,
+          attempt: 0,
+          task_id: null,
+          business_type: null,
+          task_started_ms: null,
+          due_ms: 0,
+        },
+        `step ${row.step_index + 1} done`,
+      );
     });
   }
 

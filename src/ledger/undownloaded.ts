@@ -29,5 +29,8 @@ export function countNotDownloaded(db: Database.Database): number {
 
 /** The first `limit` of them, by id, with their reasons. */
 export function listNotDownloaded(db: Database.Database, limit = 200): NotDownloaded[] {
-  return stmt<[number], NotDownloaded>(db, `SELECT i.id, i.rel_path AS path, i.reason FROM items i WHERE ${WHERE} ORDER BY i.id LIMIT ?`).all(limit);
+  return stmt<[number], NotDownloaded>(
+    db,
+    `SELECT i.id, i.rel_path AS path, i.reason FROM items i WHERE ${WHERE} ORDER BY i.id LIMIT ?`,
+  ).all(limit);
 }

@@ -35,7 +35,6 @@ export interface AccountIo {
   readonly onWait?: (line: string) => void;
 }
 
-
 /**
  * An account command waits for room in the key's windows this long at most: a full minute
  * window empties within 61 s; longer means the hour window (or a long pause) binds, and
@@ -57,13 +56,26 @@ function waitLine(waitMs: number, binding: Binding): string {
 export function accountTarget(args: AccountArgs, env: NodeJS.ProcessEnv): AccountTarget {
   if (args.jobs) {
     const config = loadConfig(args.jobs, { baseUrl: args.baseUrl, ledger: args.ledger, env });
-    return { keys: resolveKeys(config, env), baseUrl: requireBaseUrl(config), timeoutMs: config.timeoutMs, ledgerFile: config.ledger, config };
+    return {
+      keys: resolveKeys(config, env),
+      baseUrl: requireBaseUrl(config),
+      timeoutMs: config.timeoutMs,
+      ledgerFile: config.ledger,
+      config,
+    };
   }
   const key = env.DARKROOM_API_KEY?.trim();
-  if (!key) throw new ConfigError('environment', 'DARKROOM_API_KEY', 'not set; export your API key in it, or name a jobs file whose service.apiKeyEnv names the variable');
+  if (!key)
+    throw new ConfigError(
+      'environment',
+      'DARKROOM_API_KEY',
+      'not set; export your API key in it, or name a jobs file whose service.apiKeyEnv names the variable',
+    );
   const baseUrl = args.baseUrl ?? env.DARKROOM_BASE_URL;
-  if (!baseUrl) throw new ConfigError('environment', 'DARKROOM_BASE_URL', 'not set; give --base-url, set DARKROOM_BASE_URL, or name a jobs file');
-  if (!/^https?:\/\/[^/]+/.test(baseUrl)) throw new ConfigError('--base-url', '', `expected an http(s) URL, got ${JSON.stringify(baseUrl)}`);
+  if (!baseUrl)
+    throw new ConfigError('environment', 'DARKROOM_BASE_URL', 'not set; give --base-url, set DARKROOM_BASE_URL, or name a jobs file');
+  if (!/^https?:\/\/[^/]+/.test(baseUrl))
+    throw new ConfigError('--base-url', '', `expected an http(s) URL, got ${JSON.stringify(baseUrl)}`);
   return {
     keys: [{ env: 'DARKROOM_API_KEY', key, fingerprint: fingerprintKey(key) }],
     baseUrl: baseUrl.replace(/\/+$/, ''),

@@ -38,7 +38,11 @@ export function resolveJob(job: Job | string, opts: JobOptions = {}): { config: 
   const config = typeof job === 'string' ? loadConfig(job, base) : configFromObject(job, OBJECT_NAME, base);
   if (opts.apiKey === undefined) return { config, env: process.env };
   if (config.keyEnvs.length !== 1) {
-    throw new ConfigError(path.basename(config.file), 'service.keys', 'apiKey names one key, and this job has several: set each in the variable its apiKeyEnv names');
+    throw new ConfigError(
+      path.basename(config.file),
+      'service.keys',
+      'apiKey names one key, and this job has several: set each in the variable its apiKeyEnv names',
+    );
   }
   checkApiKey(opts.apiKey, config.keyEnvs[0]!);
   return { config, env: { ...process.env, [config.keyEnvs[0]!]: opts.apiKey } };
@@ -49,10 +53,19 @@ export function resolveJob(job: Job | string, opts: JobOptions = {}): { config: 
  * the caller never used. Characters an HTTP header cannot carry would fail every call.
  */
 function checkApiKey(key: unknown, env: string): void {
-  if (typeof key !== 'string') throw new DarkroomError('CONFIG', `the apiKey option must be a string (the API key), got ${typeof key}; or leave it out to read ${env}`);
-  if (key.trim() === '') throw new DarkroomError('CONFIG', `the apiKey option is empty: pass the API key, or leave the option out to read ${env}`);
+  if (typeof key !== 'string')
+    throw new DarkroomError(
+      'CONFIG',
+      `the apiKey option must be a string (the API key), got ${typeof key}; or leave it out to read ${env}`,
+    );
+  if (key.trim() === '')
+    throw new DarkroomError('CONFIG', `the apiKey option is empty: pass the API key, or leave the option out to read ${env}`);
   // eslint-disable-next-line no-control-regex
-  if (/[\x00-\x1f\x7f]/.test(key.trim())) throw new DarkroomError('CONFIG', 'the apiKey option holds a control character (a line break?), which no API key has: pass the key alone');
+  if (/[\x00-\x1f\x7f]/.test(key.trim()))
+    throw new DarkroomError(
+      'CONFIG',
+      'the apiKey option holds a control character (a line break?), which no API key has: pass the key alone',
+    );
 }
 
 /**
@@ -66,7 +79,11 @@ export async function loadJob(file: string): Promise<Job> {
   const abs = (p: string) => path.resolve(path.dirname(config.file), p);
   return {
     ...job,
-    input: { ...job.input, ...(job.input.dir !== undefined ? { dir: abs(job.input.dir) } : {}), ...(job.input.urls !== undefined ? { urls: abs(job.input.urls) } : {}) },
+    input: {
+      ...job.input,
+      ...(job.input.dir !== undefined ? { dir: abs(job.input.dir) } : {}),
+      ...(job.input.urls !== undefined ? { urls: abs(job.input.urls) } : {}),
+    },
     output: { ...job.output, dir: config.output.dir },
     ledger: config.allowNetworkFs ? { path: config.ledger, allowNetworkFs: true } : config.ledger,
     log: { ...job.log, file: config.log.file },

@@ -64,7 +64,10 @@ export async function manifestOfJob(opts: ManifestOptions): Promise<ManifestSumm
       const recorded = ledger.getMeta('output.dir');
       outputDir ??= recorded;
       if (outputDir === undefined) {
-        throw new DarkroomError('CONFIG', `${ledgerFile} does not say where its outputs are (no run has written any yet); name the jobs file: darkroom manifest jobs.yaml`);
+        throw new DarkroomError(
+          'CONFIG',
+          `${ledgerFile} does not say where its outputs are (no run has written any yet); name the jobs file: darkroom manifest jobs.yaml`,
+        );
       }
       return await writeManifests(ledger, outputDir, recorded ?? outputDir);
     } finally {
@@ -88,7 +91,10 @@ async function writeManifests(ledger: Ledger, outputDir: string, recorded: strin
   const listed: { row: WrittenFileRow; rel: string; facts: FileFacts }[] = [];
   for (const written of ledger.outputFiles.writtenFiles()) {
     const moved = path.relative(recorded, written.path);
-    const row = recorded !== outputDir && !moved.startsWith('..') && !path.isAbsolute(moved) ? { ...written, path: path.join(outputDir, moved) } : written;
+    const row =
+      recorded !== outputDir && !moved.startsWith('..') && !path.isAbsolute(moved)
+        ? { ...written, path: path.join(outputDir, moved) }
+        : written;
     const rel = path.relative(outputDir, row.path);
     if ((MANIFEST_FILES as readonly string[]).includes(rel)) continue;
     if (rel.startsWith('..') || path.isAbsolute(rel)) {
@@ -112,7 +118,11 @@ async function writeManifests(ledger: Ledger, outputDir: string, recorded: strin
   // Every cell a spreadsheet would run is defused (csvCell): names and notes come from outside.
   const csv = stringify(
     outputs.map((f) => Object.fromEntries(Object.entries(provenanceRow(ledger, f.row, f.rel, f.facts)).map(([k, v]) => [k, csvCell(v)]))),
-    { header: true, quoted_match: /^'/, columns: ['input_path', 'input_sha256', 'output_path', 'output_sha256', 'steps', 'task_ids', 'done_at', 'metadata'] },
+    {
+      header: true,
+      quoted_match: /^'/,
+      columns: ['input_path', 'input_sha256', 'output_path', 'output_sha256', 'steps', 'task_ids', 'done_at', 'metadata'],
+    },
   );
   const texts = [sha256, sha512, csv];
   const written = MANIFEST_FILES.map((name) => path.join(outputDir, name));
@@ -142,8 +152,15 @@ function provenanceRow(ledger: Ledger, row: WrittenFileRow, rel: string, facts: 
     input_sha256: input?.kind === 'url' ? '' : hash,
     output_path: rel,
     output_sha256: facts.sha256,
-    steps: stepsText(ledger, item?.steps_sig ?? null, attempts.map((a) => a.capability)),
-    task_ids: [...last.entries()].sort((a, b) => a[0] - b[0]).map(([, t]) => t).join('; '),
+    steps: stepsText(
+      ledger,
+      item?.steps_sig ?? null,
+      attempts.map((a) => a.capability),
+    ),
+    task_ids: [...last.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([, t]) => t)
+      .join('; '),
     done_at: new Date(row.writtenMs).toISOString(),
     metadata: row.meta === null ? '' : row.metaNote ? `${row.meta}: ${row.metaNote}` : row.meta,
   };

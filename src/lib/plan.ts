@@ -16,7 +16,6 @@ import type { PlanIo, PlanOptions, PlanResult, PlanStep } from './planTypes.js';
 
 export type { PlanIo, PlanOptions, PlanResult, PlanStep } from './planTypes.js';
 
-
 /**
  * A dry run. Finds the inputs as `run` would, reads the ledger if there is one (never
  * creating it), and says what the job needs: calls, credits and the shortest time the
@@ -46,7 +45,10 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
       states = reader.itemStates();
       facts = reader.read(now);
       windows = reader.callWindows(now);
-      const r = reader.stepsCensus(stepsSignature(config.steps), config.steps.map((st) => st.capability));
+      const r = reader.stepsCensus(
+        stepsSignature(config.steps),
+        config.steps.map((st) => st.capability),
+      );
       stepsChange = describeChange(r.census, config, (_, json) => (json === null ? null : parseStepsJson(json)), args.costs);
       redo = r.redo;
     }
@@ -105,7 +107,10 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
   const calls = { uploads, creates, polls: creates, total: uploads + 2 * creates };
   let callsAtObservedRate: number | null = null;
   if (facts) {
-    const stepsDone = facts.byStep.reduce((n, r) => n + (r.state === 'skipped' ? 0 : r.n * (r.step + (phaseOf(r.state) === 'done' || phaseOf(r.state) === 'paid' ? 1 : 0))), 0);
+    const stepsDone = facts.byStep.reduce(
+      (n, r) => n + (r.state === 'skipped' ? 0 : r.n * (r.step + (phaseOf(r.state) === 'done' || phaseOf(r.state) === 'paid' ? 1 : 0))),
+      0,
+    );
     if (stepsDone >= 3) callsAtObservedRate = Math.round(uploads + stepAttempts * Math.max(2, facts.callsByKind.task / stepsDone));
   }
 
@@ -121,7 +126,11 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
   const e = estimate({ keys: keyCount, limits: config.limits, calls: calls.total, taskMs, usedHour: [usedHour] });
   const time = {
     keys: keyCount,
-    limits: { callsPerMinute: config.limits.callsPerMinute, callsPerHour: config.limits.callsPerHour, activeTasks: config.limits.activeTasks },
+    limits: {
+      callsPerMinute: config.limits.callsPerMinute,
+      callsPerHour: config.limits.callsPerHour,
+      activeTasks: config.limits.activeTasks,
+    },
     failRate,
     ms: e.ms,
     binds: e.binds,
@@ -133,7 +142,11 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
 
   // The base URL must be the service (keyless, outside the key's windows): exit 2 if not.
   if (config.baseUrl !== null) {
-    await checkServiceUrl(config.baseUrl, { timeoutMs: config.timeoutMs, secrets: keyFps, ...(io.transport ? { transport: io.transport } : {}) });
+    await checkServiceUrl(config.baseUrl, {
+      timeoutMs: config.timeoutMs,
+      secrets: keyFps,
+      ...(io.transport ? { transport: io.transport } : {}),
+    });
   }
   const account = await checkAccount(config, io, credits, keyFps.length > 0);
   return {
@@ -158,7 +171,14 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
   };
 }
 
-function planStep(capability: string, index: number, photos: number, config: Config, args: PlanOptions, facts: ProgressFacts | null): PlanStep {
+function planStep(
+  capability: string,
+  index: number,
+  photos: number,
+  config: Config,
+  args: PlanOptions,
+  facts: ProgressFacts | null,
+): PlanStep {
   const fromFlag = args.costs?.[capability];
   const fromConfig = config.credits[capability];
   const fromSpec = isCapability(capability) ? CAPABILITIES[capability].credits : null;
@@ -184,8 +204,10 @@ function planStep(capability: string, index: number, photos: number, config: Con
 }
 
 async function checkAccount(config: Config, io: PlanIo, need: PlanResult['credits'], keySet: boolean): Promise<PlanResult['account']> {
-  if (!keySet) return { checked: false, why: `no key in ${config.keyEnvs.join(' / ')}: set it to compare the need with the account's credits` };
-  if (config.baseUrl === null) return { checked: false, why: 'no service.baseUrl (or DARKROOM_BASE_URL / --base-url): the account was not asked' };
+  if (!keySet)
+    return { checked: false, why: `no key in ${config.keyEnvs.join(' / ')}: set it to compare the need with the account's credits` };
+  if (config.baseUrl === null)
+    return { checked: false, why: 'no service.baseUrl (or DARKROOM_BASE_URL / --base-url): the account was not asked' };
   const name = config.keyEnvs.find((n) => io.env[n]?.trim())!;
   const value = io.env[name]!.trim();
   const key: ResolvedKey = { env: name, key: value, fingerprint: fingerprintKey(value) };
@@ -198,10 +220,17 @@ async function checkAccount(config: Config, io: PlanIo, need: PlanResult['credit
   } catch (err) {
     // A redirecting base URL is a config error (exit 2), as in `run`, not an account answer.
     if (!isApiError(err) || err.kind === 'stop-config') throw err;
-    return { checked: true, key: key.fingerprint, credits: null, enough: null, error: err.message, requestId: err.requestId, accountStop: err.kind === 'stop-account' };
+    return {
+      checked: true,
+      key: key.fingerprint,
+      credits: null,
+      enough: null,
+      error: err.message,
+      requestId: err.requestId,
+      accountStop: err.kind === 'stop-account',
+    };
   }
 }
-
 
 /** What a job needs, in short (`plan()` of src/index.ts); `details` has every figure `darkroom plan --json` prints. */
 export interface Plan {
@@ -222,7 +251,13 @@ export async function planOfJob(job: Job | string, opts: JobOptions & PlanOption
     const { config, env } = resolveJob(job, opts);
     requireInputDir(config);
     const details = await makePlan(config, opts, { env });
-    return { photos: details.inputs.toDo, calls: details.calls.total, hours: details.time.ms / 3_600_000, credits: details.credits.needed, details };
+    return {
+      photos: details.inputs.toDo,
+      calls: details.calls.total,
+      hours: details.time.ms / 3_600_000,
+      credits: details.credits.needed,
+      details,
+    };
   } catch (err) {
     throw toDarkroomError(err);
   }

@@ -38,7 +38,12 @@ function underLock<T>(file: string, command: string, breakLock: string | undefin
 export function requeueHeld(
   file: string,
   held: readonly HeldItem[],
-  opts: { readonly env: NodeJS.ProcessEnv; readonly breakLock?: string | undefined; readonly command?: string; readonly allowNetworkFs?: boolean },
+  opts: {
+    readonly env: NodeJS.ProcessEnv;
+    readonly breakLock?: string | undefined;
+    readonly command?: string;
+    readonly allowNetworkFs?: boolean;
+  },
 ): RetrySummary {
   const allow = opts.allowNetworkFs ?? false;
   return underLock(file, opts.command ?? 'retry --held', opts.breakLock, allow, (ledger) => requeueHeldIn(ledger, held, opts.env, allow));
@@ -48,19 +53,30 @@ function requeueHeldIn(ledger: Ledger, held: readonly HeldItem[], env: NodeJS.Pr
   // A stopped run's creates in flight are held first, as the next run's recovery would
   // hold them (the lock is ours: no run is sending).
   ledger.recover();
-  const r = ledger.held.requeue(['ambiguous', 'timeout'], 'darkroom retry --held', held.map((h) => h.id));
+  const r = ledger.held.requeue(
+    ['ambiguous', 'timeout'],
+    'darkroom retry --held',
+    held.map((h) => h.id),
+  );
   // The operator's decision frees the task slots these creates held in their keys' budgets.
   const note = releaseHeldSlots(ledger, held, env, allowNetworkFs);
   return { recreated: r.recreated, repolled: r.repolled, downloads: 0, note: note || null };
 }
 
 /** Put failed photos back to work: paid ones to be downloaded, the others to be created again. */
-export function requeueFailed(file: string, failed: readonly FailedItem[], opts: { readonly breakLock?: string | undefined; readonly allowNetworkFs?: boolean }): RetrySummary {
+export function requeueFailed(
+  file: string,
+  failed: readonly FailedItem[],
+  opts: { readonly breakLock?: string | undefined; readonly allowNetworkFs?: boolean },
+): RetrySummary {
   return underLock(file, 'retry --failed', opts.breakLock, opts.allowNetworkFs ?? false, (ledger) => requeueFailedIn(ledger, failed));
 }
 
 function requeueFailedIn(ledger: Ledger, failed: readonly FailedItem[]): RetrySummary {
-  const r = ledger.failed.requeue(failed.map((f) => f.id), 'darkroom retry --failed');
+  const r = ledger.failed.requeue(
+    failed.map((f) => f.id),
+    'darkroom retry --failed',
+  );
   return { recreated: r.recreated, repolled: 0, downloads: r.downloads, note: null };
 }
 
@@ -82,7 +98,11 @@ export function readRetryable(file: string): { held: HeldItem[]; failed: FailedI
  * taken before anything is read (L6): while a run holds the ledger this rejects `LOCKED`,
  * even when nothing is held or failed yet.
  */
-export async function retryJob(job: Job | string, what: { readonly held?: boolean; readonly failed?: boolean }, opts: JobOptions): Promise<RetrySummary> {
+export async function retryJob(
+  job: Job | string,
+  what: { readonly held?: boolean; readonly failed?: boolean },
+  opts: JobOptions,
+): Promise<RetrySummary> {
   try {
     const { config, env } = resolveJob(job, opts);
     // NO_LEDGER for a job that never ran: the writer's open below would create one.

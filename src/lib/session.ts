@@ -9,8 +9,7 @@ import { ServiceContact } from '../run/serviceContact.js';
  * the runner's options but what this opens (the ledger, the log), and what only the CLI gives.
  */
 export interface SessionOptions
-  extends RunHooks,
-    Pick<RunnerOptions, 'config' | 'baseUrl' | 'keys' | 'onActivity' | 'guards' | 'redoSteps' | 'transport' | 'env'> {
+  extends RunHooks, Pick<RunnerOptions, 'config' | 'baseUrl' | 'keys' | 'onActivity' | 'guards' | 'redoSteps' | 'transport' | 'env'> {
   /** Where the keys' machine-wide stores live (stateDir.ts). */
   readonly stateDir: string;
   /** The caller's logger; else JSON lines to the job's log file (`log.file`, beside the ledger). */
@@ -24,7 +23,14 @@ export interface SessionOptions
    * countdown) and hooks the lock's release to the process's exit. The function it
    * returns, if any, is called when the run ends, before the ledger closes.
    */
-  readonly onStart?: ((s: { readonly ledger: Ledger; readonly log: Logger; readonly contact: ServiceContact; readonly release: () => void }) => (() => void) | void) | undefined;
+  readonly onStart?:
+    | ((s: {
+        readonly ledger: Ledger;
+        readonly log: Logger;
+        readonly contact: ServiceContact;
+        readonly release: () => void;
+      }) => (() => void) | void)
+    | undefined;
 }
 
 /**
@@ -83,6 +89,8 @@ export async function runSession(opts: SessionOptions): Promise<RunResult> {
 }
 
 function warnTakeover(log: Logger, r: LockHolder): void {
-  log.warn({ pid: r.pid, host: r.host, command: r.command, startedMs: r.startedMs }, `took over the ledger lock left by darkroom ${r.command} ${holderId(r)} (no longer running, or --break-lock)`);
+  log.warn(
+    { pid: r.pid, host: r.host, command: r.command, startedMs: r.startedMs },
+    `took over the ledger lock left by darkroom ${r.command} ${holderId(r)} (no longer running, or --break-lock)`,
+  );
 }
-

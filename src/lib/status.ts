@@ -68,7 +68,10 @@ export function guessedSlotsOf(stateDir: string, fps: readonly string[], now: nu
 
 /** The job's keys by fingerprint, those set in `env` (none set: undefined, every key the ledger knows). */
 export function keyFingerprints(config: Config, env: NodeJS.ProcessEnv): string[] | undefined {
-  const keys = config.keyEnvs.map((n) => env[n]?.trim()).filter((k): k is string => Boolean(k)).map(fingerprintKey);
+  const keys = config.keyEnvs
+    .map((n) => env[n]?.trim())
+    .filter((k): k is string => Boolean(k))
+    .map(fingerprintKey);
   return keys.length > 0 ? keys : undefined;
 }
 
@@ -118,7 +121,16 @@ function statusFigures(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'defau
     metadataNotes: s.metadataNotes,
     heldSlots: p.keys.flatMap((k) =>
       k.guessed
-        ? [{ key: k.key, slots: k.guessed.held + k.guessed.deadRun, heldCreates: k.guessed.held, deadRun: k.guessed.deadRun, untilMs: k.guessed.untilMs, freedBy: 'darkroom retry --held' }]
+        ? [
+            {
+              key: k.key,
+              slots: k.guessed.held + k.guessed.deadRun,
+              heldCreates: k.guessed.held,
+              deadRun: k.guessed.deadRun,
+              untilMs: k.guessed.untilMs,
+              freedBy: 'darkroom retry --held',
+            },
+          ]
         : [],
     ),
   };

@@ -107,7 +107,8 @@ export class ExifToolProcess {
   /** Start ExifTool and ask its version: throws ExifToolUnavailable when it cannot run. */
   async start(): Promise<string> {
     await clock.io(defaultEnded);
-    if (this.perl === null && process.platform !== 'win32') throw new ExifToolUnavailable('ExifTool needs perl, and there is no perl on PATH', INSTALL_PERL);
+    if (this.perl === null && process.platform !== 'win32')
+      throw new ExifToolUnavailable('ExifTool needs perl, and there is no perl on PATH', INSTALL_PERL);
     try {
       return await clock.io(this.et.version());
     } catch (err) {

@@ -73,7 +73,9 @@ export function provenanceArgs(p: Provenance, ids: SourceIds): string[] {
   // The whole list in one assignment: it replaces whatever History the service's bytes
   // carried (one that passes metadata through would otherwise list the original's twice).
   const events = [
-    ...ids.history.map((h) => struct(Object.entries(h).map(([k, v]) => [`${k[0]!.toLowerCase()}${k.slice(1)}`, typeof v === 'object' ? null : String(v)] as const))),
+    ...ids.history.map((h) =>
+      struct(Object.entries(h).map(([k, v]) => [`${k[0]!.toLowerCase()}${k.slice(1)}`, typeof v === 'object' ? null : String(v)] as const)),
+    ),
     ...p.steps.map((s) =>
       struct([
         ['action', s.action],

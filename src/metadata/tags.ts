@@ -230,7 +230,10 @@ export function copyArgs(level: Exclude<MetadataLevel, 'none'>, source: string, 
  * translated by ExifTool's own mappings, then the input's XMP over them.
  */
 export function sidecarCopyArgs(level: Exclude<MetadataLevel, 'none'>, source: string): string[] {
-  const exif = level === 'all' ? EXIF_TO_XMP : EXIF_TO_XMP.filter((l) => /DateCreated|CreateDate|Description|Rights|Creator|GPS|DateTimeOriginal/.test(l.split('<')[0]!));
+  const exif =
+    level === 'all'
+      ? EXIF_TO_XMP
+      : EXIF_TO_XMP.filter((l) => /DateCreated|CreateDate|Description|Rights|Creator|GPS|DateTimeOriginal/.test(l.split('<')[0]!));
   const iptc = level === 'all' ? IPTC_TO_XMP : BASIC_IPTC_TO_XMP;
   const own = level === 'all' ? ['-XMP:all'] : BASIC_TAGS.filter((t) => t.startsWith('-XMP'));
   return ['-tagsFromFile', source, ...exif, ...iptc, ...NEVER_CARRIED, '-tagsFromFile', source, ...own, ...NEVER_CARRIED];

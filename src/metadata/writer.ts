@@ -191,12 +191,14 @@ export class MetadataWriter {
         const copy = [...copyArgs(req.level, source, req.kind), ...charset, ...fixes(facts.raw)];
         const out = await this.write(req, copy, req.level === 'all' ? summary.ids : { ...summary.ids, history: [] });
         const damage = damaged([...(facts.source?.warnings ?? []), ...out.warnings], source);
-        const why = damage === null ? null : `the input's metadata is damaged (${damage}); ExifTool carried what it could read`.slice(0, NOTE_CHARS);
+        const why =
+          damage === null ? null : `the input's metadata is damaged (${damage}); ExifTool carried what it could read`.slice(0, NOTE_CHARS);
         return { carried: req.level, note: why, dateTaken: summary.dateTaken, caption: summary.caption, warnings: out.warnings };
       } catch (err) {
         rmSync(req.out, { force: true });
         // Its own file not written: the disk (or the folder) is the likelier cause than the input.
-        if (WRITE_FAILED.test(firstLine(err))) throw new MetadataWriteError(noteOf('ExifTool cannot write the output', err), true, { cause: err });
+        if (WRITE_FAILED.test(firstLine(err)))
+          throw new MetadataWriteError(noteOf('ExifTool cannot write the output', err), true, { cause: err });
         note = noteOf("ExifTool cannot copy the input's metadata", err);
       }
     }
@@ -205,7 +207,9 @@ export class MetadataWriter {
       return { carried: 'provenance', note, dateTaken: null, caption: null, warnings: out.warnings };
     } catch (err) {
       rmSync(req.out, { force: true });
-      throw new MetadataWriteError(noteOf("ExifTool cannot write the output's metadata", err), WRITE_FAILED.test(firstLine(err)), { cause: err });
+      throw new MetadataWriteError(noteOf("ExifTool cannot write the output's metadata", err), WRITE_FAILED.test(firstLine(err)), {
+        cause: err,
+      });
     }
   }
 
@@ -214,7 +218,11 @@ export class MetadataWriter {
    * disclosure and provenance, and the input's tags at `level` with its EXIF and IPTC
    * translated to XMP by ExifTool's own mappings. Returns the file's bytes.
    */
-  async sidecar(req: { readonly level: Exclude<MetadataLevel, 'none'>; readonly source: MetadataSource; readonly provenance: Provenance }): Promise<Buffer> {
+  async sidecar(req: {
+    readonly level: Exclude<MetadataLevel, 'none'>;
+    readonly source: MetadataSource;
+    readonly provenance: Provenance;
+  }): Promise<Buffer> {
     const file = path.join(this.scratchDir(), `${randomUUID()}.xmp`);
     const link = 'file' in req.source ? this.linkTo(req.source.file) : null;
     const source = link?.path ?? null;
@@ -222,13 +230,26 @@ export class MetadataWriter {
       if (source !== null) {
         try {
           const ids = (await retried(() => this.inspect(source, null))).source?.summary.ids ?? NO_SOURCE_IDS;
-          await retried(() => this.tool.run(['-m', ...sidecarCopyArgs(req.level, source), ...provenanceArgs(req.provenance, req.level === 'all' ? ids : { ...ids, history: [] }), '-o', file]), () => rmSync(file, { force: true }));
+          await retried(
+            () =>
+              this.tool.run([
+                '-m',
+                ...sidecarCopyArgs(req.level, source),
+                ...provenanceArgs(req.provenance, req.level === 'all' ? ids : { ...ids, history: [] }),
+                '-o',
+                file,
+              ]),
+            () => rmSync(file, { force: true }),
+          );
           return await clock.ioTurn(() => readFileSync(file));
         } catch {
           rmSync(file, { force: true });
         }
       }
-      await retried(() => this.tool.run(['-m', ...provenanceArgs(req.provenance, NO_SOURCE_IDS), '-o', file]), () => rmSync(file, { force: true }));
+      await retried(
+        () => this.tool.run(['-m', ...provenanceArgs(req.provenance, NO_SOURCE_IDS), '-o', file]),
+        () => rmSync(file, { force: true }),
+      );
       return await clock.ioTurn(() => readFileSync(file));
     } finally {
       rmSync(file, { force: true });
@@ -259,7 +280,9 @@ export class MetadataWriter {
       );
     } catch (err) {
       rmSync(out, { force: true });
-      throw new MetadataWriteError(noteOf("ExifTool cannot write the output's metadata", err), WRITE_FAILED.test(firstLine(err)), { cause: err });
+      throw new MetadataWriteError(noteOf("ExifTool cannot write the output's metadata", err), WRITE_FAILED.test(firstLine(err)), {
+        cause: err,
+      });
     }
   }
 
@@ -277,7 +300,14 @@ export class MetadataWriter {
   private async write(req: CarryRequest, copy: readonly string[], ids: SourceIds): Promise<{ warnings: readonly string[] }> {
     return retried(
       async () => {
-        const out = await this.tool.run(['-m', ...copy, ...provenanceArgs(req.provenance, ids), '-o', this.viaFolderLink(req.out), this.viaFolderLink(req.raw)]);
+        const out = await this.tool.run([
+          '-m',
+          ...copy,
+          ...provenanceArgs(req.provenance, ids),
+          '-o',
+          this.viaFolderLink(req.out),
+          this.viaFolderLink(req.raw),
+        ]);
         if (!/\b1 image files? created\b/.test(out.stdout)) throw new Error(out.stdout.trim().split('\n')[0] || 'no file written');
         return out;
       },
@@ -300,8 +330,15 @@ export class MetadataWriter {
       source:
         s === undefined
           ? null
-          : { summary: summarize(s), warnings: out.warnings.filter((w) => source !== null && w.endsWith(` - ${source}`)), iptc: Object.keys(s).some((k) => k.startsWith('IPTC:')) },
-      raw: { orientation: r['IFD0:Orientation'] !== undefined, colour: r['ExifIFD:ColorSpace'] !== undefined || r['ICC_Profile:ProfileDescription'] !== undefined },
+          : {
+              summary: summarize(s),
+              warnings: out.warnings.filter((w) => source !== null && w.endsWith(` - ${source}`)),
+              iptc: Object.keys(s).some((k) => k.startsWith('IPTC:')),
+            },
+      raw: {
+        orientation: r['IFD0:Orientation'] !== undefined,
+        colour: r['ExifIFD:ColorSpace'] !== undefined || r['ICC_Profile:ProfileDescription'] !== undefined,
+      },
     };
   }
   /** A private folder for sidecars in the making (ExifTool names a new file's type by its extension) and the links below. */

@@ -104,7 +104,12 @@ export async function writeBufferAtomically(target: string, bytes: Buffer, outpu
  * null) is written in one turn as writeBufferAtomically does. Returns the file's size and
  * checksums, taken as the bytes went by (or read back after `finalize` rewrote it).
  */
-export async function writeStreamAtomically(target: string, src: BodySource, outputDir: string, opts: WriteOptions = {}): Promise<FileFacts> {
+export async function writeStreamAtomically(
+  target: string,
+  src: BodySource,
+  outputDir: string,
+  opts: WriteOptions = {},
+): Promise<FileFacts> {
   if (src.rest === null) {
     src.check?.(src.head.length);
     return writeBufferAtomically(target, src.head, outputDir, opts);
@@ -170,7 +175,15 @@ export async function copyAtomically(from: string, target: string, outputDir: st
  * fsynced (and checksummed, when it is a new one) and renamed into place. `synced`: the
  * temp file was fsynced already.
  */
-async function settle(temp: string, target: string, dir: string, facts: FileFacts, fs: OutputFs, opts: WriteOptions, synced: boolean): Promise<FileFacts> {
+async function settle(
+  temp: string,
+  target: string,
+  dir: string,
+  facts: FileFacts,
+  fs: OutputFs,
+  opts: WriteOptions,
+  synced: boolean,
+): Promise<FileFacts> {
   let file = temp;
   let final = facts;
   if (opts.finalize) {

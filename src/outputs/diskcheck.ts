@@ -95,7 +95,12 @@ export function probeOutputFolder(dir: string, fs: OutputFs = nodeOutputFs): str
 }
 
 /** Whether the output folder's file system has room for the results still to come; the operator's line if not. */
-export function checkOutputSpace(dir: string, facts: SpaceFacts, config: Pick<Config, 'steps' | 'output'>, fs: OutputFs = nodeOutputFs): string | null {
+export function checkOutputSpace(
+  dir: string,
+  facts: SpaceFacts,
+  config: Pick<Config, 'steps' | 'output'>,
+  fs: OutputFs = nodeOutputFs,
+): string | null {
   const need = expectedOutputBytes(facts, config);
   if (need.bytes === 0) return null;
   let free: number;

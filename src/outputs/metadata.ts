@@ -52,7 +52,15 @@ function kindOf(ext: string): OutputKind {
  * The provenance of one file: the original it came from (under the name `input`), the steps
  * up to `lastStep` with their tasks, and an identity that the same file written again keeps.
  */
-export function provenanceOf(ledger: Ledger, item: ItemRow, input: InputRow | null, naming: NamingOptions, lastStep: number, meta: MetadataOptions, outPath: string): Provenance {
+export function provenanceOf(
+  ledger: Ledger,
+  item: ItemRow,
+  input: InputRow | null,
+  naming: NamingOptions,
+  lastStep: number,
+  meta: MetadataOptions,
+  outPath: string,
+): Provenance {
   const attempts = ledger.outputFiles.attemptsOf(item.id);
   const steps = [];
   const tasks: string[] = [];
@@ -79,7 +87,9 @@ export function provenanceOf(ledger: Ledger, item: ItemRow, input: InputRow | nu
     agent: meta.agent,
     original: { path: url ? (input?.src ?? item.src_path) : (input?.name ?? item.rel_path), sha256: url ? null : sha },
     steps,
-    identity: [item.content_hash ?? item.rel_path, item.steps_sig ?? '', tasks.join(','), path.basename(outPath), input?.id ?? ''].join('|'),
+    identity: [item.content_hash ?? item.rel_path, item.steps_sig ?? '', tasks.join(','), path.basename(outPath), input?.id ?? ''].join(
+      '|',
+    ),
   };
 }
 

@@ -58,7 +58,8 @@ function desiredName(input: Pick<InputRow, 'kind' | 'name'>, layout: OutputConfi
 export function relOutputPath(dir: string, name: string, ext: string, opts: NamingOptions, step = opts.steps.length - 1): string {
   const last = step === opts.steps.length - 1;
   // An intermediate of a pattern without {step} gets it before the extension: photo.restore.jpg.
-  const pattern = last || opts.output.pattern.includes('{step}') ? opts.output.pattern : opts.output.pattern.replace('{ext}', '{step}.{ext}');
+  const pattern =
+    last || opts.output.pattern.includes('{step}') ? opts.output.pattern : opts.output.pattern.replace('{ext}', '{step}.{ext}');
   const file = fillPattern(pattern, { name, step: stepLabel(opts.steps, step), ext });
   return dir === '' ? file : `${dir}/${file}`;
 }
@@ -109,7 +110,14 @@ export interface OutputTarget {
   readonly path: string;
 }
 
-export const DEFAULT_OUTPUT: OutputConfig = { dir: '', layout: 'mirror', pattern: '{name}.{ext}', keepIntermediates: false, metadata: 'none', sidecar: { json: false, xmp: false } };
+export const DEFAULT_OUTPUT: OutputConfig = {
+  dir: '',
+  layout: 'mirror',
+  pattern: '{name}.{ext}',
+  keepIntermediates: false,
+  metadata: 'none',
+  sidecar: { json: false, xmp: false },
+};
 
 /**
  * Every output of a finished photo, the first one being the item's own (its label's). An
@@ -153,10 +161,18 @@ export function checkTargets(ledger: Ledger, item: ItemRow, targets: readonly Ou
     if (!existsSync(t.path)) continue;
     const f = ledger.outputFiles.fileAt(t.path);
     if (f === undefined && !ledger.outputFiles.isOwnFile(t.path)) {
-      throw new DownloadError('OUTPUT_EXISTS', `${t.path} already exists and was not written by this ledger; move it away and run again`, true);
+      throw new DownloadError(
+        'OUTPUT_EXISTS',
+        `${t.path} already exists and was not written by this ledger; move it away and run again`,
+        true,
+      );
     }
     if (f !== undefined && f.kind !== 'output') {
-      throw new DownloadError('OUTPUT_TAKEN', `${t.path} holds an intermediate or sidecar darkroom wrote for another output; rename the input ${item.rel_path}`, true);
+      throw new DownloadError(
+        'OUTPUT_TAKEN',
+        `${t.path} holds an intermediate or sidecar darkroom wrote for another output; rename the input ${item.rel_path}`,
+        true,
+      );
     }
   }
 }

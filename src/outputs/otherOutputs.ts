@@ -63,7 +63,17 @@ export async function writeOtherOutputs(
   const opts = io.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
   const last = Math.max(0, opts.steps.length - 1);
   const record = (t: OutputTarget, facts: FileFacts, meta: FileMetadata) =>
-    ledger.outputFiles.recordFile({ path: t.path, itemId: item.id, inputId: t.input?.id ?? null, kind: 'output', stepIndex: last, bytes: facts.bytes, sha256: facts.sha256, sha512: facts.sha512, meta });
+    ledger.outputFiles.recordFile({
+      path: t.path,
+      itemId: item.id,
+      inputId: t.input?.id ?? null,
+      kind: 'output',
+      stepIndex: last,
+      bytes: facts.bytes,
+      sha256: facts.sha256,
+      sha512: facts.sha512,
+      meta,
+    });
   const outputs = new Map<string, WrittenResult>();
   // Each file is recorded before it is renamed into place (as the first output is claimed):
   // a crash between the two leaves a file this ledger owns, written again on the next run,
@@ -119,7 +129,13 @@ function repointStep(
   };
 }
 
-async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readonly OutputTarget[], opts: NamingOptions, io: WriteIo): Promise<void> {
+async function writeIntermediates(
+  ledger: Ledger,
+  item: ItemRow,
+  targets: readonly OutputTarget[],
+  opts: NamingOptions,
+  io: WriteIo,
+): Promise<void> {
   const attempts = ledger.outputFiles.attemptsOf(item.id);
   for (let step = 0; step < opts.steps.length - 1; step++) {
     const ok = attempts.filter((a) => a.step_index === step && a.status === 'SUCCESS' && a.result_url).at(-1);
@@ -147,7 +163,10 @@ async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readon
           for (const t of targets) {
             const file = inside(io.outputDir, relOutputPath(t.dir, t.name, ext, opts, step), item.rel_path);
             const owner = ledger.outputFiles.fileAt(file);
-            if ((existsSync(file) && owner === undefined) || (owner !== undefined && (owner.kind !== 'intermediate' || owner.itemId !== item.id))) {
+            if (
+              (existsSync(file) && owner === undefined) ||
+              (owner !== undefined && (owner.kind !== 'intermediate' || owner.itemId !== item.id))
+            ) {
               io.log.warn({ item: item.id, step: step + 1 }, `intermediate ${file} not written: another file has that name`);
               continue;
             }
@@ -155,7 +174,9 @@ async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readon
           }
           const first = files[0];
           if (!first) return null;
-          const finalize = io.metadata ? carryStep(io.metadata, ledger, item, { ...first.t, path: first.file }, ext, step, opts, (m) => (meta = m)) : undefined;
+          const finalize = io.metadata
+            ? carryStep(io.metadata, ledger, item, { ...first.t, path: first.file }, ext, step, opts, (m) => (meta = m))
+            : undefined;
           return { target: first.file, write: { beforeRename: (facts) => record(first, facts, meta), ...(finalize ? { finalize } : {}) } };
         }),
       );
@@ -164,7 +185,10 @@ async function writeIntermediates(ledger: Ledger, item: ItemRow, targets: readon
       if (err instanceof OutputWriteError && err.disk) throw err;
       // Recorded just before a rename that failed (a name too long): not a file darkroom wrote.
       for (const f of files) if (!existsSync(f.file)) ledger.outputFiles.forget(f.file);
-      io.log.warn({ item: item.id, step: step + 1 }, `intermediate result of step ${step + 1} (${opts.steps[step]!.capability}) of ${item.rel_path} not kept: ${(err as Error).message}`);
+      io.log.warn(
+        { item: item.id, step: step + 1 },
+        `intermediate result of step ${step + 1} (${opts.steps[step]!.capability}) of ${item.rel_path} not kept: ${(err as Error).message}`,
+      );
       continue;
     }
     if (got === null) continue;
@@ -209,9 +233,21 @@ export interface Sidecar {
 }
 
 /** What a sidecar says of the output it describes. */
-type SidecarFacts = { readonly bytes: number; readonly ext: string; readonly facts?: FileFacts | undefined; readonly meta?: FileMetadata | undefined };
+type SidecarFacts = {
+  readonly bytes: number;
+  readonly ext: string;
+  readonly facts?: FileFacts | undefined;
+  readonly meta?: FileMetadata | undefined;
+};
 
-function buildSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, result: SidecarFacts, opts: NamingOptions, outputDir: string): Sidecar {
+function buildSidecar(
+  ledger: Ledger,
+  item: ItemRow,
+  t: OutputTarget,
+  result: SidecarFacts,
+  opts: NamingOptions,
+  outputDir: string,
+): Sidecar {
   const attempts = ledger.outputFiles.attemptsOf(item.id);
   const stepCount = Math.max(opts.steps.length, ...attempts.map((a) => a.step_index + 1));
   const steps = Array.from({ length: stepCount }, (_, i) => {
@@ -281,7 +317,14 @@ async function writeSidecar(
  * the input's metadata as XMP (metadata/writer.ts sidecar), whatever output.metadata puts
  * in the image itself (none: the input's tags at `all`).
  */
-async function writeXmpSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, lastStep: number, opts: NamingOptions, io: Pick<WriteIo, 'outputDir' | 'write' | 'log' | 'metadata'>): Promise<void> {
+async function writeXmpSidecar(
+  ledger: Ledger,
+  item: ItemRow,
+  t: OutputTarget,
+  lastStep: number,
+  opts: NamingOptions,
+  io: Pick<WriteIo, 'outputDir' | 'write' | 'log' | 'metadata'>,
+): Promise<void> {
   const meta = io.metadata;
   if (!meta?.writer) return;
   const file = `${t.path}.xmp`;
@@ -299,7 +342,14 @@ async function writeXmpSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, l
   await putSidecar(ledger, item, t, file, bytes, io);
 }
 
-async function putSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, file: string, bytes: Buffer, io: Pick<WriteIo, 'write' | 'log'>): Promise<void> {
+async function putSidecar(
+  ledger: Ledger,
+  item: ItemRow,
+  t: OutputTarget,
+  file: string,
+  bytes: Buffer,
+  io: Pick<WriteIo, 'write' | 'log'>,
+): Promise<void> {
   const owner = ledger.outputFiles.fileAt(file);
   if ((existsSync(file) && owner === undefined) || (owner !== undefined && owner.kind !== 'sidecar')) {
     io.log.warn({ item: item.id }, `sidecar ${file} not written: another file has that name`);
@@ -308,7 +358,16 @@ async function putSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, file: 
   const sums = new Checksums();
   sums.update(bytes);
   const facts = sums.facts();
-  ledger.outputFiles.recordFile({ path: file, itemId: item.id, inputId: t.input?.id ?? null, kind: 'sidecar', stepIndex: null, bytes: bytes.length, sha256: facts.sha256, sha512: facts.sha512 });
+  ledger.outputFiles.recordFile({
+    path: file,
+    itemId: item.id,
+    inputId: t.input?.id ?? null,
+    kind: 'sidecar',
+    stepIndex: null,
+    bytes: bytes.length,
+    sha256: facts.sha256,
+    sha512: facts.sha512,
+  });
   try {
     await clock.hold(io.write(file, bytes));
   } catch (err) {
@@ -325,10 +384,7 @@ async function putSidecar(ledger: Ledger, item: ItemRow, t: OutputTarget, file: 
  * none of the photo's outputs is left on disk, the name is reported and left without one:
  * producing it again would mean paying for the photo again.
  */
-export async function writeOutputsOfDone(
-  ledger: Ledger,
-  io: Omit<WriteIo, 'download'>,
-): Promise<{ copied: number; missing: string[] }> {
+export async function writeOutputsOfDone(ledger: Ledger, io: Omit<WriteIo, 'download'>): Promise<{ copied: number; missing: string[] }> {
   const opts = io.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
   let copied = 0;
   const missing: string[] = [];
@@ -340,7 +396,10 @@ export async function writeOutputsOfDone(
       .find((p) => existsSync(p));
     if (!source) {
       missing.push(input.kind === 'url' ? input.src : input.name);
-      io.log.warn({ item: item.id }, `no output for ${input.name}: the photo was done before, but none of its outputs is left to copy; move its other names' outputs back, or retry it`);
+      io.log.warn(
+        { item: item.id },
+        `no output for ${input.name}: the photo was done before, but none of its outputs is left to copy; move its other names' outputs back, or retry it`,
+      );
       continue;
     }
     // Its type from its first bytes and its size: the file itself is copied by the kernel, never read in whole.
@@ -361,16 +420,35 @@ export async function writeOutputsOfDone(
     let meta = was;
     let facts: FileFacts | undefined;
     const record = (f: FileFacts) =>
-      ledger.outputFiles.recordFile({ path: target.path, itemId: item.id, inputId: input.id, kind: 'output', stepIndex: last, bytes: f.bytes, sha256: f.sha256, sha512: f.sha512, meta });
+      ledger.outputFiles.recordFile({
+        path: target.path,
+        itemId: item.id,
+        inputId: input.id,
+        kind: 'output',
+        stepIndex: last,
+        bytes: f.bytes,
+        sha256: f.sha256,
+        sha512: f.sha512,
+        meta,
+      });
     if (target.path !== source) {
       // An output written without its input's metadata (the input unreadable then) gets it now
       // if the input can be read under this name; else it is the same file under its own identity.
-      const again = was.note !== null && io.metadata ? carryStep(io.metadata, ledger, item, target, ext, last, opts, (m) => (meta = m)) : undefined;
+      const again =
+        was.note !== null && io.metadata ? carryStep(io.metadata, ledger, item, target, ext, last, opts, (m) => (meta = m)) : undefined;
       const finalize = again ?? repointStep(io, ledger, item, target, last, opts, { meta: was }, (m) => (meta = m));
       const from = { path: source, bytes: size, ext, meta: was, facts: { bytes: size, sha256: '', sha512: '' } };
       facts = await clock.hold(io.copy(target.path, from, { beforeRename: record, ...(finalize ? { finalize } : {}) }));
     } else {
-      ledger.outputFiles.recordFile({ path: target.path, itemId: item.id, inputId: input.id, kind: 'output', stepIndex: last, bytes: size, meta });
+      ledger.outputFiles.recordFile({
+        path: target.path,
+        itemId: item.id,
+        inputId: input.id,
+        kind: 'output',
+        stepIndex: last,
+        bytes: size,
+        meta,
+      });
     }
     if (opts.output.sidecar.json) await writeSidecar(ledger, item, target, { bytes: facts?.bytes ?? size, ext, facts, meta }, opts, io);
     if (opts.output.sidecar.xmp) await writeXmpSidecar(ledger, item, target, last, opts, io);

@@ -1,5 +1,18 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, copyFile, fsync, fsyncSync, openSync, read, renameSync, rmSync, statfsSync, write, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  copyFile,
+  fsync,
+  fsyncSync,
+  openSync,
+  read,
+  renameSync,
+  rmSync,
+  statfsSync,
+  write,
+  writeSync,
+} from 'node:fs';
 import { OutputWriteError } from '../errors.js';
 import { makeDirs } from '../fsdirs.js';
 
@@ -73,10 +86,10 @@ export const nodeOutputFs: OutputFs = {
   mkdirp: (dir) => makeDirs(dir),
   create: (file) => openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644),
   write: (fd, data) => {
-    for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, data.length - at);
+    for (let at = 0; at < data.length;) at += writeSync(fd, data, at, data.length - at);
   },
   writeAsync: async (fd, data) => {
-    for (let at = 0; at < data.length; ) {
+    for (let at = 0; at < data.length;) {
       at += await promised<number>((cb) => write(fd, data, at, data.length - at, null, (err, n) => cb(err, n)));
     }
   },
@@ -126,7 +139,6 @@ export async function checksumFile(file: string, sync = false): Promise<FileFact
     closeSync(fd);
   }
 }
-
 
 /** Run one file-system step, turning its errno error into an OutputWriteError naming the step and path. */
 export function fsStep<T>(op: string, file: string, fn: () => T): T {

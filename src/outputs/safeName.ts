@@ -81,5 +81,8 @@ export function cleanName(name: string): string {
     .filter((p) => p !== '' && p !== '.' && p !== '..');
   if (parts.length === 0) return '';
   parts[parts.length - 1] = parts.at(-1)!.replace(IMAGE_EXT, '') || parts.at(-1)!;
-  return parts.map(safeSegment).filter((p) => p !== '').join('/');
+  return parts
+    .map(safeSegment)
+    .filter((p) => p !== '')
+    .join('/');
 }

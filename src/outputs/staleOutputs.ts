@@ -16,7 +16,10 @@ export function retireStaleOutputs(ledger: Ledger, log: Logger, itemId?: number)
     try {
       rmSync(f.path, { force: true });
     } catch (err) {
-      log.warn({ item: f.itemId, code: (err as NodeJS.ErrnoException).code }, `could not remove ${f.path}, made under earlier steps: ${(err as Error).message}`);
+      log.warn(
+        { item: f.itemId, code: (err as NodeJS.ErrnoException).code },
+        `could not remove ${f.path}, made under earlier steps: ${(err as Error).message}`,
+      );
       continue;
     }
     ledger.steps.forgetFile(f.path);

@@ -129,8 +129,7 @@ export class LiveProgress {
       if (this.stopped) return;
       if (this.multibar) {
         if (clock.now() - this.lastRead >= this.gapMs()) this.refresh();
-      }
-      else this.printLine();
+      } else this.printLine();
       this.arm(everyMs);
     }, everyMs);
   }

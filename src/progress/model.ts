@@ -45,7 +45,6 @@ export interface Estimate {
   readonly callsPerKey: number;
 }
 
-
 /**
  * Mean task latency assumed when neither the ledger nor the service has said anything yet.
  * The spec states none; 20 s is the simulator's default median (mean 22.7 s at σ 0.5) and

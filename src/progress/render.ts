@@ -99,7 +99,10 @@ export interface FrameOptions {
 export function frameRows(p: Progress, o: FrameOptions): { id: string; text: string; fraction?: number }[] {
   const c = paint(o.color);
   const rows: { id: string; text: string; fraction?: number }[] = [];
-  rows.push({ id: 'title', text: `${c.bold('darkroom')} ${shownText(o.title)} · ${c.green(`${p.done}/${p.total} photos done`)} · elapsed ${formatDuration(o.elapsedMs)}` });
+  rows.push({
+    id: 'title',
+    text: `${c.bold('darkroom')} ${shownText(o.title)} · ${c.green(`${p.done}/${p.total} photos done`)} · elapsed ${formatDuration(o.elapsedMs)}`,
+  });
   const labelWidth = Math.max(...p.steps.map((s) => `step ${s.index + 1} ${s.capability ?? ''}`.length), 8);
   for (const s of p.steps) {
     const label = `step ${s.index + 1} ${s.capability ?? ''}`.padEnd(labelWidth);

@@ -100,7 +100,6 @@ const MIN_CALLS_PER_STEP = 2;
 /** Steps finished before the measured calls per step replace the minimum. */
 const OBSERVED_AFTER = 3;
 
-
 export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress {
   const s = f.status;
   // The ledger's own account of the pipeline (status.steps: the steps the last run recorded) when no jobs file is named.
@@ -125,7 +124,13 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
     const w = s.calls.perKey[key];
     const g = ctx.guessedSlots?.[key];
     const guessed = g && g.held + g.deadRun > 0 && g.untilMs > ctx.now ? g : null;
-    return { key, tasks: (slot?.active ?? 0) + (slot?.submitting ?? 0), lastMinute: w?.lastMinute ?? 0, lastHour: w?.lastHour ?? 0, guessed };
+    return {
+      key,
+      tasks: (slot?.active ?? 0) + (slot?.submitting ?? 0),
+      lastMinute: w?.lastMinute ?? 0,
+      lastHour: w?.lastHour ?? 0,
+      guessed,
+    };
   });
 
   // Throughput over the recent window, from its first call (a run that began 2 min ago is not diluted over 15).
@@ -209,7 +214,9 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
     pending: s.pending,
     steps,
     keys,
-    limits: ctx.limits ? { callsPerMinute: ctx.limits.callsPerMinute, callsPerHour: ctx.limits.callsPerHour, activeTasks: ctx.limits.activeTasks } : null,
+    limits: ctx.limits
+      ? { callsPerMinute: ctx.limits.callsPerMinute, callsPerHour: ctx.limits.callsPerHour, activeTasks: ctx.limits.activeTasks }
+      : null,
     calls: { total: s.calls.total, uploads: f.callsByKind.upload, tasks: f.callsByKind.task, account: f.callsByKind.account },
     throughput,
     callsPerStep,

@@ -76,7 +76,13 @@ export function renderReport(p: ReportPage): string {
   out.push(card('failed', s.skipped ? `failed <small>(${s.skipped} skipped)</small>` : 'failed', s.failed));
   out.push(card('held', 'held', s.held));
   // Paid for and not yet on disk is pending, not failed (a rerun downloads it first): said apart, as status says it.
-  out.push(card('pending', s.paidNotDownloaded ? `pending <small>(${formatNumber(s.paidNotDownloaded)} paid, not yet downloaded)</small>` : 'pending', s.pending));
+  out.push(
+    card(
+      'pending',
+      s.paidNotDownloaded ? `pending <small>(${formatNumber(s.paidNotDownloaded)} paid, not yet downloaded)</small>` : 'pending',
+      s.pending,
+    ),
+  );
   if (s.gone > 0) out.push(card('gone', 'gone <small>(input removed)</small>', s.gone));
   out.push(card('calls', 'calls made', d.calls.total));
   out.push(card('credits', p.credits.unknown.length ? 'credits <small>(known part)</small>' : 'credits spent', p.credits.known));
@@ -113,7 +119,13 @@ export function renderReport(p: ReportPage): string {
       p.credits.source,
     ),
   );
-  out.push(fig('Format changes', formatNumber(changed), 'done photos whose output is in another format than their input (e.g. a PNG that came back as JPEG)'));
+  out.push(
+    fig(
+      'Format changes',
+      formatNumber(changed),
+      'done photos whose output is in another format than their input (e.g. a PNG that came back as JPEG)',
+    ),
+  );
   out.push(
     fig(
       'Calls per photo',
@@ -180,7 +192,8 @@ export function renderReport(p: ReportPage): string {
   // ── photos ──────────────────────────────────────────────────────────────────
   out.push('<section id="photos">', `<h2>Photos <span class="count">${formatNumber(d.photoCount)}</span></h2>`);
   if (d.photos.length < d.photoCount) out.push(`<p class="warn">The first ${formatNumber(d.photos.length)} by path are listed.</p>`);
-  if (p.thumbsHref === null) out.push('<p class="muted">No thumbnails: the report was written to a stream; give <code>--thumbs DIR</code> for them.</p>');
+  if (p.thumbsHref === null)
+    out.push('<p class="muted">No thumbnails: the report was written to a stream; give <code>--thumbs DIR</code> for them.</p>');
   out.push(photosControls(p.rows));
   out.push(
     '<div class="tablewrap"><table class="photos" id="photo-table">',
@@ -196,7 +209,9 @@ export function renderReport(p: ReportPage): string {
   out.push('<section id="details">', '<h2>Details</h2>', '<div class="detailrow">');
   if (d.tasks.latency.length > 0) {
     out.push('<table class="small"><caption>Task latency by capability</caption>');
-    out.push('<thead><tr><th>Capability</th><th class="num">Tasks</th><th class="num">Mean</th><th class="num">Min</th><th class="num">Max</th></tr></thead><tbody>');
+    out.push(
+      '<thead><tr><th>Capability</th><th class="num">Tasks</th><th class="num">Mean</th><th class="num">Min</th><th class="num">Max</th></tr></thead><tbody>',
+    );
     for (const l of d.tasks.latency) {
       out.push(
         `<tr><td>${t(l.capability)}</td><td class="num">${l.tasks}</td><td class="num">${t(formatDuration(l.meanMs))}</td>` +
@@ -221,13 +236,18 @@ export function renderReport(p: ReportPage): string {
   }
   const busy = Object.entries(s.states).filter(([k, n]) => n > 0 && !TERMINAL.has(k as ItemState));
   if (busy.length > 0) {
-    out.push('<table class="small"><caption>Photos still in work</caption><thead><tr><th>State</th><th class="num">Photos</th></tr></thead><tbody>');
+    out.push(
+      '<table class="small"><caption>Photos still in work</caption><thead><tr><th>State</th><th class="num">Photos</th></tr></thead><tbody>',
+    );
     for (const [k, n] of busy) out.push(`<tr><td>${t(k)}</td><td class="num">${formatNumber(n)}</td></tr>`);
     out.push('</tbody></table>');
   }
   out.push('</div>', '</section>');
 
-  out.push('</main>', `<footer>darkroom · ${t(formatTime(p.generatedMs))} · read from the ledger alone; no key is stored in it or shown here.</footer>`);
+  out.push(
+    '</main>',
+    `<footer>darkroom · ${t(formatTime(p.generatedMs))} · read from the ledger alone; no key is stored in it or shown here.</footer>`,
+  );
   out.push('</body>', '</html>', '');
   return out.join('\n');
 }

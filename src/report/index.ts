@@ -60,7 +60,8 @@ export async function buildReport(data: ReportData, opts: BuildOptions): Promise
     if (file === null) return inspectImage(null, { dir: null });
     const key = `${thumb ? 't' : 'f'}:${file}`;
     let p = seen.get(key);
-    if (!p) seen.set(key, (p = inspectImage(file, { dir: thumb ? opts.thumbsDir : null, ...(opts.thumbSize ? { size: opts.thumbSize } : {}) })));
+    if (!p)
+      seen.set(key, (p = inspectImage(file, { dir: thumb ? opts.thumbsDir : null, ...(opts.thumbSize ? { size: opts.thumbSize } : {}) })));
     return p;
   };
   const rows = await mapLimited(data.photos, limit, async (photo): Promise<ReportRow> => {

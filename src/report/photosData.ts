@@ -27,17 +27,26 @@ export function photosControls(rows: readonly ReportRow[]): string {
  * basic, provenance, none), t when it was taken and c its caption as carried, n why the
  * input's metadata is not there; null when no output was written with this recorded.
  */
-function metadataJson(r: ReportRow, clean: (s: string) => string): { l: string; t: string | null; c: string | null; n: string | null } | null {
+function metadataJson(
+  r: ReportRow,
+  clean: (s: string) => string,
+): { l: string; t: string | null; c: string | null; n: string | null } | null {
   const p = r.photo;
   if (p.meta === null || p.outputPath === null) return null;
-  return { l: p.meta, t: p.metaTaken === null ? null : clean(p.metaTaken), c: p.metaCaption === null ? null : clean(p.metaCaption), n: p.metaNote === null ? null : clean(p.metaNote) };
+  return {
+    l: p.meta,
+    t: p.metaTaken === null ? null : clean(p.metaTaken),
+    c: p.metaCaption === null ? null : clean(p.metaCaption),
+    n: p.metaNote === null ? null : clean(p.metaNote),
+  };
 }
 
 type JsonFacts = { f: string; w: number; h: number; b: number; t: string | null } | { x: string; d: string };
 
 /** The rows as compact JSON for the script, every text already cleaned; safe inside a script element. */
 export function photosJson(rows: readonly ReportRow[], thumbsHref: string | null, clean: (s: string) => string): string {
-  const facts = (f: FileFacts): JsonFacts => (f.ok ? { f: f.format, w: f.width, h: f.height, b: f.bytes, t: f.thumb } : { x: f.why, d: clean(f.detail) });
+  const facts = (f: FileFacts): JsonFacts =>
+    f.ok ? { f: f.format, w: f.width, h: f.height, b: f.bytes, t: f.thumb } : { x: f.why, d: clean(f.detail) };
   const list = rows.map((r) => ({
     p: clean(r.photo.path),
     s: r.photo.state,

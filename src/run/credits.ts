@@ -41,14 +41,22 @@ export async function creditsShortfall(
 }
 
 /** The account's usedCredit for the credit guard: one GET /api/v1/credits within the key's call budget; null if it failed. */
-export async function readUsedCredit(client: ApiClient | undefined, budget: KeyBudget | undefined, abort: AbortSignal, log: Logger): Promise<number | null> {
+export async function readUsedCredit(
+  client: ApiClient | undefined,
+  budget: KeyBudget | undefined,
+  abort: AbortSignal,
+  log: Logger,
+): Promise<number | null> {
   if (!client || !budget) return null;
   let ticket: Reservation | undefined;
   try {
     ticket = await budget.reserveWhenFree('account', { signal: abort });
     return (await client.withTicket(ticket).credits({ signal: abort })).usedCredit;
   } catch (err) {
-    log.warn({ err: String((err as Error).message ?? err) }, 'could not read the credit balance for --max-credits; counting this run\'s creates instead');
+    log.warn(
+      { err: String((err as Error).message ?? err) },
+      "could not read the credit balance for --max-credits; counting this run's creates instead",
+    );
     return null;
   } finally {
     if (ticket) budget.settle(ticket);

@@ -142,7 +142,8 @@ export class Guards implements StartGate {
    * limit (exit 4), unless something else stopped it first.
    */
   finish(): void {
-    if (this.capReached && !this.tripped) this.stop('max-photos', `--max-photos ${this.limits.maxPhotos}: ${this.taken.size} new photo(s) started`);
+    if (this.capReached && !this.tripped)
+      this.stop('max-photos', `--max-photos ${this.limits.maxPhotos}: ${this.taken.size} new photo(s) started`);
   }
 
   mayTake(item: ItemRow): boolean {
@@ -153,7 +154,8 @@ export class Guards implements StartGate {
     if (item.step_index > 0 || this.deps.ledger.spend.everSubmitted(item.id)) return true;
     if (this.taken.size >= max) this.forgetSkipped();
     if (this.taken.size >= max) {
-      if (!this.capReached) this.deps.log.info({ maxPhotos: max }, 'photo cap reached: no new photos are started; those started are finished');
+      if (!this.capReached)
+        this.deps.log.info({ maxPhotos: max }, 'photo cap reached: no new photos are started; those started are finished');
       this.capReached = true;
       return false;
     }

@@ -44,14 +44,21 @@ const FRESH_BOUND_REFRESH_MS = 5_000;
  * says (a killed or stopped run before left them stale): running tasks, held creates and
  * orphan tasks as slots, the ledger's recent calls the store lacks, its pause.
  */
-export function openKeyBudgets(ledger: Ledger, config: Config, keys: readonly ResolvedKey[], o: KeyStoreOptions, now = clock.now()): KeyBudgets {
+export function openKeyBudgets(
+  ledger: Ledger,
+  config: Config,
+  keys: readonly ResolvedKey[],
+  o: KeyStoreOptions,
+  now = clock.now(),
+): KeyBudgets {
   const owner = ledger.keyFacts.ownerId();
   const pollCapMs = config.limits.pollCapMinutes * 60_000;
   let bound = { at: Number.NEGATIVE_INFINITY, ms: 0 };
   const boundMs = (fresh = false) => {
     const t = clock.now();
     const age = t - bound.at;
-    if (age < 0 || age >= (fresh ? FRESH_BOUND_REFRESH_MS : BOUND_REFRESH_MS)) bound = { at: t, ms: taskBoundMs(ledger.keyFacts.longestRecentLatencyMs(), pollCapMs) };
+    if (age < 0 || age >= (fresh ? FRESH_BOUND_REFRESH_MS : BOUND_REFRESH_MS))
+      bound = { at: t, ms: taskBoundMs(ledger.keyFacts.longestRecentLatencyMs(), pollCapMs) };
     return bound.ms;
   };
   const opened: KeyStore[] = [];
@@ -65,7 +72,10 @@ export function openKeyBudgets(ledger: Ledger, config: Config, keys: readonly Re
       if (byKey.has(fp)) continue;
       let store = o.keyStores?.get(fp);
       if (!store) {
-        store = o.stateDir !== undefined ? KeyStore.openFor(o.stateDir, fp, { allowNetworkFs: config.allowNetworkFs }) : KeyStore.open(':memory:');
+        store =
+          o.stateDir !== undefined
+            ? KeyStore.openFor(o.stateDir, fp, { allowNetworkFs: config.allowNetworkFs })
+            : KeyStore.open(':memory:');
         opened.push(store);
       }
       const budget = new KeyBudget(store, { owner, limits: config.limits, taskBoundMs: boundMs, callTimeoutMs: config.timeoutMs }, now);
@@ -97,7 +107,13 @@ const SEED_EVERY_MS = 60_000;
  * service's 429s and RateLimit headers correct the windows as they come; but an account
  * problem (401, 24403) is returned, for the run to stop on as at any call.
  */
-export async function seedFromUsage(budget: KeyBudget, client: ApiClient, signal: AbortSignal, random: () => number, log: Logger): Promise<ApiError | undefined> {
+export async function seedFromUsage(
+  budget: KeyBudget,
+  client: ApiClient,
+  signal: AbortSignal,
+  random: () => number,
+  log: Logger,
+): Promise<ApiError | undefined> {
   // Once a minute at most per key on this machine: a run restarted again and again (a
   // crash loop, a cron job every minute) would otherwise spend a call of the minute's
   // budget on each start, for facts that change little in a minute.
@@ -108,7 +124,10 @@ export async function seedFromUsage(budget: KeyBudget, client: ApiClient, signal
     const u = await client.withTicket(ticket).usage({ signal });
     const foreign = budget.adoptUsage(u);
     if (foreign.minute + foreign.hour > 0) {
-      log.info({ ...foreign, minuteRemaining: u.minuteRemaining, hourRemaining: u.hourRemaining }, 'the key was used elsewhere: its windows count those calls too');
+      log.info(
+        { ...foreign, minuteRemaining: u.minuteRemaining, hourRemaining: u.hourRemaining },
+        'the key was used elsewhere: its windows count those calls too',
+      );
     }
   } catch (err) {
     // Stopped while it waited for room (the run ended, an interrupt): nothing to say.
@@ -116,7 +135,10 @@ export async function seedFromUsage(budget: KeyBudget, client: ApiClient, signal
     // An invalid key, an account problem or a redirecting base URL stops the run here, as at any other call.
     if (isApiError(err) && (err.kind === 'stop-account' || err.kind === 'stop-config')) return err;
     if (isApiError(err) && err.kind === 'retry-later') budget.pauseUntil(retryAt(err, 0, random));
-    log.warn({ err: String((err as Error)?.message ?? err) }, 'could not read the key\'s usage from the service; going on with this machine\'s count');
+    log.warn(
+      { err: String((err as Error)?.message ?? err) },
+      "could not read the key's usage from the service; going on with this machine's count",
+    );
   } finally {
     if (ticket) budget.settle(ticket);
   }

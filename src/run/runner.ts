@@ -122,7 +122,13 @@ export interface RunnerOptions extends RunHooks, KeyStoreOptions {
 export interface RunResult {
   readonly status: LedgerStatus;
   /** hidden: files left out for a name starting with a dot (input.hidden: false); gone: photos whose files disappeared. */
-  readonly discovered: { readonly added: number; readonly known: number; readonly skipped: number; readonly hidden: number; readonly gone: number };
+  readonly discovered: {
+    readonly added: number;
+    readonly known: number;
+    readonly skipped: number;
+    readonly hidden: number;
+    readonly gone: number;
+  };
   readonly recovered: RecoveryReport;
   readonly tempFilesSwept: number;
   readonly accountStop: AccountStop | undefined;
@@ -277,7 +283,8 @@ async function runStarted(opts: RunnerOptions, started: Started): Promise<RunRes
     // While the service is out, the lane waits for the next try (serviceContact.ts).
     const stages: LaneStages = {
       upload: (item, ticket) => (ledgerOk() ? uploadStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
-      create: (item, ticket, probe) => (ledgerOk() ? createStage(under(ticket), item, probe).then((fb) => contact.during(fb)) : Promise.resolve({})),
+      create: (item, ticket, probe) =>
+        ledgerOk() ? createStage(under(ticket), item, probe).then((fb) => contact.during(fb)) : Promise.resolve({}),
       poll: (item, ticket) => (ledgerOk() ? pollStage(under(ticket), item).then((fb) => contact.during(fb)) : Promise.resolve({})),
     };
     const budget = keyBudgets.byKey.get(k.fingerprint)!;
@@ -388,7 +395,8 @@ async function runStarted(opts: RunnerOptions, started: Started): Promise<RunRes
     await Promise.all(watching);
     await guards?.end();
     guards?.finish();
-    if (run.accountStop?.creditsOnly && !run.stopped) credits = await creditsShortfall(ledger, config, clients[0], budgets[0], hard.signal, log);
+    if (run.accountStop?.creditsOnly && !run.stopped)
+      credits = await creditsShortfall(ledger, config, clients[0], budgets[0], hard.signal, log);
   } finally {
     lanesOver.abort();
     await guards?.end();
@@ -405,9 +413,25 @@ async function runStarted(opts: RunnerOptions, started: Started): Promise<RunRes
   const interrupted = opts.signal?.aborted ?? false;
   // A limit reached once nothing was left to start stopped nothing: the run ends as it would have.
   const halt = run.halt?.kind === 'limit' && status.pending === 0 ? undefined : run.halt;
-  const exitCode = interrupted ? EXIT.interrupted : halt ? halt.exitCode : run.accountStop ? EXIT.account : status.done === status.total ? EXIT.ok : EXIT.someFailed;
+  const exitCode = interrupted
+    ? EXIT.interrupted
+    : halt
+      ? halt.exitCode
+      : run.accountStop
+        ? EXIT.account
+        : status.done === status.total
+          ? EXIT.ok
+          : EXIT.someFailed;
   log.info(
-    { exitCode, guard: halt?.kind === 'limit' ? guards?.trip?.guard : undefined, done: status.done, failed: status.failed, held: status.held, pending: status.pending, paidNotDownloaded: status.paidNotDownloaded },
+    {
+      exitCode,
+      guard: halt?.kind === 'limit' ? guards?.trip?.guard : undefined,
+      done: status.done,
+      failed: status.failed,
+      held: status.held,
+      pending: status.pending,
+      paidNotDownloaded: status.paidNotDownloaded,
+    },
     'run ended',
   );
   return ended(opts, {
@@ -440,9 +464,19 @@ function ended(opts: RunnerOptions, r: Omit<RunResult, 'summary' | 'rescue'>): R
  * either (a writer handed in is used as it is). When it cannot start, the run halts before
  * any call with one line saying why and what to do (exit 2).
  */
-async function startMetadata(config: Config, opts: RunnerOptions, run: RunState, log: Logger): Promise<{ options: MetadataOptions | undefined; end: () => Promise<void> }> {
+async function startMetadata(
+  config: Config,
+  opts: RunnerOptions,
+  run: RunState,
+  log: Logger,
+): Promise<{ options: MetadataOptions | undefined; end: () => Promise<void> }> {
   const wanted = config.output.metadata !== 'none' || config.output.sidecar.xmp;
-  const base = { level: config.output.metadata, xmpSidecar: config.output.sidecar.xmp, aiSystem: config.serviceName ?? 'unknown', agent: DARKROOM_AGENT };
+  const base = {
+    level: config.output.metadata,
+    xmpSidecar: config.output.sidecar.xmp,
+    aiSystem: config.serviceName ?? 'unknown',
+    agent: DARKROOM_AGENT,
+  };
   if (!wanted) return { options: { ...base, writer: null }, end: async () => {} };
   if (opts.metadataWriter) return { options: { ...base, writer: opts.metadataWriter }, end: async () => {} };
   const writer = new MetadataWriter({ env: opts.env });
@@ -464,7 +498,12 @@ async function startMetadata(config: Config, opts: RunnerOptions, run: RunState,
 function metadataToolMessage(config: Config, err: unknown): string {
   const why = err instanceof Error ? err.message : String(err);
   const fix = err instanceof ExifToolUnavailable ? err.fix : 'install perl';
-  const off = [config.output.metadata !== 'none' ? 'output.metadata: none' : null, config.output.sidecar.xmp ? 'output.sidecar without xmp' : null].filter(Boolean).join(' and ');
+  const off = [
+    config.output.metadata !== 'none' ? 'output.metadata: none' : null,
+    config.output.sidecar.xmp ? 'output.sidecar without xmp' : null,
+  ]
+    .filter(Boolean)
+    .join(' and ');
   return `cannot carry the photos' metadata: ${why}; ${fix}, or set ${off} in ${path.basename(config.file)} to write outputs without it; nothing was uploaded`;
 }
 
@@ -477,14 +516,19 @@ function stoppedBy(r: Omit<RunResult, 'summary' | 'rescue'>): { kind: string; me
 }
 
 /** The run refused before any call: the job's steps changed under started photos (exit 2). */
-function refused(ledger: Ledger, steps: StepsCheck, recovered: RecoveryReport, tempFilesSwept: number): Omit<RunResult, 'summary' | 'rescue'> {
+function refused(
+  ledger: Ledger,
+  steps: StepsCheck,
+  recovered: RecoveryReport,
+  tempFilesSwept: number,
+): Omit<RunResult, 'summary' | 'rescue'> {
   return {
     status: ledger.status(),
     discovered: { added: 0, known: 0, skipped: 0, hidden: 0, gone: 0 },
     recovered,
     tempFilesSwept,
     accountStop: undefined,
-    halt: { kind: 'config', message: steps.message ?? 'the job\'s steps changed', exitCode: EXIT.usage, immediate: true },
+    halt: { kind: 'config', message: steps.message ?? "the job's steps changed", exitCode: EXIT.usage, immediate: true },
     ...(steps.change ? { stepsChange: steps.change } : {}),
     interrupted: false,
     exitCode: EXIT.usage,
@@ -504,7 +548,16 @@ function learnedLatencyMs(latency: LatencyModel, config: Config, ledger: Ledger)
 function logCall(ledger: Ledger, log: Logger, keyFp: string, rec: CallRecord): void {
   ledger.calls.record(keyFp, rec);
   log.debug(
-    { method: rec.method, path: rec.path, httpStatus: rec.httpStatus, code: rec.businessCode, requestId: rec.requestId, sentRequestId: rec.sentRequestId, ms: rec.durationMs, key: keyFp },
+    {
+      method: rec.method,
+      path: rec.path,
+      httpStatus: rec.httpStatus,
+      code: rec.businessCode,
+      requestId: rec.requestId,
+      sentRequestId: rec.sentRequestId,
+      ms: rec.durationMs,
+      key: keyFp,
+    },
     'call',
   );
 }

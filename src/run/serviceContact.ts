@@ -72,7 +72,10 @@ export class ServiceContact {
     const o = this.#outage;
     if (!o) return;
     this.#outage = undefined;
-    this.log?.warn({ sinceMs: o.sinceMs, tries: o.tries }, `the service answers again (unreachable for ${Math.round((clock.now() - o.sinceMs) / 1000)} s)`);
+    this.log?.warn(
+      { sinceMs: o.sinceMs, tries: o.tries },
+      `the service answers again (unreachable for ${Math.round((clock.now() - o.sinceMs) / 1000)} s)`,
+    );
   }
 
   #failed(sentAtMs: number, reason: string): void {
@@ -80,7 +83,10 @@ export class ServiceContact {
     const o = this.#outage;
     if (!o) {
       this.#outage = { sinceMs: sentAtMs, nextTryAtMs: now + this.#delay(1), tries: 1, reason };
-      this.log?.warn({ reason }, `service unreachable since ${clockTime(sentAtMs)} (${reason}); waiting it out, next try in ${Math.round((this.#outage.nextTryAtMs - now) / 1000)} s`);
+      this.log?.warn(
+        { reason },
+        `service unreachable since ${clockTime(sentAtMs)} (${reason}); waiting it out, next try in ${Math.round((this.#outage.nextTryAtMs - now) / 1000)} s`,
+      );
       return;
     }
     // Calls sent before the current pause ended were part of the same try.
@@ -151,11 +157,21 @@ function notTheService(baseUrl: string, r: ProbeResult, secrets: readonly string
  * One probe (`darkroom plan`, before it asks the account anything): throws ServiceUrlError
  * when the base URL is not the service or does not answer. No retry: nothing waits on it.
  */
-export async function checkServiceUrl(baseUrl: string, o: { transport?: Transport; timeoutMs: number; secrets: readonly string[] }): Promise<void> {
-  const r = await probeService(baseUrl, { timeoutMs: Math.min(o.timeoutMs, 10_000), secrets: o.secrets, ...(o.transport ? { transport: o.transport } : {}) });
+export async function checkServiceUrl(
+  baseUrl: string,
+  o: { transport?: Transport; timeoutMs: number; secrets: readonly string[] },
+): Promise<void> {
+  const r = await probeService(baseUrl, {
+    timeoutMs: Math.min(o.timeoutMs, 10_000),
+    secrets: o.secrets,
+    ...(o.transport ? { transport: o.transport } : {}),
+  });
   if (r.answer === 'api') return;
   if (r.answer === 'not-api') throw new ServiceUrlError(notTheService(baseUrl, r, o.secrets, CHECK), 'NOT_THE_SERVICE');
-  throw new ServiceUrlError(`no answer from the service at ${redact(displayUrl(baseUrl), o.secrets)} (${r.detail}); ${CHECK}`, 'SERVICE_UNREACHABLE');
+  throw new ServiceUrlError(
+    `no answer from the service at ${redact(displayUrl(baseUrl), o.secrets)} (${r.detail}); ${CHECK}`,
+    'SERVICE_UNREACHABLE',
+  );
 }
 
 /** The base URL as the operator wrote it, without a trailing slash. */

@@ -61,7 +61,12 @@ function creditsPerImage(capability: string, config: Config, costs?: Readonly<Re
 }
 
 /** What the census means for this job: the lists, the photos to redo and the price, as `plan` prices it. */
-export function describeChange(census: StepsCensus, config: Config, oldSteps: (sig: string, json: string | null) => readonly CanonicalStep[] | null, costs?: Readonly<Record<string, number>>): StepsChange | null {
+export function describeChange(
+  census: StepsCensus,
+  config: Config,
+  oldSteps: (sig: string, json: string | null) => readonly CanonicalStep[] | null,
+  costs?: Readonly<Record<string, number>>,
+): StepsChange | null {
   if (census.others.length === 0) return null;
   const others = census.others.map((o) => ({
     sig: o.sig,
@@ -128,13 +133,22 @@ export function checkSteps(config: Config, ledger: Ledger, opts: CheckOptions): 
   if (!change) return { proceed: true, change: null };
   if (applied.redone > 0) {
     opts.log.warn(
-      { redone: applied.redone, abandoned: applied.abandoned, rebound: applied.rebound, creates: change.cost.creates, credits: change.cost.credits },
+      {
+        redone: applied.redone,
+        abandoned: applied.abandoned,
+        rebound: applied.rebound,
+        creates: change.cost.creates,
+        credits: change.cost.credits,
+      },
       `steps changed (--redo-steps): ${applied.redone} photo(s) redone from the first step under the new steps (at least ${change.cost.creates} create(s)` +
         `${change.cost.credits !== null ? `, ${change.cost.credits} credit(s)` : ''}); ${applied.abandoned} task(s) running under the old steps abandoned, already paid`,
     );
   }
   if (applied.rebound > 0) {
-    opts.log.info({ rebound: applied.rebound }, `${applied.rebound} failed photo(s) of other steps bound to the new steps: a retry runs them from the first step`);
+    opts.log.info(
+      { rebound: applied.rebound },
+      `${applied.rebound} failed photo(s) of other steps bound to the new steps: a retry runs them from the first step`,
+    );
   }
   return { proceed: true, change: { ...change, outcome: applied.redone > 0 ? 'redone' : 'bound', applied } };
 }

@@ -123,7 +123,15 @@ function normalise(p: Float64Array): void {
  * Fit `into` from residual intervals (lo, hi] with weights, by the EM above, starting from
  * `prior`: the shape before data, worth `priorWeight` tasks.
  */
-export function fitResiduals(into: GridDist, lo: ArrayLike<number>, hi: ArrayLike<number>, w: ArrayLike<number>, m: number, prior: GridDist, priorWeight: number): void {
+export function fitResiduals(
+  into: GridDist,
+  lo: ArrayLike<number>,
+  hi: ArrayLike<number>,
+  w: ArrayLike<number>,
+  m: number,
+  prior: GridDist,
+  priorWeight: number,
+): void {
   const a = new Int32Array(m);
   const b = new Int32Array(m);
   let total = priorWeight;

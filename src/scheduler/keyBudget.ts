@@ -17,7 +17,14 @@ export interface LedgerFacts {
   /** The owner's slots as its ledger says: running tasks, held creates, orphan tasks. */
   readonly slots: readonly NewSlot[];
   /** Calls of the last hour the ledger recorded (a store that is new or was removed must count them). */
-  readonly calls: readonly { atMs: number; kind: CallKind; sentRequestId: string; answeredMs: number; httpStatus: number | null; code: number | null }[];
+  readonly calls: readonly {
+    atMs: number;
+    kind: CallKind;
+    sentRequestId: string;
+    answeredMs: number;
+    httpStatus: number | null;
+    code: number | null;
+  }[];
   /** The key's pause as the ledger kept it (migrations/005). */
   readonly pausedUntil: number;
 }
@@ -246,7 +253,12 @@ export class KeyBudget implements ReservationBook {
     const countFrom = Math.max(leftAt, rec.httpStatus === null ? now : now - cache.calls.marginMs);
     cache.ownWrite(() => {
       if (countFrom > leftAt) this.store.retimeCall(id, countFrom);
-      this.store.completeCall(id, { sentRequestId: rec.sentRequestId, answeredMs: now, httpStatus: rec.httpStatus, code: rec.businessCode });
+      this.store.completeCall(id, {
+        sentRequestId: rec.sentRequestId,
+        answeredMs: now,
+        httpStatus: rec.httpStatus,
+        code: rec.businessCode,
+      });
     });
     if (countFrom > leftAt) {
       cache.calls.move(leftAt, countFrom);
@@ -255,7 +267,12 @@ export class KeyBudget implements ReservationBook {
     }
     const scope = rec.rateLimit?.scope;
     if (rec.httpStatus === 429 && (scope === 'api_key_minute' || scope === 'api_key_hour')) {
-      this.windows.adoptRejection(scope === 'api_key_minute' ? 'api_key_minute' : 'api_key_hour', rec.rateLimit?.resetAtMs ?? null, rec.retryAfterMs, now);
+      this.windows.adoptRejection(
+        scope === 'api_key_minute' ? 'api_key_minute' : 'api_key_hour',
+        rec.rateLimit?.resetAtMs ?? null,
+        rec.retryAfterMs,
+        now,
+      );
     }
   }
 
@@ -287,7 +304,12 @@ export class KeyBudget implements ReservationBook {
         this.store.registerOwner(this.opts.owner, proc.pid, proc.host, now);
         this.store.replaceOwnerSlots(this.opts.owner, facts.slots);
         for (const c of facts.calls) {
-          this.store.importCall(this.opts.owner, c.atMs, c.kind, { sentRequestId: c.sentRequestId, answeredMs: c.answeredMs, httpStatus: c.httpStatus, code: c.code });
+          this.store.importCall(this.opts.owner, c.atMs, c.kind, {
+            sentRequestId: c.sentRequestId,
+            answeredMs: c.answeredMs,
+            httpStatus: c.httpStatus,
+            code: c.code,
+          });
         }
         if (facts.pausedUntil > now) this.store.pause(facts.pausedUntil, now);
       });

@@ -106,7 +106,17 @@ export class KeyCache {
 
   /** A slot row this owner just inserted, as the store would read it back. */
   ownRow(id: number, s: NewSlot): SlotRow {
-    return { id, owner: this.opts.owner, item_id: s.itemId, ref: s.ref, kind: s.kind, since_ms: s.sinceMs, expires_ms: s.expiresMs, pid: null, host: null };
+    return {
+      id,
+      owner: this.opts.owner,
+      item_id: s.itemId,
+      ref: s.ref,
+      kind: s.kind,
+      since_ms: s.sinceMs,
+      expires_ms: s.expiresMs,
+      pid: null,
+      host: null,
+    };
   }
 
   /** The slot rows `match` picks, changed by `change`. */
@@ -128,7 +138,9 @@ export class KeyCache {
     this.prunedAt = now;
     const dead = [...new Set(this.slotRows.filter((r) => r.owner !== this.opts.owner && !this.live(r, now)).map((r) => r.owner))];
     this.ownWrite(() => this.store.prune(now, now - KEEP_CALLS_MS, dead));
-    this.slotRows = this.slotRows.filter((r) => !(r.expires_ms <= now && (r.kind === 'held' || r.kind === 'released' || dead.includes(r.owner))));
+    this.slotRows = this.slotRows.filter(
+      (r) => !(r.expires_ms <= now && (r.kind === 'held' || r.kind === 'released' || dead.includes(r.owner))),
+    );
   }
 
   private reload(now: number): void {

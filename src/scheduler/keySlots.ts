@@ -141,12 +141,16 @@ export class KeySlots {
         cache.updateRows(isId, () => ({ kind: 'active', ref: outcome.taskId, since_ms: now, expires_ms: now + bound }));
         const counted = cache.slotRows.filter((r) => this.counted(r, now));
         const held = counted.filter((r) => !this.certain(r, now)).sort((a, b) => a.since_ms - b.since_ms || a.id - b.id);
-        const excess = counted.filter((r) => r.kind === 'active' && this.certain(r, now)).length + held.length - this.opts.limits.activeTasks;
+        const excess =
+          counted.filter((r) => r.kind === 'active' && this.certain(r, now)).length + held.length - this.opts.limits.activeTasks;
         if (excess > 0) {
           const ids = held.slice(0, excess).map((r) => r.id);
           cache.store.release(ids);
           const gone = new Set(ids);
-          cache.updateRows((r) => gone.has(r.id), () => ({ kind: 'released' }));
+          cache.updateRows(
+            (r) => gone.has(r.id),
+            () => ({ kind: 'released' }),
+          );
         }
       });
     });
@@ -167,7 +171,10 @@ export class KeySlots {
       for (const r of mine) cache.store.setSlot(r.id, 'held', taskId, r.since_ms, r.since_ms + bound);
     });
     const ids = new Set(mine.map((r) => r.id));
-    cache.updateRows((r) => ids.has(r.id), (r) => ({ kind: 'held', expires_ms: r.since_ms + bound }));
+    cache.updateRows(
+      (r) => ids.has(r.id),
+      (r) => ({ kind: 'held', expires_ms: r.since_ms + bound }),
+    );
   }
 
   /** One of this owner's tasks reached an end: its slot is free. */
@@ -192,7 +199,10 @@ export class KeySlots {
     if (bound === this.appliedBound) return;
     this.appliedBound = bound;
     cache.ownWrite(() => cache.store.reboundOwner(this.opts.owner, bound));
-    cache.updateRows((r) => own(r) && r.kind !== 'released', (r) => ({ expires_ms: r.since_ms + bound }));
+    cache.updateRows(
+      (r) => own(r) && r.kind !== 'released',
+      (r) => ({ expires_ms: r.since_ms + bound }),
+    );
   }
 
   /** This owner's row of a running task. */

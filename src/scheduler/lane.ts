@@ -46,7 +46,15 @@ export class Lane {
     private readonly control: RunControl,
     private readonly opts: LaneOptions,
   ) {
-    this.state = { inflightItems: new Set(), inflightCalls: 0, uploadsInflight: 0, pollsInflight: 0, slotLimit: opts.activeTasks, slotWait: { untilMs: 0, probeUntilMs: 0, refusals: 0, lastMs: Number.NEGATIVE_INFINITY, lastWaitMs: 0 }, probing: false };
+    this.state = {
+      inflightItems: new Set(),
+      inflightCalls: 0,
+      uploadsInflight: 0,
+      pollsInflight: 0,
+      slotLimit: opts.activeTasks,
+      slotWait: { untilMs: 0, probeUntilMs: 0, refusals: 0, lastMs: Number.NEGATIVE_INFINITY, lastWaitMs: 0 },
+      probing: false,
+    };
     this.queues = new LaneQueues(ledger, budget, control, opts, this.state);
     this.pacer = new LanePacing(ledger, budget, opts, this.state);
     this.maxInflight = opts.maxInflight ?? 4;
@@ -133,7 +141,11 @@ export class Lane {
    * false: another process took the room since we looked; nothing was started.
    */
   private dispatch(action: Action, now: number): boolean {
-    const ticket = this.budget.reserve(now, action.kind, { itemId: action.item.id, slotLimit: this.state.slotLimit, ...(action.probe ? { probe: true } : {}) });
+    const ticket = this.budget.reserve(now, action.kind, {
+      itemId: action.item.id,
+      slotLimit: this.state.slotLimit,
+      ...(action.probe ? { probe: true } : {}),
+    });
     // (An upload's photo stays claimed by this lane, which takes it up again.)
     if (!ticket) return false;
     this.state.inflightCalls++;
@@ -209,7 +221,8 @@ export class Lane {
         // one more, unless the service refused one lately (another client's tasks come and
         // go as ours do: a slot taken back at once met a 429 nearly every time).
         const calm = now - w.lastMs >= 2 * w.lastWaitMs;
-        if (calm && this.budget.certainSlotsInUse(now) >= state.slotLimit) state.slotLimit = Math.min(this.opts.activeTasks, state.slotLimit + 1);
+        if (calm && this.budget.certainSlotsInUse(now) >= state.slotLimit)
+          state.slotLimit = Math.min(this.opts.activeTasks, state.slotLimit + 1);
       }
     }
     if (action.kind === 'poll' && fb.taskEnded && action.item.task_id) {

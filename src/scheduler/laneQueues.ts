@@ -73,7 +73,8 @@ export class LaneQueues {
       const gate = this.opts.gate;
       // Past the photo cap only the photos this lane already took (claimed) are taken up again.
       const upload = gate?.onlyTaken ? items.nextInState('queued', fp, now, inflight) : items.nextToUpload(fp, now, inflight);
-      if (upload && (gate?.mayTake(upload) ?? true) && items.claimQueued(upload.id, fp)) return { action: { kind: 'upload', item: { ...upload, key_fp: fp } }, slotBlocked };
+      if (upload && (gate?.mayTake(upload) ?? true) && items.claimQueued(upload.id, fp))
+        return { action: { kind: 'upload', item: { ...upload, key_fp: fp } }, slotBlocked };
     }
     const early = this.pollAhead(now);
     if (early) return { action: early, slotBlocked };
@@ -112,7 +113,12 @@ export class LaneQueues {
   private mayProbe(now: number): boolean {
     if (this.state.probing) return false;
     const certain = this.budget.certainSlotsInUse(now);
-    return certain < this.state.slotLimit && this.budget.slotsInUse(now) > certain && now >= this.probeAt(now) && now >= this.state.slotWait.probeUntilMs;
+    return (
+      certain < this.state.slotLimit &&
+      this.budget.slotsInUse(now) > certain &&
+      now >= this.probeAt(now) &&
+      now >= this.state.slotWait.probeUntilMs
+    );
   }
 
   /**
@@ -182,7 +188,9 @@ export class LaneQueues {
 
   /** Paced, with room for an upload ahead: when the bucket fills, one is wanted (uploadWanted). */
   private uploadAheadAt(free: number): number | undefined {
-    return this.budget.pacing && this.waitingForCreate() < free + 1 + UPLOADS_AHEAD ? this.budget.calls.bucketFullAt(clock.now()) : undefined;
+    return this.budget.pacing && this.waitingForCreate() < free + 1 + UPLOADS_AHEAD
+      ? this.budget.calls.bucketFullAt(clock.now())
+      : undefined;
   }
 
   /**

@@ -102,7 +102,10 @@ export class PollPlanner {
       return null;
     }
     const caps = work.capabilities.length > 0 ? work.capabilities : [...this.seen.keys()];
-    const r = priceFromBudget(work, caps.map((c) => this.latency.typical(c)));
+    const r = priceFromBudget(
+      work,
+      caps.map((c) => this.latency.typical(c)),
+    );
     this.share = r.share;
     // Followed in log steps of at most 30%: the calls to spare are a small difference of
     // large counts (W3: 100 of 1,000), and a price that jumps threefold every few seconds

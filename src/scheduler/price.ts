@@ -138,7 +138,10 @@ const SPEC_CALLS_PER_MINUTE = 100;
  * The price, which window (its index in `work.windows`) binds at it (-1 when none does),
  * and the relative floor's divisor it was found with (taskPrice's `share`).
  */
-export function priceFromBudget(work: WorkLeft, typicals: readonly (readonly Typical[])[]): { priceMs: number; binding: number; share: number } {
+export function priceFromBudget(
+  work: WorkLeft,
+  typicals: readonly (readonly Typical[])[],
+): { priceMs: number; binding: number; share: number } {
   const free = finishingShare(work);
   if (typicals.length === 0 || work.tasks + work.active <= 0) return { priceMs: PRICE_FLOOR_MS, binding: -1, share: free };
   const floor = PRICE_FLOOR_MS / free;

@@ -36,7 +36,6 @@ export interface PollTable {
   readonly lag: number;
 }
 
-
 /** Grid points per unit of ln x: 1% steps, fine beside lags of a tenth of the median. */
 const STEPS_PER_LOG = 100;
 /** The grid spans ±Z_SPAN σ around the median in ln x. */

@@ -26,7 +26,13 @@ export interface CreateOutcome {
   injected?: boolean;
 }
 
-export async function create(parts: SimParts, capability: Capability, req: SimRequest, lane: Lane, requestId: string): Promise<CreateOutcome> {
+export async function create(
+  parts: SimParts,
+  capability: Capability,
+  req: SimRequest,
+  lane: Lane,
+  requestId: string,
+): Promise<CreateOutcome> {
   const { cfg, faults, recorder, account } = parts;
   const parsed = parseCreateBody(capability, req.body, cfg.styles);
   if (!parsed.ok) return { res: fail(requestId, 400, parsed.code, parsed.message) };

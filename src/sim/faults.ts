@@ -232,8 +232,10 @@ export function resolveFaults(spec: FaultProfileName | FaultConfig | undefined):
       throw new Error('sim faults: redirect.to must be an http(s) URL');
     }
     if (to.protocol !== 'http:' && to.protocol !== 'https:') throw new Error('sim faults: redirect.to must be an http(s) URL');
-    if (![301, 302, 303, 307, 308].includes(r.redirect.status)) throw new Error('sim faults: redirect.status must be 301, 302, 303, 307 or 308');
-    if (!['all', 'upload', 'create', 'poll', 'account'].includes(r.redirect.calls)) throw new Error('sim faults: redirect.calls must be all, upload, create, poll or account');
+    if (![301, 302, 303, 307, 308].includes(r.redirect.status))
+      throw new Error('sim faults: redirect.status must be 301, 302, 303, 307 or 308');
+    if (!['all', 'upload', 'create', 'poll', 'account'].includes(r.redirect.calls))
+      throw new Error('sim faults: redirect.calls must be all, upload, create, poll or account');
     if (!(r.redirect.times >= 1)) throw new Error('sim faults: redirect.times must be at least 1');
   }
 

@@ -8,11 +8,7 @@ export type ImageExt = 'jpg' | 'png' | 'webp';
 export function sniffImage(bytes: Buffer): ImageExt | undefined {
   if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'jpg';
   if (bytes.length >= 8 && bytes.subarray(0, 8).equals(PNG_MAGIC)) return 'png';
-  if (
-    bytes.length >= 12 &&
-    bytes.toString('latin1', 0, 4) === 'RIFF' &&
-    bytes.toString('latin1', 8, 12) === 'WEBP'
-  ) {
+  if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP') {
     return 'webp';
   }
   return undefined;
@@ -25,4 +21,3 @@ export const CONTENT_TYPES: Record<ImageExt, string> = {
   png: 'image/png',
   webp: 'image/webp',
 };
-

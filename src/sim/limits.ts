@@ -103,7 +103,10 @@ export class Limits {
     this.globalHour.record(now);
   }
 
-  remaining(lane: Lane, now: number): { minuteRemaining: number; hourRemaining: number; globalMinuteRemaining: number; globalHourRemaining: number } {
+  remaining(
+    lane: Lane,
+    now: number,
+  ): { minuteRemaining: number; hourRemaining: number; globalMinuteRemaining: number; globalHourRemaining: number } {
     return {
       minuteRemaining: lane.minute.remaining(now),
       hourRemaining: lane.hour.remaining(now),

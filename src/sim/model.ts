@@ -110,7 +110,11 @@ export class SimModel {
     const moved = faults.redirect(redirectCall(route), req.path);
     if (moved) {
       recorder.fault('redirect', lane.fingerprint);
-      return { status: moved.status, headers: { location: moved.location, 'content-type': 'text/plain; charset=utf-8', 'x-request-id': requestId }, body: Buffer.from(`moved: ${moved.location}\n`) };
+      return {
+        status: moved.status,
+        headers: { location: moved.location, 'content-type': 'text/plain; charset=utf-8', 'x-request-id': requestId },
+        body: Buffer.from(`moved: ${moved.location}\n`),
+      };
     }
 
     const burst = faults.burst503(now);
@@ -145,7 +149,14 @@ export class SimModel {
     return this.answerFaults(this.route(route, req, key!, lane, requestId, now), false, req, requestId, undefined);
   }
 
-  private route(route: Exclude<Route, { kind: 'create' }>, req: SimRequest, key: string, lane: Lane, requestId: string, now: number): SimResponse {
+  private route(
+    route: Exclude<Route, { kind: 'create' }>,
+    req: SimRequest,
+    key: string,
+    lane: Lane,
+    requestId: string,
+    now: number,
+  ): SimResponse {
     switch (route.kind) {
       case 'credits':
         return ok(requestId, this.parts.account.credits());

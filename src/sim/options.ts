@@ -89,11 +89,7 @@ export function resolveSimOptions(opts: SimOptions): ResolvedSimOptions {
   const given = opts.latency;
   for (const cap of CAPABILITY_NAMES) {
     const spec: LatencySpec | undefined =
-      given === undefined
-        ? undefined
-        : isLatencyShape(given)
-          ? given
-          : (given as Partial<Record<Capability, LatencySpec>>)[cap];
+      given === undefined ? undefined : isLatencyShape(given) ? given : (given as Partial<Record<Capability, LatencySpec>>)[cap];
     latency[cap] = spec ?? SIM_DEFAULTS.latency;
     checkShape(latency[cap], cap);
   }

@@ -35,7 +35,10 @@ export async function processImage(capability: Capability, input: Buffer, params
   const img = oriented.flatten({ background: '#ffffff' });
   switch (capability) {
     case 'enhance':
-      return img.sharpen({ sigma: params.mode === 'text' ? 1.5 : 1 }).jpeg({ quality: 92 }).toBuffer();
+      return img
+        .sharpen({ sigma: params.mode === 'text' ? 1.5 : 1 })
+        .jpeg({ quality: 92 })
+        .toBuffer();
     case 'unblur':
       return img.sharpen({ sigma: 2.5, m1: 2, m2: 6 }).jpeg({ quality: 92 }).toBuffer();
     case 'restore':
@@ -77,7 +80,9 @@ async function removeBackground(img: sharp.Sharp): Promise<Buffer> {
     const db = data[i + 2]! - b0;
     if (dr * dr + dg * dg + db * db <= threshold) data[i + 3] = 0;
   }
-  return sharp(data, { raw: { width, height, channels: 4 } }).png().toBuffer();
+  return sharp(data, { raw: { width, height, channels: 4 } })
+    .png()
+    .toBuffer();
 }
 
 async function stylize(img: sharp.Sharp, style: string): Promise<Buffer> {
@@ -92,7 +97,11 @@ async function stylize(img: sharp.Sharp, style: string): Promise<Buffer> {
         .jpeg({ quality: 90 })
         .toBuffer();
     case 'noir':
-      return img.greyscale().linear(1.6, -0.3 * 255).jpeg({ quality: 90 }).toBuffer();
+      return img
+        .greyscale()
+        .linear(1.6, -0.3 * 255)
+        .jpeg({ quality: 90 })
+        .toBuffer();
     case 'sketch':
       return sketch(img);
     case 'vivid':
@@ -108,13 +117,25 @@ async function stylize(img: sharp.Sharp, style: string): Promise<Buffer> {
 async function sketch(img: sharp.Sharp): Promise<Buffer> {
   const { data, info } = await img.greyscale().raw().toBuffer({ resolveWithObject: true });
   const { width, height, channels } = info;
-  const at = (x: number, y: number) => data[(Math.min(height - 1, Math.max(0, y)) * width + Math.min(width - 1, Math.max(0, x))) * channels]!;
+  const at = (x: number, y: number) =>
+    data[(Math.min(height - 1, Math.max(0, y)) * width + Math.min(width - 1, Math.max(0, x))) * channels]!;
   const out = Buffer.alloc(width * height);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
-      const lap = 8 * at(x, y) - at(x - 1, y - 1) - at(x, y - 1) - at(x + 1, y - 1) - at(x - 1, y) - at(x + 1, y) - at(x - 1, y + 1) - at(x, y + 1) - at(x + 1, y + 1);
+      const lap =
+        8 * at(x, y) -
+        at(x - 1, y - 1) -
+        at(x, y - 1) -
+        at(x + 1, y - 1) -
+        at(x - 1, y) -
+        at(x + 1, y) -
+        at(x - 1, y + 1) -
+        at(x, y + 1) -
+        at(x + 1, y + 1);
       out[y * width + x] = 255 - Math.min(255, Math.abs(lap) * 2);
     }
   }
-  return sharp(out, { raw: { width, height, channels: 1 } }).jpeg({ quality: 90 }).toBuffer();
+  return sharp(out, { raw: { width, height, channels: 1 } })
+    .jpeg({ quality: 90 })
+    .toBuffer();
 }

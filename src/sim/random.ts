@@ -53,7 +53,10 @@ export class Rng {
 
   hex(chars: number): string {
     let s = '';
-    while (s.length < chars) s += Math.floor(this.next() * 0x100000000).toString(16).padStart(8, '0');
+    while (s.length < chars)
+      s += Math.floor(this.next() * 0x100000000)
+        .toString(16)
+        .padStart(8, '0');
     return s.slice(0, chars);
   }
 }

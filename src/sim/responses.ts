@@ -63,13 +63,7 @@ export function ok(requestId: string, data: unknown): SimResponse {
 }
 
 /** A failure before the envelope's requestId is known is impossible: the caller always has one. */
-export function fail(
-  requestId: string,
-  status: number,
-  code: number,
-  message: string,
-  headers: Record<string, string> = {},
-): SimResponse {
+export function fail(requestId: string, status: number, code: number, message: string, headers: Record<string, string> = {}): SimResponse {
   return envelope(requestId, status, code, message, null, headers);
 }
 

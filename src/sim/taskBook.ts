@@ -73,9 +73,7 @@ export class TaskBook {
     for (const t of this.limits.active()) if (t.startsAt > now) rank++;
 
     const taskId =
-      capability === 'image2image'
-        ? String(IMAGE2IMAGE_ID_BASE + n)
-        : `${n.toString(16).padStart(6, '0')}${this.idRng.hex(18)}`;
+      capability === 'image2image' ? String(IMAGE2IMAGE_ID_BASE + n) : `${n.toString(16).padStart(6, '0')}${this.idRng.hex(18)}`;
     const task: Task = {
       taskId,
       capability,

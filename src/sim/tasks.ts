@@ -11,10 +11,7 @@ export type TerminalStatus = 'SUCCESS' | 'FAIL' | 'ERROR' | 'OTHER';
 export type TaskStatus = 'REQUESTED' | 'PENDING' | TerminalStatus;
 
 /** Where a task's input bytes come from; internal inputs are resolved without the network. */
-export type TaskInput =
-  | { kind: 'upload'; uploadId: string }
-  | { kind: 'result'; taskId: string }
-  | { kind: 'bytes'; bytes: Buffer };
+export type TaskInput = { kind: 'upload'; uploadId: string } | { kind: 'result'; taskId: string } | { kind: 'bytes'; bytes: Buffer };
 
 export interface Task {
   taskId: string;

@@ -6,15 +6,7 @@
  * a test keeps the docs' table equal to it. A new capability is one row here.
  */
 
-export const CAPABILITY_NAMES = [
-  'enhance',
-  'restore',
-  'colorize',
-  'unblur',
-  'upscale',
-  'remove-background',
-  'image2image',
-] as const;
+export const CAPABILITY_NAMES = ['enhance', 'restore', 'colorize', 'unblur', 'upscale', 'remove-background', 'image2image'] as const;
 
 export type Capability = (typeof CAPABILITY_NAMES)[number];
 
@@ -58,11 +50,61 @@ export interface CapabilityInfo {
 }
 
 export const CAPABILITIES: Readonly<Record<Capability, CapabilityInfo>> = {
-  enhance: { path: '/api/v1/enhance/generate', acceptsMode: true, acceptsResolution: false, takesStyle: false, resultFormat: null, businessType: 'ENHANCE', inEnumeration: true, credits: 1, historyAction: 'edited' },
-  restore: { path: '/api/v1/restore/generate', acceptsMode: false, acceptsResolution: false, takesStyle: false, resultFormat: null, businessType: 'RESTORE', inEnumeration: true, credits: null, historyAction: 'edited' },
-  colorize: { path: '/api/v1/colorize/generate', acceptsMode: false, acceptsResolution: false, takesStyle: false, resultFormat: null, businessType: 'COLORIZE', inEnumeration: false, credits: null, historyAction: 'edited' },
-  unblur: { path: '/api/v1/unblur/generate', acceptsMode: true, acceptsResolution: false, takesStyle: false, resultFormat: null, businessType: 'UNBLUR', inEnumeration: true, credits: null, historyAction: 'edited' },
-  upscale: { path: '/api/v1/upscale/generate', acceptsMode: true, acceptsResolution: true, takesStyle: false, resultFormat: null, businessType: 'UPSCALE', inEnumeration: true, credits: null, historyAction: 'resized' },
+  enhance: {
+    path: '/api/v1/enhance/generate',
+    acceptsMode: true,
+    acceptsResolution: false,
+    takesStyle: false,
+    resultFormat: null,
+    businessType: 'ENHANCE',
+    inEnumeration: true,
+    credits: 1,
+    historyAction: 'edited',
+  },
+  restore: {
+    path: '/api/v1/restore/generate',
+    acceptsMode: false,
+    acceptsResolution: false,
+    takesStyle: false,
+    resultFormat: null,
+    businessType: 'RESTORE',
+    inEnumeration: true,
+    credits: null,
+    historyAction: 'edited',
+  },
+  colorize: {
+    path: '/api/v1/colorize/generate',
+    acceptsMode: false,
+    acceptsResolution: false,
+    takesStyle: false,
+    resultFormat: null,
+    businessType: 'COLORIZE',
+    inEnumeration: false,
+    credits: null,
+    historyAction: 'edited',
+  },
+  unblur: {
+    path: '/api/v1/unblur/generate',
+    acceptsMode: true,
+    acceptsResolution: false,
+    takesStyle: false,
+    resultFormat: null,
+    businessType: 'UNBLUR',
+    inEnumeration: true,
+    credits: null,
+    historyAction: 'edited',
+  },
+  upscale: {
+    path: '/api/v1/upscale/generate',
+    acceptsMode: true,
+    acceptsResolution: true,
+    takesStyle: false,
+    resultFormat: null,
+    businessType: 'UPSCALE',
+    inEnumeration: true,
+    credits: null,
+    historyAction: 'resized',
+  },
   'remove-background': {
     path: '/api/v1/background/remove/generate',
     acceptsMode: false,
@@ -74,7 +116,17 @@ export const CAPABILITIES: Readonly<Record<Capability, CapabilityInfo>> = {
     credits: null,
     historyAction: 'edited',
   },
-  image2image: { path: '/api/v1/image2image/generate', acceptsMode: false, acceptsResolution: false, takesStyle: true, resultFormat: null, businessType: 'IMAGE_TO_IMAGE', inEnumeration: true, credits: 1, historyAction: 'edited' },
+  image2image: {
+    path: '/api/v1/image2image/generate',
+    acceptsMode: false,
+    acceptsResolution: false,
+    takesStyle: true,
+    resultFormat: null,
+    businessType: 'IMAGE_TO_IMAGE',
+    inEnumeration: true,
+    credits: 1,
+    historyAction: 'edited',
+  },
 };
 
 /** The capabilities with a fact set, in the table's order: "enhance, unblur, upscale". */

@@ -35,7 +35,11 @@ export async function createStage(ctx: StageContext, item: ItemRow, probe = fals
   const requestId = newRequestId();
   const submissionId = ledger.submissions.begin(item, step.capability, ctx.keyFp, requestId);
   // Said in the log: a 429 on api_key_active_tasks that answers it is the service's answer asked for.
-  if (probe) ctx.log.info({ item: item.id, sentRequestId: requestId }, 'probe: a create into a slot counted busy only by held creates or a stopped run, which may have ended');
+  if (probe)
+    ctx.log.info(
+      { item: item.id, sentRequestId: requestId },
+      'probe: a create into a slot counted busy only by held creates or a stopped run, which may have ended',
+    );
   try {
     const r = await ctx.client.create(step.capability, createBody(step, item.input_url), { requestId, signal: ctx.abort });
     crashPoint('create');
@@ -105,7 +109,14 @@ function onCreateError(ctx: StageContext, item: ItemRow, submissionId: number, e
         ctx.log.warn({ item: item.id, requestId: err.requestId }, lost.reason);
         return {};
       }
-      ledger.submissions.reject(submissionId, item, outcome, 'failed', 0, lost.kind === 'fail' ? lost.reason : `create refused: ${err.message}`);
+      ledger.submissions.reject(
+        submissionId,
+        item,
+        outcome,
+        'failed',
+        0,
+        lost.kind === 'fail' ? lost.reason : `create refused: ${err.message}`,
+      );
       return {};
     }
   }

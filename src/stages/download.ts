@@ -91,24 +91,41 @@ export async function downloadStage(ledger: Ledger, item: ItemRow, opts: Downloa
         );
       }
       if (owner === undefined && existsSync(target)) {
-        throw new DownloadError('OUTPUT_EXISTS', `${target} already exists and was not written by this ledger; move it away and run again`, true);
+        throw new DownloadError(
+          'OUTPUT_EXISTS',
+          `${target} already exists and was not written by this ledger; move it away and run again`,
+          true,
+        );
       }
       // Claimed before the rename: a crash between the rename and `done` leaves a file this
       // item owns, which the next run overwrites with the same bytes instead of refusing.
       // The claim is one guarded statement, so two downloads racing for a path cannot both win.
       const rival = ledger.outputs.claim(claimed, target);
       if (rival !== undefined) {
-        throw new DownloadError('OUTPUT_TAKEN', `${target} is the output of ${rival.rel_path} already (two inputs differ only in their extension); rename one of them and run again`, true);
+        throw new DownloadError(
+          'OUTPUT_TAKEN',
+          `${target} is the output of ${rival.rel_path} already (two inputs differ only in their extension); rename one of them and run again`,
+          true,
+        );
       }
       claimed = { ...claimed, output_path: target };
       let meta: FileMetadata = NO_METADATA;
       const naming = opts.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
       const last = Math.max(0, naming.steps.length - 1);
-      const finalize = opts.metadata ? carryStep(opts.metadata, ledger, claimed, targets[0]!, r.ext, last, naming, (m) => (meta = m), opts.fs) : undefined;
+      const finalize = opts.metadata
+        ? carryStep(opts.metadata, ledger, claimed, targets[0]!, r.ext, last, naming, (m) => (meta = m), opts.fs)
+        : undefined;
       const facts = await writeStreamAtomically(target, r, opts.outputDir, { ...write, ...(finalize ? { finalize } : {}) });
       crashPoint('output');
       if (meta.note !== null) opts.log.warn({ item: claimed.id, file: target }, `metadata not carried: ${meta.note}`);
-      const result: WrittenResult = { path: target, bytes: facts.bytes, facts, ext: r.ext, meta, ...(r.rest === null && meta.level === 'none' ? { data: r.head } : {}) };
+      const result: WrittenResult = {
+        path: target,
+        bytes: facts.bytes,
+        facts,
+        ext: r.ext,
+        meta,
+        ...(r.rest === null && meta.level === 'none' ? { data: r.head } : {}),
+      };
       return { targets, result };
     });
     await writeOtherOutputs(ledger, claimed, written.result, written.targets, {
@@ -118,7 +135,9 @@ export async function downloadStage(ledger: Ledger, item: ItemRow, opts: Downloa
       log: opts.log,
       write: (t, b) => writeBufferAtomically(t, b, opts.outputDir, write),
       copy: (t, from, w) =>
-        from.data ? writeBufferAtomically(t, from.data, opts.outputDir, { ...write, ...w }) : copyAtomically(from.path, t, opts.outputDir, { ...write, ...w }),
+        from.data
+          ? writeBufferAtomically(t, from.data, opts.outputDir, { ...write, ...w })
+          : copyAtomically(from.path, t, opts.outputDir, { ...write, ...w }),
       download: (url, place) => downloadTo(url, place, opts),
     });
     ledger.outputs.done(claimed, written.result.path);
@@ -185,7 +204,14 @@ async function downloadTo(url: string, place: (ext: string) => Placement, opts: 
     if (where === null) return null;
     const facts = await writeStreamAtomically(where.target, r, opts.outputDir, { ...(opts.fs ? { fs: opts.fs } : {}), ...where.write });
     // The metadata the file carries is its placement's to record; `data` only when the file is the service's bytes.
-    return { path: where.target, bytes: facts.bytes, facts, ext: r.ext, meta: NO_METADATA, ...(r.rest === null && !where.write.finalize ? { data: r.head } : {}) };
+    return {
+      path: where.target,
+      bytes: facts.bytes,
+      facts,
+      ext: r.ext,
+      meta: NO_METADATA,
+      ...(r.rest === null && !where.write.finalize ? { data: r.head } : {}),
+    };
   });
 }
 

@@ -94,7 +94,8 @@ export async function downloadLoop(
     ...(o.fs ? { fs: o.fs } : {}),
     ...(o.metadata ? { metadata: o.metadata } : {}),
     onDiskError: (err) => {
-      if (run.halt === undefined) log.error({ code: err.errno, file: err.file }, `output folder cannot take files: ${err.message}; no new creates`);
+      if (run.halt === undefined)
+        log.error({ code: err.errno, file: err.file }, `output folder cannot take files: ${err.message}; no new creates`);
       haltRun(run, { kind: 'disk', immediate: false, exitCode: EXIT.someFailed, message: diskHaltMessage(err) });
       o.wakeLanes?.();
     },
@@ -126,25 +127,27 @@ export async function downloadLoop(
       inflight.add(item.id);
       // Nothing may throw out of this chain: the pool's promise is never awaited, so a throw
       // would be the host process's unhandled rejection.
-      void pool.add(() =>
-        downloadStage(ledger, item, dl)
-          .then(
-            (outcome) =>
-              guarded(() => {
-                // Past the patience a fresh URL is not asked for now (a poll, an API call, for a
-                // download this run would not make): the task stays `active`, and the next run's
-                // first poll gets the URL.
-                if (outcome === 'refresh' && !patience.over(clock.now())) handBack();
-                if (outcome === 'done') o.onDone?.(item.id);
-              }),
-            crashed,
-          )
-          .finally(() => {
-            inflight.delete(item.id);
-            activity.notify();
-            guarded(() => o.onActivity?.());
-          }),
-      ).catch(crashed);
+      void pool
+        .add(() =>
+          downloadStage(ledger, item, dl)
+            .then(
+              (outcome) =>
+                guarded(() => {
+                  // Past the patience a fresh URL is not asked for now (a poll, an API call, for a
+                  // download this run would not make): the task stays `active`, and the next run's
+                  // first poll gets the URL.
+                  if (outcome === 'refresh' && !patience.over(clock.now())) handBack();
+                  if (outcome === 'done') o.onDone?.(item.id);
+                }),
+              crashed,
+            )
+            .finally(() => {
+              inflight.delete(item.id);
+              activity.notify();
+              guarded(() => o.onActivity?.());
+            }),
+        )
+        .catch(crashed);
     }
     const waiting = ledger.outputs.waiting() - inflight.size;
     if (lanesDone && inflight.size === 0 && (waiting <= 0 || !patient)) {
@@ -160,7 +163,7 @@ export async function downloadLoop(
   if (gaveUp) {
     log.warn(
       { waiting: ledger.outputs.waiting(), patienceMinutes: config.limits.downloadPatienceMinutes },
-      'results still not downloaded after the run\'s patience; they stay paid-for, and the next run downloads them first',
+      "results still not downloaded after the run's patience; they stay paid-for, and the next run downloads them first",
     );
   }
 }

@@ -29,12 +29,21 @@ function isOwnUpload(item: ItemRow): boolean {
   return item.step_index === 0 && !urlInput && item.image_url !== null && item.input_url === item.image_url;
 }
 
-export function forgottenUpload(ctx: StageContext, item: ItemRow, submissionId: number, capability: string, err: ApiError): ForgottenVerdict {
+export function forgottenUpload(
+  ctx: StageContext,
+  item: ItemRow,
+  submissionId: number,
+  capability: string,
+  err: ApiError,
+): ForgottenVerdict {
   if (err.businessCode !== -2 || !isOwnUpload(item)) return { kind: 'not-ours' };
   const said = err.serverMessage ? `: "${err.serverMessage}"` : '';
   let known = refusedAfterFresh.get(ctx.run);
   if (known?.has(capability)) {
-    return { kind: 'fail', reason: `create refused (-2, parameter invalid${said}), as it was right after a fresh upload for other photos of this step: check the step's settings (requestId ${err.requestId ?? 'none'})` };
+    return {
+      kind: 'fail',
+      reason: `create refused (-2, parameter invalid${said}), as it was right after a fresh upload for other photos of this step: check the step's settings (requestId ${err.requestId ?? 'none'})`,
+    };
   }
   const before = ctx.ledger.submissions.lastInputVerdict(item.id, item.step_index, submissionId);
   if (before === 'refused' && item.forgotten_uploads > 0) {

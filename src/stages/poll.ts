@@ -40,16 +40,29 @@ export async function pollStage(ctx: StageContext, item: ItemRow): Promise<Feedb
       case 'FAIL': {
         learn();
         if (item.attempt < config.maxAttempts) {
-          ledger.tasks.recreate(item, 'FAIL', `task ${item.task_id} ended FAIL (attempt ${item.attempt} of ${config.maxAttempts}); creating it again`, now);
+          ledger.tasks.recreate(
+            item,
+            'FAIL',
+            `task ${item.task_id} ended FAIL (attempt ${item.attempt} of ${config.maxAttempts}); creating it again`,
+            now,
+          );
         } else {
-          ledger.tasks.failed(item, 'FAIL', `${step.capability} ended FAIL on all ${config.maxAttempts} attempts (last task ${item.task_id})`);
+          ledger.tasks.failed(
+            item,
+            'FAIL',
+            `${step.capability} ended FAIL on all ${config.maxAttempts} attempts (last task ${item.task_id})`,
+          );
         }
         return { taskEnded: true };
       }
       case 'ERROR':
       case 'OTHER':
         learn();
-        ledger.tasks.failed(item, t.status, `${step.capability} task ${item.task_id} ended ${t.status}${t.status === 'ERROR' ? ' (not retryable)' : ' (discarded or unknown to the public API)'}`);
+        ledger.tasks.failed(
+          item,
+          t.status,
+          `${step.capability} task ${item.task_id} ended ${t.status}${t.status === 'ERROR' ? ' (not retryable)' : ' (discarded or unknown to the public API)'}`,
+        );
         return { taskEnded: true };
       default:
         return keepPolling(ctx, item, t.status, elapsed);
@@ -64,7 +77,10 @@ export async function pollStage(ctx: StageContext, item: ItemRow): Promise<Feedb
 function keepPolling(ctx: StageContext, item: ItemRow, status: string, elapsedMs: number): Feedback {
   const capMs = ctx.config.limits.pollCapMinutes * 60_000;
   if (elapsedMs >= capMs) {
-    ctx.ledger.tasks.timedOut(item, `task ${item.task_id} still ${status} after the polling cap of ${ctx.config.limits.pollCapMinutes} min; held`);
+    ctx.ledger.tasks.timedOut(
+      item,
+      `task ${item.task_id} still ${status} after the polling cap of ${ctx.config.limits.pollCapMinutes} min; held`,
+    );
     // Still running as far as anyone knows: its slot stays counted (KeySlots.taskGivenUp).
     return { taskEnded: true, mayStillRun: true };
   }

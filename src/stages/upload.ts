@@ -33,11 +33,21 @@ export async function uploadStage(ctx: StageContext, item: ItemRow): Promise<Fee
   if (prepared.kind === 'url') {
     // A URL input back in the queue (an operator's retry): the service fetches it, nothing to upload.
     const c = ledger.items.move(item.id, 'queued', 'uploading', { key_fp: ctx.keyFp });
-    ledger.items.move(c.id, 'uploading', 'uploaded', { image_url: prepared.url, input_url: prepared.url, due_ms: 0, retries: 0 }, 'URL input');
+    ledger.items.move(
+      c.id,
+      'uploading',
+      'uploaded',
+      { image_url: prepared.url, input_url: prepared.url, due_ms: 0, retries: 0 },
+      'URL input',
+    );
     return {};
   }
   const refused =
-    prepared.kind === 'skip' ? prepared.reason : prepared.transcoded === null ? await clock.io(checkWhole(prepared.bytes, prepared.type)) : null;
+    prepared.kind === 'skip'
+      ? prepared.reason
+      : prepared.transcoded === null
+        ? await clock.io(checkWhole(prepared.bytes, prepared.type))
+        : null;
   if (refused !== null || prepared.kind !== 'bytes') {
     ledger.items.move(item.id, 'queued', 'skipped', { reason: refused }, refused);
     return {};

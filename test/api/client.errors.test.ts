@@ -148,7 +148,7 @@ describe('ApiClient errors', () => {
     }
   });
 
-  it('a redirect is a config stop, naming the Location\'s origin and path, never its query or user info', async () => {
+  it("a redirect is a config stop, naming the Location's origin and path, never its query or user info", async () => {
     const { client, transport } = setup(() => ({
       status: 302,
       headers: { location: `https://user:${CANARY_KEY}@evil.example.net/v2/api/v1/credits?token=${CANARY_KEY}#f` },
@@ -157,7 +157,9 @@ describe('ApiClient errors', () => {
     const e = await failure(client.credits());
     expect(e.kind).toBe('stop-config');
     expect(e.answer).toBe('REDIRECT_REFUSED');
-    expect(e.message).toMatch(/^the base URL redirects to https:\/\/evil\.example\.net\/v2\/api\/v1\/credits \(GET \/api\/v1\/credits, HTTP 302, .*\): set service\.baseUrl to the final URL/);
+    expect(e.message).toMatch(
+      /^the base URL redirects to https:\/\/evil\.example\.net\/v2\/api\/v1\/credits \(GET \/api\/v1\/credits, HTTP 302, .*\): set service\.baseUrl to the final URL/,
+    );
     expect(allText(e)).not.toContain(CANARY_KEY);
     expect(e.message).not.toContain('token');
     expect(transport.requests).toHaveLength(1);

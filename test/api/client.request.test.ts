@@ -98,14 +98,9 @@ describe('ApiClient requests', () => {
     expect(new URL(transport.last.url).origin).toBe(new URL(base).origin);
   });
 
-  it.each(['ftp://x.example', 'not a url', 'https://user:pw@x.example', 'https://x.example/?a=1'])(
-    'refuses baseUrl %s',
-    (base) => {
-      expect(() => new ApiClient({ baseUrl: base, apiKey: CANARY_KEY, transport: new FakeTransport(() => ok({})) })).toThrow(
-        TypeError,
-      );
-    },
-  );
+  it.each(['ftp://x.example', 'not a url', 'https://user:pw@x.example', 'https://x.example/?a=1'])('refuses baseUrl %s', (base) => {
+    expect(() => new ApiClient({ baseUrl: base, apiKey: CANARY_KEY, transport: new FakeTransport(() => ok({})) })).toThrow(TypeError);
+  });
 
   it('calls onCall once per call with the call facts', async () => {
     const { client, records } = setup();

@@ -20,9 +20,7 @@ describe('parseCreateResult', () => {
   });
 
   it('tasks[] without any taskId is malformed (the task may exist: the caller holds it)', () => {
-    expect(() => parseCreateResult({ parentTaskId: 'p', tasks: [{ asyncTaskQueueVO: { rank: 1, waitTime: 1 } }] })).toThrow(
-      ShapeError,
-    );
+    expect(() => parseCreateResult({ parentTaskId: 'p', tasks: [{ asyncTaskQueueVO: { rank: 1, waitTime: 1 } }] })).toThrow(ShapeError);
     expect(() => parseCreateResult({ parentTaskId: 'p', tasks: [] })).toThrow(/no taskId/);
   });
 

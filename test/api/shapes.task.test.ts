@@ -4,10 +4,7 @@ import { ShapeError } from '../../src/errors.js';
 
 describe('parseTaskInfo', () => {
   it('reads the specified shape', () => {
-    const t = parseTaskInfo(
-      { taskId: 't1', status: 'SUCCESS', creation: 1767225600000, generateUrl: 'https://cdn.example/r.png' },
-      't1',
-    );
+    const t = parseTaskInfo({ taskId: 't1', status: 'SUCCESS', creation: 1767225600000, generateUrl: 'https://cdn.example/r.png' }, 't1');
     expect(t).toEqual({
       taskId: 't1',
       status: 'SUCCESS',
@@ -18,12 +15,9 @@ describe('parseTaskInfo', () => {
   });
 
   it('reads generateImage as an alias of generateUrl, generateUrl winning', () => {
-    expect(parseTaskInfo({ taskId: 't', status: 'SUCCESS', generateImage: 'https://a/x.png' }, 't').generateUrl).toBe(
-      'https://a/x.png',
-    );
+    expect(parseTaskInfo({ taskId: 't', status: 'SUCCESS', generateImage: 'https://a/x.png' }, 't').generateUrl).toBe('https://a/x.png');
     expect(
-      parseTaskInfo({ taskId: 't', status: 'SUCCESS', generateUrl: 'https://a/u.png', generateImage: 'https://a/i.png' }, 't')
-        .generateUrl,
+      parseTaskInfo({ taskId: 't', status: 'SUCCESS', generateUrl: 'https://a/u.png', generateImage: 'https://a/i.png' }, 't').generateUrl,
     ).toBe('https://a/u.png');
   });
 

@@ -146,9 +146,7 @@ describe('undiciTransport', () => {
       /* read the request, never answer */
     });
     const t = transport({ headersTimeoutMs: 150 });
-    const e = await rejection(
-      t.send({ method: 'POST', url: `${srv.url}/api/v1/enhance/generate`, headers: {}, body: '{"image":"x"}' }),
-    );
+    const e = await rejection(t.send({ method: 'POST', url: `${srv.url}/api/v1/enhance/generate`, headers: {}, body: '{"image":"x"}' }));
     expect(e).toBeInstanceOf(TransportError);
     expect((e as TransportError).transportCode).toBe('UND_ERR_HEADERS_TIMEOUT');
     expect((e as TransportError).sent).toBe(true);
@@ -166,9 +164,7 @@ describe('undiciTransport', () => {
 
   it('a connection reset after the request was read is sent:true', async () => {
     const srv = await serve((req) => req.socket.destroy());
-    const e = await rejection(
-      transport().send({ method: 'POST', url: `${srv.url}/api/v1/enhance/generate`, headers: {}, body: '{}' }),
-    );
+    const e = await rejection(transport().send({ method: 'POST', url: `${srv.url}/api/v1/enhance/generate`, headers: {}, body: '{}' }));
     expect(e).toBeInstanceOf(TransportError);
     expect((e as TransportError).sent).toBe(true);
   });
@@ -177,9 +173,7 @@ describe('undiciTransport', () => {
     const srv = await serve((_req, res) => res.end('{}'));
     const ac = new AbortController();
     ac.abort(new Error('stop'));
-    const e = await rejection(
-      transport().send({ method: 'POST', url: `${srv.url}/x`, headers: {}, body: '{}', signal: ac.signal }),
-    );
+    const e = await rejection(transport().send({ method: 'POST', url: `${srv.url}/x`, headers: {}, body: '{}', signal: ac.signal }));
     expect(e).toBeInstanceOf(TransportError);
     expect((e as TransportError).sent).toBe(false);
     expect(srv.seen).toHaveLength(0);

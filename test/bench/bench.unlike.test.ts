@@ -50,7 +50,7 @@ describe('bench: services unlike the model (issue 16), small', () => {
     expect(p.bound.boundS).toBeLessThanOrEqual(p.actualS + 60);
   });
 
-  it('tight-key: the peers pace at the key\'s own rate and meet no 429; the window bound bounds every client\'s run', async () => {
+  it("tight-key: the peers pace at the key's own rate and meet no 429; the window bound bounds every client's run", async () => {
     const w = withPhotos(workloadByName('tight-key'), 12);
     const d = await simulateDarkroom(w, { seed: 2 });
     expect(d.maxCallsPerMinute).toBeLessThanOrEqual(20);

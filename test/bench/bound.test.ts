@@ -3,7 +3,14 @@ import { listSchedule, wholeSpans } from '../../bench/bound.js';
 import { MINUTE_MS } from '../../src/spec/window.js';
 
 /** A task of the sim's log: only what the bound reads matters here. */
-const task = (i: number, latencyMs: number) => ({ keyFingerprint: 'k', sourceId: `p${i}`, capability: 'enhance' as const, creation: i, latencyMs, seenEndedAt: null });
+const task = (i: number, latencyMs: number) => ({
+  keyFingerprint: 'k',
+  sourceId: `p${i}`,
+  capability: 'enhance' as const,
+  creation: i,
+  latencyMs,
+  seenEndedAt: null,
+});
 
 describe('the clairvoyant bound (issue 16)', () => {
   const perMinute = (n: number) => (c: number) => (c / n) * MINUTE_MS;

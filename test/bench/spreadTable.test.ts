@@ -18,11 +18,11 @@ describe('the spread of issue 16 figures over seeds', () => {
       row('short-heavy', 1, 0.92, ['wall ≤ 0.90×peer']),
       row('calls-uniform', 1, 0.97),
       row('short-heavy', 2, 0.88),
-      row('short-heavy', 3, 0.95, ['wall ≤ 0.90×peer', 'bound÷darkroom ≥ 1 s-lag client\'s']),
+      row('short-heavy', 3, 0.95, ['wall ≤ 0.90×peer', "bound÷darkroom ≥ 1 s-lag client's"]),
     ]).split('\n');
     expect(lines).toHaveLength(4);
     expect(lines[2]).toBe(
-      '| short-heavy | 1,2,3 | 200.0 | 217.3 | 0.92 0.88 0.95 | 0.92 | 0.91 0.92 0.93 | 0.92 | 3.20 | 1 of 3 | wall ≤ 0.90×peer (1,3); bound÷darkroom ≥ 1 s-lag client\'s (3) |',
+      "| short-heavy | 1,2,3 | 200.0 | 217.3 | 0.92 0.88 0.95 | 0.92 | 0.91 0.92 0.93 | 0.92 | 3.20 | 1 of 3 | wall ≤ 0.90×peer (1,3); bound÷darkroom ≥ 1 s-lag client's (3) |",
     );
     expect(lines[3]).toBe('| calls-uniform | 1 | 100.0 | 103.1 | 0.97 | 0.97 | 0.91 | 0.91 | 3.10 | 1 of 1 | - |');
   });

@@ -25,7 +25,18 @@ function run(actualS: number, over: Partial<RunFigures> = {}): RunFigures {
     wallS: 0.4,
     peakRssMb: 150,
     actualS,
-    bound: { boundS: 900, boundBinds: 'calls', lag1sS: 901, windowBoundS: 843, workCalls: 300, otherCalls: 1, meanLagS: 16, lastMinuteLagS: 3, lastHourLagS: 16, tasks: 100 },
+    bound: {
+      boundS: 900,
+      boundBinds: 'calls',
+      lag1sS: 901,
+      windowBoundS: 843,
+      workCalls: 300,
+      otherCalls: 1,
+      meanLagS: 16,
+      lastMinuteLagS: 3,
+      lastHourLagS: 16,
+      tasks: 100,
+    },
     ...over,
   };
 }
@@ -52,7 +63,7 @@ describe('issue 16 targets as the bench checks them', () => {
   });
 });
 
-describe('the tight key\'s targets', () => {
+describe("the tight key's targets", () => {
   const w = workloadByName('tight-key');
   const tight = (actualS: number, bound: Partial<RunFigures['bound']> = {}, over: Partial<RunFigures> = {}) =>
     run(actualS, {
@@ -72,7 +83,7 @@ describe('the tight key\'s targets', () => {
     expect(lines[3]).toBe('ok ≤ 3.15 calls/photo (3.03)');
   });
 
-  it('says nothing of the calls where the run made none beside the work\'s', () => {
+  it("says nothing of the calls where the run made none beside the work's", () => {
     const lines = targets(w, { ours: tight(315, { otherCalls: 0 }), poll2s: tight(360, {}, { client: 'poll2s' }), wait3s: null });
     expect(lines[1]).toBe('ok wall ≤ 0.92×peer (0.88)');
     expect(lines[2]).toBe('ok window bound÷darkroom ≥ 0.90 (0.96)');

@@ -23,7 +23,7 @@ describe('darkroom credits and darkroom usage', () => {
     job?.cleanup();
   });
 
-  it('credits --json: one call per key, the account\'s figures, the key by fingerprint only; no ledger created', async () => {
+  it("credits --json: one call per key, the account's figures, the key by fingerprint only; no ledger created", async () => {
     const r = await runCli(['credits', job.jobsFile, '--base-url', sim.apiUrl, '--json'], { DARKROOM_TEST_KEY: KEY });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -45,11 +45,14 @@ describe('darkroom credits and darkroom usage', () => {
     expect(calls()).toBe(2);
   });
 
-  it('usage: the service\'s remaining windows, which already count this call (said so)', async () => {
+  it("usage: the service's remaining windows, which already count this call (said so)", async () => {
     const before = calls();
     const r = await runCli(['usage', job.jobsFile, '--base-url', sim.apiUrl, '--json'], { DARKROOM_TEST_KEY: KEY });
     expect(r.code).toBe(0);
-    const j = JSON.parse(r.stdout) as { keys: { key: string; apiKey: string; minuteRemaining: number; hourRemaining: number; ledger: unknown }[]; calls: number };
+    const j = JSON.parse(r.stdout) as {
+      keys: { key: string; apiKey: string; minuteRemaining: number; hourRemaining: number; ledger: unknown }[];
+      calls: number;
+    };
     expect(j.calls).toBe(1);
     expect(j.keys[0]!.key).toBe(FP);
     expect(j.keys[0]!.minuteRemaining).toBe(100 - (before + 1));
@@ -57,13 +60,15 @@ describe('darkroom credits and darkroom usage', () => {
     expect(j.keys[0]!.apiKey).not.toBe(KEY);
     expect(j.keys[0]!.ledger).toBeNull(); // no ledger yet
     const human = await runCli(['usage', job.jobsFile, '--base-url', sim.apiUrl], { DARKROOM_TEST_KEY: KEY });
-    expect(human.stdout).toMatch(new RegExp(`^usage    key ${FP} \\(DARKROOM_TEST_KEY; the service shows it as \\S+\\) · account \\S+$`, 'm'));
+    expect(human.stdout).toMatch(
+      new RegExp(`^usage    key ${FP} \\(DARKROOM_TEST_KEY; the service shows it as \\S+\\) · account \\S+$`, 'm'),
+    );
     expect(human.stdout).toMatch(/^ {9}9\d calls left this minute · 99\d left this hour/m);
     expect(human.stdout).toMatch(/^note     this was 1 call\(s\) to GET \/api\/v1\/usage: it counts against the key's windows/m);
     for (const out of [r.stdout, human.stdout, r.stderr, human.stderr]) expect(out).not.toContain(KEY);
   });
 
-  it('records the call in the job\'s ledger when there is one (L3), beside the ledger\'s own count', async () => {
+  it("records the call in the job's ledger when there is one (L3), beside the ledger's own count", async () => {
     // A run with no photos creates the ledger and makes no call.
     const run = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl], { DARKROOM_TEST_KEY: KEY });
     expect(run.code).toBe(0);
@@ -82,7 +87,9 @@ describe('darkroom credits and darkroom usage', () => {
     for (const cmd of ['credits', 'usage']) {
       const r = await runCli([cmd, job.jobsFile, '--base-url', sim.apiUrl], { DARKROOM_TEST_KEY: bad });
       expect(r.code, cmd).toBe(3);
-      expect(r.stderr, cmd).toMatch(/^darkroom: the key is missing, invalid or inactive \(GET \/api\/v1\/(credits|usage), HTTP 401, .*set a valid key in DARKROOM_TEST_KEY\n$/);
+      expect(r.stderr, cmd).toMatch(
+        /^darkroom: the key is missing, invalid or inactive \(GET \/api\/v1\/(credits|usage), HTTP 401, .*set a valid key in DARKROOM_TEST_KEY\n$/,
+      );
       expect(r.stdout + r.stderr, cmd).not.toContain(bad);
     }
   });

@@ -31,7 +31,7 @@ describe('help and version', () => {
     expect(r.stderr).toBe('');
   });
 
-  it('each command\'s help lists its own exit codes only', async () => {
+  it("each command's help lists its own exit codes only", async () => {
     const run = (await runCli(['run', '--help'])).stdout.replace(/\s+/g, ' ');
     expect(run).toContain('130 interrupted');
     expect(run).toContain('3 stopped by an account problem');
@@ -81,7 +81,7 @@ describe('darkroom completion', () => {
     expect(zsh.stdout).toContain('compdef _darkroom_yargs_completions darkroom');
   });
 
-  it('completes the commands from the script\'s own query', async () => {
+  it("completes the commands from the script's own query", async () => {
     const r = await runCli(['--get-yargs-completions', 'darkroom', 'sta']);
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n')).toContain('status');
@@ -132,8 +132,13 @@ describe('usage mistakes: exit 2 with one line', () => {
     const job = await makeJob({ photos: 1, steps: [{ capability: 'enhance' }], baseUrl: 'http://127.0.0.1:9' });
     cleanups.push(job.cleanup);
     const same = path.join(job.dir, 'same.yaml');
-    writeFileSync(same, 'service: { baseUrl: "http://127.0.0.1:9" }\ninput: { dir: ./photos }\noutput: { dir: ./photos/ }\nsteps: [{ capability: enhance }]\n');
-    const argv = args.map((a) => (a === 'JOBS' ? job.jobsFile : a === 'SAME' ? same : a === 'MISSING' ? path.join(job.dir, 'missing.yaml') : a));
+    writeFileSync(
+      same,
+      'service: { baseUrl: "http://127.0.0.1:9" }\ninput: { dir: ./photos }\noutput: { dir: ./photos/ }\nsteps: [{ capability: enhance }]\n',
+    );
+    const argv = args.map((a) =>
+      a === 'JOBS' ? job.jobsFile : a === 'SAME' ? same : a === 'MISSING' ? path.join(job.dir, 'missing.yaml') : a,
+    );
     const r = await runCli(argv, { DARKROOM_TEST_KEY: 'k-usage', DARKROOM_API_KEY: 'k-usage' }, { timeoutMs: 20_000 });
     expect(r.code).toBe(2);
     expect(oneLine(r.stderr)).toBe(true);
@@ -150,7 +155,10 @@ describe('a closed pipe', () => {
     Ledger.open(ledger).close();
     // The shell reports darkroom's own exit code on stderr; head's is the pipeline's.
     const script = `("${process.execPath}" "${BIN}" status --ledger "${ledger}" --watch; echo "darkroom exit $?" >&2) | head -1`;
-    const child = spawn('sh', ['-c', script], { env: { PATH: process.env.PATH ?? '', HOME: dir, DARKROOM_STATE_DIR: testStateDir() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', script], {
+      env: { PATH: process.env.PATH ?? '', HOME: dir, DARKROOM_STATE_DIR: testStateDir() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

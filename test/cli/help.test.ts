@@ -18,7 +18,13 @@ describe('darkroom --help and --version', () => {
     expect(r.code).toBe(0);
     for (const c of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^  darkroom ${c}\\b`, 'm'));
     const text = r.stdout.replace(/\s+/g, ' ');
-    for (const code of ['0 every photo done', '1 finished, some failed, held or not yet downloaded', '2 usage or config error', '3 stopped by an account problem', '130 interrupted']) {
+    for (const code of [
+      '0 every photo done',
+      '1 finished, some failed, held or not yet downloaded',
+      '2 usage or config error',
+      '3 stopped by an account problem',
+      '130 interrupted',
+    ]) {
       expect(text).toContain(code);
     }
   });
@@ -32,7 +38,9 @@ describe('darkroom --help and --version', () => {
 
   it('run --help shows the exit codes too', async () => {
     const r = await runCli(['run', '--help']);
-    expect(r.stdout.replace(/\s+/g, ' ')).toContain('Exit codes: 0 every photo done · 1 finished, some failed, held or not yet downloaded · 2 usage or config error · 3 stopped by an account problem');
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain(
+      'Exit codes: 0 every photo done · 1 finished, some failed, held or not yet downloaded · 2 usage or config error · 3 stopped by an account problem',
+    );
     expect(r.stdout).toContain('130 interrupted');
   });
 

@@ -26,7 +26,12 @@ interface LogLine {
   msg: string;
   [k: string]: unknown;
 }
-const readLog = (file: string) => readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as LogLine);
+const readLog = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as LogLine);
 
 describe('logs of a whole run, and the key kept out of everything', () => {
   let sim: RunningSim;
@@ -40,7 +45,11 @@ describe('logs of a whole run, and the key kept out of everything', () => {
       seed: 4,
       latency: { medianMs: 500, sigma: 0.3 },
       outcomes: { error: 0.2 },
-      faults: { spurious429: { probability: 0.15 }, droppedCreate: { probability: 0.2 }, malformedJson: { probability: 0.1, createsOnly: true } },
+      faults: {
+        spurious429: { probability: 0.15 },
+        droppedCreate: { probability: 0.2 },
+        malformedJson: { probability: 0.1, createsOnly: true },
+      },
     });
     job = await makeJob({ photos: 6, steps: [{ capability: 'enhance' }] });
     run = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl], { DARKROOM_TEST_KEY: CANARY }, { timeoutMs: 300_000 });
@@ -144,7 +153,10 @@ describe('an invalid key, the log level, and the logger itself', () => {
     const human: string[] = [];
     const log = fileLogger(file, 'info', { secrets: [CANARY], human: (l) => human.push(l) });
     const err = new Error(`request failed with x-api-key ${CANARY}`);
-    log.error({ err, headers: { 'x-api-key': CANARY }, req: { headers: { 'x-api-key': CANARY } }, note: `k=${CANARY}`, deep: { a: { b: CANARY } } }, `boom ${CANARY}`);
+    log.error(
+      { err, headers: { 'x-api-key': CANARY }, req: { headers: { 'x-api-key': CANARY } }, note: `k=${CANARY}`, deep: { a: { b: CANARY } } },
+      `boom ${CANARY}`,
+    );
     log.warn({ item: 4, requestId: 'r-1', sentRequestId: 'dr-1' }, 'create held: outcome unknown');
     log.debug({ method: 'GET', path: '/api/v1/credits', httpStatus: 200, code: 0, requestId: 'r-2', ms: 12, key: FP }, 'call');
     log.debug({ anything: 1 }, 'other debug');
@@ -154,7 +166,16 @@ describe('an invalid key, the log level, and the logger itself', () => {
     expect(text).toContain('[redacted]');
     const lines = readLog(file);
     expect(lines.map((l) => l.msg)).toEqual([expect.stringMatching(/^boom /), 'create held: outcome unknown', 'call']);
-    expect(lines[2]).toMatchObject({ level: 30, method: 'GET', path: '/api/v1/credits', httpStatus: 200, code: 0, requestId: 'r-2', ms: 12, keyFp: FP });
+    expect(lines[2]).toMatchObject({
+      level: 30,
+      method: 'GET',
+      path: '/api/v1/credits',
+      httpStatus: 200,
+      code: 0,
+      requestId: 'r-2',
+      ms: 12,
+      keyFp: FP,
+    });
     expect(human).toHaveLength(2);
     expect(human[0]).toMatch(/^darkroom: error: boom /);
     expect(human[1]).toBe('darkroom: warning: create held: outcome unknown (item 4, requestId r-1, X-Request-Id dr-1)');

@@ -11,12 +11,35 @@ const FP = fingerprintKey(KEY);
 
 interface PlanJson {
   ledgerExists: boolean;
-  inputs: { found: number; skipped: { path: string; reason: string }[]; done: number; inProgress: number; held: number; failed: number; toDo: number };
-  steps: { index: number; capability: string; photos: number; creditsPerImage: number | null; creditsFrom: string | null; latencyMs: number; latencyFrom: string }[];
+  inputs: {
+    found: number;
+    skipped: { path: string; reason: string }[];
+    done: number;
+    inProgress: number;
+    held: number;
+    failed: number;
+    toDo: number;
+  };
+  steps: {
+    index: number;
+    capability: string;
+    photos: number;
+    creditsPerImage: number | null;
+    creditsFrom: string | null;
+    latencyMs: number;
+    latencyFrom: string;
+  }[];
   calls: { uploads: number; creates: number; polls: number; total: number };
   credits: { known: number; unknownFor: string[]; needed: number | null };
   time: { keys: number; ms: number; binds: string; hourMs: number; minuteMs: number; slotsMs: number; usedHour: number };
-  account: { checked: boolean; why?: string; key?: string; credits?: { remainingCredit: number } | null; enough?: boolean | null; accountStop?: boolean };
+  account: {
+    checked: boolean;
+    why?: string;
+    key?: string;
+    credits?: { remainingCredit: number } | null;
+    enough?: boolean | null;
+    accountStop?: boolean;
+  };
 }
 
 const filesUnder = (dir: string) => readdirSync(dir, { recursive: true }).map(String).sort();
@@ -84,7 +107,9 @@ describe('darkroom plan, a dry run', () => {
   it('says the cost is unknown for capabilities the spec prices not, unless given', async () => {
     const r = await runCli(['plan', job.jobsFile], {});
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^step 2   restore: 30 photo\(s\) · credits unknown \(the spec states none for restore; give --cost restore=N\)/m);
+    expect(r.stdout).toMatch(
+      /^step 2   restore: 30 photo\(s\) · credits unknown \(the spec states none for restore; give --cost restore=N\)/m,
+    );
     expect(r.stdout).toMatch(/^credits  at least 30 needed, plus the unknown cost of restore/m);
     expect(r.stdout).toMatch(/^skipped  empty\.jpg: empty file$/m);
     const bad = await runCli(['plan', job.jobsFile, '--cost', 'sharpen=1'], {});
@@ -92,7 +117,7 @@ describe('darkroom plan, a dry run', () => {
     expect(bad.stderr).toMatch(/--cost: expected CAPABILITY=CREDITS/);
   });
 
-  it('after a run: photos already done are counted apart, and the ledger\'s own latency and windows are used', async () => {
+  it("after a run: photos already done are counted apart, and the ledger's own latency and windows are used", async () => {
     // Run the job on 6 of the photos, then add them back and plan the rest.
     const sub = await makeJob({ photos: 0, steps: [{ capability: 'enhance' }, { capability: 'restore' }] });
     try {

@@ -20,7 +20,11 @@ interface Case {
 async function runCase(env: Record<string, string>, steps: unknown[], extraArgs: string[] = []): Promise<Case> {
   const sim = await startSim({ keys: [KEY], seed: 11, latency: { medianMs: 400, sigma: 0.3 } });
   const job = await makeJob({ photos: 3, steps });
-  const result = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, ...extraArgs], { DARKROOM_TEST_KEY: KEY, ...env }, { timeoutMs: 300_000 });
+  const result = await runCli(
+    ['run', job.jobsFile, '--base-url', sim.apiUrl, ...extraArgs],
+    { DARKROOM_TEST_KEY: KEY, ...env },
+    { timeoutMs: 300_000 },
+  );
   return { sim, job, result };
 }
 
@@ -31,7 +35,14 @@ async function runUnderScript(steps: unknown[]): Promise<Case & { typescript: st
   const typescript = path.join(job.dir, 'typescript.txt');
   const cmd = `${process.execPath} ${BIN} run '${job.jobsFile}' --base-url ${sim.apiUrl}`;
   const child = spawn('script', ['-qfec', cmd, typescript], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DARKROOM_TEST_KEY: KEY, COLUMNS: '120', TERM: 'xterm', DARKROOM_STATE_DIR: testStateDir() },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      DARKROOM_TEST_KEY: KEY,
+      COLUMNS: '120',
+      TERM: 'xterm',
+      DARKROOM_STATE_DIR: testStateDir(),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -128,7 +139,11 @@ describe('darkroom run interrupted while drawing', () => {
     const sim = await startSim({ keys: [KEY], seed: 13, faults: { slowAnswer: { probability: 1, delayMs: 30_000 } } });
     const job = await makeJob({ photos: 4, steps: [{ capability: 'enhance' }] });
     try {
-      const p = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl], { DARKROOM_TEST_KEY: KEY, DARKROOM_FORCE_TTY: '1' }, { timeoutMs: 60_000 });
+      const p = runCli(
+        ['run', job.jobsFile, '--base-url', sim.apiUrl],
+        { DARKROOM_TEST_KEY: KEY, DARKROOM_FORCE_TTY: '1' },
+        { timeoutMs: 60_000 },
+      );
       let err = '';
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, 20_000);

@@ -18,10 +18,36 @@ interface StatusJson {
   pending: number;
   skipped: number;
   states: Record<string, number>;
-  calls: { total: number; perKey: Record<string, { lastMinute: number; lastHour: number }>; uploads: number; tasks: number; account: number };
-  problems: { id: number; path: string; state: string; step: number; reason: string | null; sentRequestId: string | null; requestId: string | null; taskId: string | null }[];
+  calls: {
+    total: number;
+    perKey: Record<string, { lastMinute: number; lastHour: number }>;
+    uploads: number;
+    tasks: number;
+    account: number;
+  };
+  problems: {
+    id: number;
+    path: string;
+    state: string;
+    step: number;
+    reason: string | null;
+    sentRequestId: string | null;
+    requestId: string | null;
+    taskId: string | null;
+  }[];
   atMs: number;
-  steps: { step: number; index: number; capability: string | null; done: number; total: number; running: number; working: number; waiting: number; failed: number; held: number }[];
+  steps: {
+    step: number;
+    index: number;
+    capability: string | null;
+    done: number;
+    total: number;
+    running: number;
+    working: number;
+    waiting: number;
+    failed: number;
+    held: number;
+  }[];
   tasks: { active: number; perKey: Record<string, number> };
   limits: { callsPerMinute: number; callsPerHour: number; activeTasks: number; from: string } | null;
   throughput: { windowMs: number; photosDone: number; photosPerMinute: number; callsPerMinute: number };
@@ -69,7 +95,7 @@ describe('darkroom status, from the ledger alone', () => {
     expect(run.stdout).toMatch(/failed:/);
   });
 
-  it('--json keeps the contract\'s fields and their meaning, and adds the progress figures', async () => {
+  it("--json keeps the contract's fields and their meaning, and adds the progress figures", async () => {
     const r = await runCli(['status', job.jobsFile, '--json'], { DARKROOM_TEST_KEY: KEY });
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout) as StatusJson;
@@ -80,7 +106,20 @@ describe('darkroom status, from the ledger alone', () => {
     expect(j.failed).toBeGreaterThan(0);
     expect(j.done).toBe(j.states.done);
     // per step: the photos past step 1 are exactly the done ones (one step, none skipped)
-    expect(j.steps).toEqual([{ step: 1, index: 0, capability: 'enhance', done: j.done, total: 8, running: 0, working: 0, waiting: 0, failed: j.failed, held: j.held }]);
+    expect(j.steps).toEqual([
+      {
+        step: 1,
+        index: 0,
+        capability: 'enhance',
+        done: j.done,
+        total: 8,
+        running: 0,
+        working: 0,
+        waiting: 0,
+        failed: j.failed,
+        held: j.held,
+      },
+    ]);
     // One step numbering (issue 13): step 1 in JSON as in the text, for the problems too.
     expect((j as unknown as { problems: { step: number }[] }).problems.map((p) => p.step)).toEqual(j.problems.map(() => 1));
     expect(j.tasks).toEqual({ active: 0, perKey: { [FP]: 0 } });
@@ -143,7 +182,10 @@ describe('darkroom status, from the ledger alone', () => {
     p.child.kill('SIGINT');
     const r = await p;
     expect(r.code).toBe(0);
-    const frames = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as StatusJson);
+    const frames = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as StatusJson);
     expect(frames.length).toBe(3);
     for (const f of frames) expect(f).toMatchObject({ total: 8, pending: 0 });
     const gaps = frames.slice(1).map((f, i) => f.atMs - frames[i]!.atMs);

@@ -21,7 +21,11 @@ async function sim(opts: Omit<StartSimOptions, 'keys'>) {
 }
 
 async function job(photos: number, service: Record<string, unknown> = {}) {
-  const j = await makeJob({ photos, steps: [{ capability: 'enhance' }], extra: { service: { apiKeyEnv: 'DARKROOM_TEST_KEY', ...service } } });
+  const j = await makeJob({
+    photos,
+    steps: [{ capability: 'enhance' }],
+    extra: { service: { apiKeyEnv: 'DARKROOM_TEST_KEY', ...service } },
+  });
   cleanups.push(j.cleanup);
   return { ...j, env: { DARKROOM_TEST_KEY: KEY, DARKROOM_STATE_DIR: path.join(j.dir, 'key-state') } };
 }
@@ -31,7 +35,11 @@ const LONG_DIR = 'the family archive scanned in the winter of 2024/box 17 of 40 
 describe('after a run with held photos (stderr not a terminal)', () => {
   it('each warning names the photo by its whole input path with its whole request id; the last lines say retry --held and report with the jobs file as typed', async () => {
     // Every create is answered long after the client's 1 s timeout: sent, outcome unknown, held.
-    const s = await sim({ seed: 2, latency: { medianMs: 300, sigma: 0.1 }, faults: { slowAnswer: { probability: 1, delayMs: 4000, createsOnly: true } } });
+    const s = await sim({
+      seed: 2,
+      latency: { medianMs: 300, sigma: 0.1 },
+      faults: { slowAnswer: { probability: 1, delayMs: 4000, createsOnly: true } },
+    });
     const j = await job(1, { timeoutMs: 1000 });
     await writePhoto(path.join(j.inputDir, LONG_DIR, 'portrait of great-aunt Margarethe at the harbour, 1953.jpg'), 7);
     const r = await runCli(['run', 'jobs.yaml', '--base-url', s.apiUrl], { ...j.env, COLUMNS: '40' }, { cwd: j.dir, timeoutMs: 60_000 });
@@ -66,7 +74,11 @@ describe('after a run with failed photos', () => {
 
 describe('Ctrl-C while the live display draws', () => {
   it('the display is stopped and the cursor shown before the message, and nothing draws over the message', async () => {
-    const s = await sim({ seed: 5, latency: { medianMs: 500, sigma: 0.1 }, faults: { slowAnswer: { probability: 1, delayMs: 60_000, createsOnly: true } } });
+    const s = await sim({
+      seed: 5,
+      latency: { medianMs: 500, sigma: 0.1 },
+      faults: { slowAnswer: { probability: 1, delayMs: 60_000, createsOnly: true } },
+    });
     const j = await job(3);
     const run = runCli(['run', j.jobsFile, '--base-url', s.apiUrl], { ...j.env, DARKROOM_FORCE_TTY: '1', COLUMNS: '100' });
     const end = Date.now() + 30_000;

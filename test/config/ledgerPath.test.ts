@@ -26,7 +26,7 @@ function tree(): { root: string; state: string; link: string } {
 }
 
 describe('resolveLedgerPath', () => {
-  it('goes up from a symbolic link\'s target, as the kernel does', () => {
+  it("goes up from a symbolic link's target, as the kernel does", () => {
     const { root, state } = tree();
     expect(resolveLedgerPath(root, 'elsewhere/../darkroom.db')).toBe(path.join(state, 'darkroom.db'));
     expect(resolveLedgerPath('/unused', `${root}/elsewhere/../darkroom.db`)).toBe(path.join(state, 'darkroom.db'));
@@ -44,10 +44,13 @@ describe('resolveLedgerPath', () => {
     expect(resolveLedgerPath(root, 'new/x/../darkroom.db')).toBe(path.join(root, 'new', 'darkroom.db'));
   });
 
-  it('is what --ledger and the jobs file\'s `ledger:` give', () => {
+  it("is what --ledger and the jobs file's `ledger:` give", () => {
     const { root, state } = tree();
     const jobs = path.join(root, 'jobs.yaml');
-    writeFileSync(jobs, 'service: { apiKeyEnv: K }\ninput: { dir: . }\noutput: { dir: out }\nsteps: [{ capability: enhance }]\nledger: elsewhere/../darkroom.db\n');
+    writeFileSync(
+      jobs,
+      'service: { apiKeyEnv: K }\ninput: { dir: . }\noutput: { dir: out }\nsteps: [{ capability: enhance }]\nledger: elsewhere/../darkroom.db\n',
+    );
     expect(loadConfig(jobs, { env: {} }).ledger).toBe(path.join(state, 'darkroom.db'));
     expect(loadConfig(jobs, { env: {}, ledger: `${root}/elsewhere/../other.db` }).ledger).toBe(path.join(state, 'other.db'));
   });

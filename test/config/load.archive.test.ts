@@ -17,8 +17,19 @@ describe('loadConfig: archive jobs (issue 5)', () => {
     expect(c.input).toMatchObject({ transcode: 'auto', maxPixels: null, urls: null, exclude: [] });
     expect(c.input.include[0]).toMatch(/tif,tiff,bmp/);
     expect(c.input.include[0]).toMatch(/TIF,TIFF,BMP/);
-    expect(c.output).toMatchObject({ layout: 'mirror', pattern: '{name}.{ext}', keepIntermediates: false, metadata: 'all', sidecar: { json: false, xmp: false } });
-    expect(c.businessTypes).toMatchObject({ colorize: 'COLORIZE', 'remove-background': 'REMOVE_BACKGROUND', enhance: 'ENHANCE', image2image: 'IMAGE_TO_IMAGE' });
+    expect(c.output).toMatchObject({
+      layout: 'mirror',
+      pattern: '{name}.{ext}',
+      keepIntermediates: false,
+      metadata: 'all',
+      sidecar: { json: false, xmp: false },
+    });
+    expect(c.businessTypes).toMatchObject({
+      colorize: 'COLORIZE',
+      'remove-background': 'REMOVE_BACKGROUND',
+      enhance: 'ENHANCE',
+      image2image: 'IMAGE_TO_IMAGE',
+    });
   });
 
   it('leaves TIFF and BMP out of the default include when transcode is off', () => {
@@ -37,7 +48,12 @@ describe('loadConfig: archive jobs (issue 5)', () => {
     );
     const c = loadConfig(file, { env: {} });
     expect(c.input).toMatchObject({ dir: null, urls: path.join(path.dirname(file), 'list.txt'), maxPixels: 40_000_000 });
-    expect(c.output).toMatchObject({ layout: 'flat', pattern: '{step}/{name}.{ext}', keepIntermediates: true, sidecar: { json: true, xmp: false } });
+    expect(c.output).toMatchObject({
+      layout: 'flat',
+      pattern: '{step}/{name}.{ext}',
+      keepIntermediates: true,
+      sidecar: { json: true, xmp: false },
+    });
     expect(c.businessTypes.colorize).toBe('COLOURIZE_V2');
     expect(c.businessTypes['remove-background']).toBe('BG_REMOVE');
     expect(c.businessTypes.restore).toBe('RESTORE');
@@ -69,9 +85,15 @@ describe('loadConfig: archive jobs (issue 5)', () => {
   });
 
   it('accepts a businessType only for the capabilities the spec leaves without one', () => {
-    const e = errorOf(() => loadConfig(write(job('{ dir: ./photos }', undefined, undefined, '{ apiKeyEnv: K, businessTypes: { enhance: X } }')), { env: {} }));
+    const e = errorOf(() =>
+      loadConfig(write(job('{ dir: ./photos }', undefined, undefined, '{ apiKeyEnv: K, businessTypes: { enhance: X } }')), { env: {} }),
+    );
     expect(e.keyPath).toBe('service.businessTypes.enhance');
-    const bad = errorOf(() => loadConfig(write(job('{ dir: ./photos }', undefined, undefined, '{ apiKeyEnv: K, businessTypes: { colorize: "a/b" } }')), { env: {} }));
+    const bad = errorOf(() =>
+      loadConfig(write(job('{ dir: ./photos }', undefined, undefined, '{ apiKeyEnv: K, businessTypes: { colorize: "a/b" } }')), {
+        env: {},
+      }),
+    );
     expect(bad.keyPath).toBe('service.businessTypes.colorize');
     expect(bad.message).toMatch(/a businessType name/);
   });

@@ -42,7 +42,9 @@ describe('loadConfig', () => {
     expect(loadConfig(bare, { env: {} }).ledger).toBe(path.join(path.dirname(bare), 'darkroom.db'));
     expect(loadConfig(obj, { env: {}, ledger: '/tmp/z.db' })).toMatchObject({ ledger: '/tmp/z.db', allowNetworkFs: true });
     // A misspelt key inside it is an error, not ignored.
-    expect(errorOf(() => loadConfig(write(`${base}ledger: { path: ./a.db, allowNetworkFS: true }\n`), { env: {} })).message).toMatch(/ledger/);
+    expect(errorOf(() => loadConfig(write(`${base}ledger: { path: ./a.db, allowNetworkFS: true }\n`), { env: {} })).message).toMatch(
+      /ledger/,
+    );
   });
 
   it('lets DARKROOM_BASE_URL override the file and --base-url override both', () => {

@@ -9,9 +9,17 @@ import { crashTest, formatCrashReport } from './harness.js';
  * Every output must be whole, decode to the clean run's pixels and carry its metadata; no
  * temp file and no ExifTool process may be left behind.
  */
-describe('the crash test with the inputs\' metadata', () => {
+describe("the crash test with the inputs' metadata", () => {
   it('survives 6 SIGKILLs over 24 rich photos: every output whole, with its metadata, no temp file, no ExifTool left', async () => {
-    const r = await crashTest({ photos: 24, kills: 6, seed: 11, latencyMs: 150, faults: 'none', runTimeoutMs: 60_000, pollCapMinutes: 0.5 });
+    const r = await crashTest({
+      photos: 24,
+      kills: 6,
+      seed: 11,
+      latencyMs: 150,
+      faults: 'none',
+      runTimeoutMs: 60_000,
+      pollCapMinutes: 0.5,
+    });
     const text = formatCrashReport(r);
     process.stdout.write(`${text}\n`);
     expect(r.kills).toBeGreaterThanOrEqual(6);

@@ -9,7 +9,7 @@ import { crashTest, formatCrashReport } from './harness.js';
  * that run finish the rest, and CI's loaded machine ran out of work after 9 kills.
  */
 describe('the crash test, reduced', () => {
-  it('survives 10 SIGKILLs over 16 photos under hostile faults: every photo once, the clean run\'s pixels and metadata, no double charge unrecorded', async () => {
+  it("survives 10 SIGKILLs over 16 photos under hostile faults: every photo once, the clean run's pixels and metadata, no double charge unrecorded", async () => {
     const lines: string[] = [];
     const r = await crashTest({
       photos: 16,

@@ -167,7 +167,7 @@ async function differs(mine: string, theirs: string, exif: Exif): Promise<string
   } catch (err) {
     return `does not decode (${(err as Error).message})`;
   }
-  if (pixels[0] !== pixels[1]) return 'its pixels differ from the clean run\'s';
+  if (pixels[0] !== pixels[1]) return "its pixels differ from the clean run's";
   const [a, b] = [await exif.read(mine, true), await exif.read(theirs, true)];
   const stable = (t: Record<string, unknown>) =>
     JSON.stringify({
@@ -179,14 +179,20 @@ async function differs(mine: string, theirs: string, exif: Exif): Promise<string
       thumbnail: t['IFD1:ThumbnailImage'] ?? null,
       source: t['XMP-iptcExt:DigitalSourceType'],
       derived: t['XMP-xmpMM:DerivedFrom'],
-      steps: ((t['XMP-xmpMM:History'] as { Action: string; Parameters: string }[] | undefined) ?? []).map((h) => [h.Action, h.Parameters.replace(/task=\S+/, 'task')]),
+      steps: ((t['XMP-xmpMM:History'] as { Action: string; Parameters: string }[] | undefined) ?? []).map((h) => [
+        h.Action,
+        h.Parameters.replace(/task=\S+/, 'task'),
+      ]),
     });
   if (a['XMP-iptcExt:DigitalSourceType'] === undefined || a['ExifIFD:DateTimeOriginal'] === undefined) return 'it carries no metadata';
   if (stable(a) !== stable(b)) return `its metadata differs from the clean run's: ${stable(a)} vs ${stable(b)}`;
   return null;
 }
 
-function jobFile(dir: string, opts: { timeoutMs: number; limits?: CrashTestOptions['limits']; pollCapMinutes?: number | undefined }): string {
+function jobFile(
+  dir: string,
+  opts: { timeoutMs: number; limits?: CrashTestOptions['limits']; pollCapMinutes?: number | undefined },
+): string {
   const file = path.join(dir, 'jobs.yaml');
   const limits = { ...opts.limits, ...(opts.pollCapMinutes !== undefined ? { pollCapMinutes: opts.pollCapMinutes } : {}) };
   writeFileSync(
@@ -217,7 +223,11 @@ async function orphanExifTools(): Promise<number> {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       if (!cmd.includes('exiftool') || !cmd.includes('-stay_open')) continue;
-      const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
+      const ppid = Number(
+        readFileSync(`/proc/${pid}/stat`, 'utf8')
+          .replace(/^.*\) /s, '')
+          .split(' ')[1],
+      );
       if (ppid <= 1 || !existsSync(`/proc/${ppid}`)) n++;
     } catch {
       // gone meanwhile
@@ -247,7 +257,15 @@ function outputs(out: string): { byStem: Map<string, string[]>; temps: string[] 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const sourceId = (file: string) => sha(readFileSync(file)).slice(0, 16);
 
-function statusJson(r: CliResult): { total: number; done: number; failed: number; held: number; pending: number; states: Record<string, number>; problems: { path: string; state: string; reason: string | null; sentRequestId: string | null }[] } {
+function statusJson(r: CliResult): {
+  total: number;
+  done: number;
+  failed: number;
+  held: number;
+  pending: number;
+  states: Record<string, number>;
+  problems: { path: string; state: string; reason: string | null; sentRequestId: string | null }[];
+} {
   if (r.code !== 0) throw new Error(`darkroom status failed (exit ${r.code}): ${r.stderr.trim()}`);
   return JSON.parse(r.stdout);
 }
@@ -267,7 +285,12 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
   const log = opts.log ?? (() => {});
   const timeoutMs = opts.timeoutMs ?? 3000;
   const pollCapMs = (opts.pollCapMinutes ?? 30) * 60_000;
-  const simBase = { keys: [KEY], seed: opts.seed, latency: { medianMs: opts.latencyMs ?? 800, sigma: 0.5 }, ...(opts.limits ? { limits: opts.limits } : {}) };
+  const simBase = {
+    keys: [KEY],
+    seed: opts.seed,
+    latency: { medianMs: opts.latencyMs ?? 800, sigma: 0.5 },
+    ...(opts.limits ? { limits: opts.limits } : {}),
+  };
   const root = makeTempDir('darkroom-crash-');
   const problems: string[] = [];
   const sims: RunningSim[] = [];
@@ -287,7 +310,9 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
     const t0 = Date.now();
     // Its own key store: the clean run's calls are not the crash loop's to count.
     const cleanEnv = { DARKROOM_TEST_KEY: KEY, DARKROOM_STATE_DIR: path.join(root, 'state-clean') };
-    const c = await runCli(['run', cleanJob, '--base-url', clean.apiUrl, '--quiet'], cleanEnv, { timeoutMs: (opts.runTimeoutMs ?? 180_000) * 2 });
+    const c = await runCli(['run', cleanJob, '--base-url', clean.apiUrl, '--quiet'], cleanEnv, {
+      timeoutMs: (opts.runTimeoutMs ?? 180_000) * 2,
+    });
     const cleanMs = Date.now() - t0;
     const runTimeoutMs = opts.runTimeoutMs ?? Math.max(180_000, cleanMs + 2 * pollCapMs + 60_000);
     if (c.code !== 0) throw new Error(`the clean run failed (exit ${c.code}): ${c.stderr.slice(-500)}`);
@@ -325,7 +350,14 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
       const toUpload = (n0.queued ?? 0) + (n0.uploading ?? 0);
       const toCreate = toUpload + (n0.uploaded ?? 0);
       const toPoll = toCreate + (n0.submitting ?? 0) + (n0.active ?? 0);
-      const passing: Record<CrashPhase, number> = { upload: toUpload, create: toCreate, poll: toPoll, download: pending, output: pending, ledger: pending };
+      const passing: Record<CrashPhase, number> = {
+        upload: toUpload,
+        create: toCreate,
+        poll: toPoll,
+        download: pending,
+        output: pending,
+        ledger: pending,
+      };
       const env: Record<string, string> = { DARKROOM_TEST_KEY: KEY, ...keyState };
       let plan = 'none';
       let timer: NodeJS.Timeout | undefined;
@@ -387,7 +419,8 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
       const human = (await runCli(['status', job], keyState)).stdout;
       for (const h of s.problems.filter((x) => x.state === 'held')) {
         if (!h.reason || !h.sentRequestId) problems.push(`held ${h.path} listed without reason or X-Request-Id`);
-        if (!human.includes(h.path) || !human.includes(h.sentRequestId ?? '\u0000')) problems.push(`held ${h.path} missing from \`darkroom status\``);
+        if (!human.includes(h.path) || !human.includes(h.sentRequestId ?? '\u0000'))
+          problems.push(`held ${h.path} missing from \`darkroom status\``);
         held.set(h.path, h.reason ?? '');
       }
       const rt = await runCli(['retry', '--held', '--yes', job], keyState);
@@ -444,10 +477,12 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
       if (f.expired > 0) recreatedAfterVanish++;
       // No create the ledger does not know of: every task the service made is a submission
       // the ledger recorded, as accepted or as ambiguous.
-      if (creates > f.accepted + f.ambiguous) problems.push(`${rel}: ${creates} creates, the ledger knows ${f.accepted} accepted + ${f.ambiguous} ambiguous`);
+      if (creates > f.accepted + f.ambiguous)
+        problems.push(`${rel}: ${creates} creates, the ledger knows ${f.accepted} accepted + ${f.ambiguous} ambiguous`);
       // More than one create only where the ledger held the photo as ambiguous, or recorded
       // a vanished task created again.
-      if (creates > 1 && f.ambiguous === 0 && f.expired === 0) problems.push(`${rel}: ${creates} creates without an ambiguous create or a vanished task on record`);
+      if (creates > 1 && f.ambiguous === 0 && f.expired === 0)
+        problems.push(`${rel}: ${creates} creates without an ambiguous create or a vanished task on record`);
       if (creates === 0) problems.push(`${rel}: never created, yet done?`);
     }
     const extra = [...crashOut.byStem.keys()].filter((stem) => !rels.some((r) => r.replace(/\.[^./]+$/, '') === stem));
@@ -455,7 +490,11 @@ export async function crashTest(opts: CrashTestOptions): Promise<CrashReport> {
     const limits = opts.limits ?? SPEC_LIMITS;
     const k = audit.keys[fingerprintKey(KEY)]!;
     const logFile = path.join(dir, 'state', 'darkroom.log');
-    const probes = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').filter((l) => l.includes('"msg":"probe: ')).length : 0;
+    const probes = existsSync(logFile)
+      ? readFileSync(logFile, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"msg":"probe: ')).length
+      : 0;
     const slotRefusals = k.rejectedByScope.api_key_active_tasks ?? 0;
     const windows: WindowReport = {
       limits,
@@ -517,7 +556,9 @@ export function formatCrashReport(r: CrashReport): string {
     ...(r.held.length > 20 ? [`                   … and ${r.held.length - 20} more`] : []),
     `vanished tasks   ${r.recreatedAfterVanish} photo(s) created again once, as recorded`,
     `account stops    ${r.accountStops} (injected 24403), each run again`,
-    `faults injected  ${Object.entries(r.faults).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `faults injected  ${Object.entries(r.faults)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
     `temp files left  ${r.tempFilesLeft}`,
     `orphans          ${r.orphans} ExifTool process(es) left behind by killed runs`,
     `key limits       ${r.windows.calls} calls; at most ${r.windows.maxCallsInAnyMinute} in any minute (limit ${r.windows.limits.callsPerMinute}), ${r.windows.maxCallsInAnyHour} in any hour (limit ${r.windows.limits.callsPerHour}), ${r.windows.maxActiveTasks} tasks at once (limit ${r.windows.limits.activeTasks}); simulator's own 429s ${JSON.stringify(r.windows.rejectedByScope)} with ${r.windows.probes} probe(s): ${r.windows.violations} violation(s)`,

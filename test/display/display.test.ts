@@ -10,7 +10,7 @@ describe('how text from outside is shown', () => {
     expect(shownText('café 照片 مرحبا 👨\u200d👩\u200d👧 “q”')).toBe('café 照片 مرحبا 👨\u200d👩\u200d👧 “q”');
   });
 
-  it('keeps the lines and tabs of darkroom\'s own layout in whole text, and escapes the rest', () => {
+  it("keeps the lines and tabs of darkroom's own layout in whole text, and escapes the rest", () => {
     expect(terminalSafe('line 1\n\tline 2 \x1b]52;c;eA==\x07\r')).toBe('line 1\n\tline 2 \\x1b]52;c;eA==\\x07\\r');
   });
 

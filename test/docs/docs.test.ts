@@ -112,7 +112,9 @@ export function schemaKeys(): string[] {
 
 /** The keys a job-file page does not name: a key counts as named in backticks, or (a top-level one) as `key:` in its YAML. */
 export function keysMissing(page: string, keys: readonly string[]): string[] {
-  return keys.filter((k) => !page.includes(`\`${k}\``) && !(k.includes('.') || k.includes('[') ? false : new RegExp(`^${k}:`, 'm').test(page)));
+  return keys.filter(
+    (k) => !page.includes(`\`${k}\``) && !(k.includes('.') || k.includes('[') ? false : new RegExp(`^${k}:`, 'm').test(page)),
+  );
 }
 
 /** --help of the CLI and of each command it lists. */
@@ -149,7 +151,19 @@ function unknownToCli(text: string): string[] {
 
 describe('README and docs/', () => {
   it('are all there: README and one page per subject', () => {
-    for (const p of ['guide/job-file.md', 'guide/commands.md', 'guide/troubleshooting.md', 'library.md', 'simulator.md', 'performance.md', 'spec-gaps.md', 'glossary.md', 'ARCHITECTURE.md', 'errors.md', 'decisions.md']) {
+    for (const p of [
+      'guide/job-file.md',
+      'guide/commands.md',
+      'guide/troubleshooting.md',
+      'library.md',
+      'simulator.md',
+      'performance.md',
+      'spec-gaps.md',
+      'glossary.md',
+      'ARCHITECTURE.md',
+      'errors.md',
+      'decisions.md',
+    ]) {
       expect(existsSync(path.join(ROOT, 'docs', p)), p).toBe(true);
     }
     expect(readFileSync(path.join(ROOT, 'README.md'), 'utf8').split('\n').length).toBeLessThan(250);
@@ -159,9 +173,12 @@ describe('README and docs/', () => {
     expect(brokenLinks(file, readFileSync(file, 'utf8'))).toEqual([]);
   });
 
-  it.each(PAGES.filter((p) => !DEVELOPER_PAGES.has(rel(p))).map((p) => [rel(p), p]))('%s: every command and flag it names is in --help', (_name, file) => {
-    expect(unknownToCli(readFileSync(file, 'utf8'))).toEqual([]);
-  });
+  it.each(PAGES.filter((p) => !DEVELOPER_PAGES.has(rel(p))).map((p) => [rel(p), p]))(
+    '%s: every command and flag it names is in --help',
+    (_name, file) => {
+      expect(unknownToCli(readFileSync(file, 'utf8'))).toEqual([]);
+    },
+  );
 
   it('the job-file page names every key of the config schema', () => {
     const keys = schemaKeys();
@@ -204,7 +221,12 @@ export function tableRows(page: string, header: string): string[][] {
   const rows: string[][] = [];
   for (const line of page.slice(at).split('\n').slice(2)) {
     if (!line.startsWith('|')) break;
-    rows.push(line.split('|').slice(1, -1).map((c) => c.trim()));
+    rows.push(
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
   }
   return rows;
 }
@@ -243,7 +265,9 @@ describe('the checks themselves fail on what they are for', () => {
   it('a broken link, to a missing file or a missing heading', () => {
     expect(brokenLinks(page, 'See [the job file](job-file.md) and [every key](job-file.md#every-key-with-its-default).')).toEqual([]);
     expect(brokenLinks(page, 'See [the job file](job-fil.md).')).toEqual(['job-fil.md (no such file)']);
-    expect(brokenLinks(page, 'See [keys](job-file.md#every-key-with-no-default).')).toEqual(['job-file.md#every-key-with-no-default (no such heading)']);
+    expect(brokenLinks(page, 'See [keys](job-file.md#every-key-with-no-default).')).toEqual([
+      'job-file.md#every-key-with-no-default (no such heading)',
+    ]);
     expect(brokenLinks(page, '```\n[not a link](nowhere.md)\n```\n')).toEqual([]);
   });
 
@@ -253,7 +277,9 @@ describe('the checks themselves fail on what they are for', () => {
       'darkroom run --max-photo (not in its --help): darkroom run jobs.yaml --max-photo 5',
       '--max-photo (no command has it)',
     ]);
-    expect(unknownToCli('```sh\ndarkroom sharpen jobs.yaml\n```\n')).toEqual(['darkroom sharpen (no such command): darkroom sharpen jobs.yaml']);
+    expect(unknownToCli('```sh\ndarkroom sharpen jobs.yaml\n```\n')).toEqual([
+      'darkroom sharpen (no such command): darkroom sharpen jobs.yaml',
+    ]);
     // A flag of another command is still not this command's.
     expect(unknownToCli('`darkroom credits --held`')).toEqual(['darkroom credits --held (not in its --help): darkroom credits --held']);
   });
@@ -268,7 +294,9 @@ describe('the checks themselves fail on what they are for', () => {
   it('an error code missing from the errors page, or with another exit code', () => {
     const page = readFileSync(path.join(ROOT, 'docs/errors.md'), 'utf8');
     expect(errorsPageProblems(page.replace(/^\| `KEY_BUSY` .*\n/m, ''))).toEqual(['KEY_BUSY: not in the page']);
-    expect(errorsPageProblems(page.replace(/(\| `LEDGER_FULL` \|[^|]*\|) 1 \|/, '$1 2 |'))).toEqual(['LEDGER_FULL: exit 2 in the page, 1 in the code']);
+    expect(errorsPageProblems(page.replace(/(\| `LEDGER_FULL` \|[^|]*\|) 1 \|/, '$1 2 |'))).toEqual([
+      'LEDGER_FULL: exit 2 in the page, 1 in the code',
+    ]);
     expect(errorsPageProblems(page.replace('| 130 | interrupted |', '| 131 | interrupted |'))).toHaveLength(1);
   });
 

@@ -21,7 +21,9 @@ const KEYS = ['e2e-archive-key-5b8d1e0c7a', 'e2e-archive-key-93f0a61c2e', 'e2e-a
 const ENV = { K1: KEYS[0]!, K2: KEYS[1]!, K3: KEYS[2]! };
 
 /** Photos that already live on the web: a tiny server on 127.0.0.1, counting what is fetched. */
-async function imageHost(images: Record<string, Buffer>): Promise<{ origin: string; hits: Map<string, number>; close: () => Promise<void> }> {
+async function imageHost(
+  images: Record<string, Buffer>,
+): Promise<{ origin: string; hits: Map<string, number>; close: () => Promise<void> }> {
   const hits = new Map<string, number>();
   const server = await listenLocal((req, res) => {
     const body = images[req.url ?? ''];
@@ -69,7 +71,9 @@ describe('darkroom run on an archive job, end to end', () => {
     await write16BitPng(p('deep scan.png'), 36, 28);
     await writeRotatedJpeg(p('phone/IMG_0001.jpg'), 40, 30);
     mkdirSync(p('family/Zoë & 写真'), { recursive: true });
-    await sharp(testRaw(44, 30), { raw: { width: 44, height: 30, channels: 3 } }).jpeg({ quality: 95 }).toFile(p('family/Zoë & 写真/Ölgemälde.jpg'));
+    await sharp(testRaw(44, 30), { raw: { width: 44, height: 30, channels: 3 } })
+      .jpeg({ quality: 95 })
+      .toFile(p('family/Zoë & 写真/Ölgemälde.jpg'));
     copyFileSync(p('family/Zoë & 写真/Ölgemälde.jpg'), p('family/Ölgemälde – Kopie.jpg'));
     for (const [rel, size] of [
       ['scans/1950s/wedding.png', { width: 48, height: 32 }],
@@ -84,8 +88,12 @@ describe('darkroom run on an archive job, end to end', () => {
     }
 
     host = await imageHost({
-      '/img/harbour.jpg': await sharp(testRaw(50, 34), { raw: { width: 50, height: 34, channels: 3 } }).jpeg().toBuffer(),
-      '/img/portrait.png': await sharp(testRaw(26, 38), { raw: { width: 26, height: 38, channels: 3 } }).png().toBuffer(),
+      '/img/harbour.jpg': await sharp(testRaw(50, 34), { raw: { width: 50, height: 34, channels: 3 } })
+        .jpeg()
+        .toBuffer(),
+      '/img/portrait.png': await sharp(testRaw(26, 38), { raw: { width: 26, height: 38, channels: 3 } })
+        .png()
+        .toBuffer(),
     });
     writeFileSync(
       path.join(dir, 'web.csv'),
@@ -103,10 +111,17 @@ describe('darkroom run on an archive job, end to end', () => {
     writeFileSync(
       path.join(dir, 'jobs.yaml'),
       stringify({
-        service: { keys: [{ apiKeyEnv: 'K1' }, { apiKeyEnv: 'K2' }, { apiKeyEnv: 'K3' }], businessTypes: { 'remove-background': 'REMOVE_BACKGROUND' } },
+        service: {
+          keys: [{ apiKeyEnv: 'K1' }, { apiKeyEnv: 'K2' }, { apiKeyEnv: 'K3' }],
+          businessTypes: { 'remove-background': 'REMOVE_BACKGROUND' },
+        },
         input: { dir: './photos', urls: './web.csv' },
         output: { dir: './restored', sidecar: true },
-        steps: [{ capability: 'restore' }, { capability: 'upscale', resolution: '4K', mode: 'general' }, { capability: 'remove-background' }],
+        steps: [
+          { capability: 'restore' },
+          { capability: 'upscale', resolution: '4K', mode: 'general' },
+          { capability: 'remove-background' },
+        ],
         ledger: './state/darkroom.db',
       }),
     );
@@ -127,7 +142,7 @@ describe('darkroom run on an archive job, end to end', () => {
     expect(first.stdout).toMatch(/7 total · 7 done · 0 failed · 0 held · 0 pending/);
   });
 
-  it('writes an output under every name, mirrored, a PNG (the last step\'s real type) two times the size, with the background cut out', async () => {
+  it("writes an output under every name, mirrored, a PNG (the last step's real type) two times the size, with the background cut out", async () => {
     const files = filesUnder(out).filter((f) => !f.endsWith('.json'));
     expect(files).toEqual([...expected.keys()].sort());
     for (const [rel, size] of expected) {
@@ -141,7 +156,9 @@ describe('darkroom run on an archive job, end to end', () => {
       expect((await rgba(file, size.width * 2 - 4, size.height * 2 - 2))[3], rel).toBe(255);
     }
     // duplicates carry the same result: the same pixels (each names its own original in its metadata)
-    expect(await pixelPrint(path.join(out, 'scans/1950s/wedding.png'))).toBe(await pixelPrint(path.join(out, 'scans/1950s/copies/wedding (copy).png')));
+    expect(await pixelPrint(path.join(out, 'scans/1950s/wedding.png'))).toBe(
+      await pixelPrint(path.join(out, 'scans/1950s/copies/wedding (copy).png')),
+    );
     expect(await pixelPrint(path.join(out, 'web/harbour.png'))).toBe(await pixelPrint(path.join(out, 'web/harbour again.png')));
   });
 
@@ -183,7 +200,9 @@ describe('darkroom run on an archive job, end to end', () => {
 
   it('writes a sidecar beside each output: source hash, the three steps with task ids and timings', () => {
     const car = JSON.parse(readFileSync(path.join(out, 'scans/1950s/copies/wedding (copy).png.json'), 'utf8'));
-    const sha = createHash('sha256').update(readFileSync(path.join(dir, 'photos/scans/1950s/wedding.tif'))).digest('hex');
+    const sha = createHash('sha256')
+      .update(readFileSync(path.join(dir, 'photos/scans/1950s/wedding.tif')))
+      .digest('hex');
     expect(car).toMatchObject({
       output: 'scans/1950s/copies/wedding (copy).png',
       type: 'png',

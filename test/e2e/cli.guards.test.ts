@@ -161,15 +161,19 @@ describe('darkroom run spending guards', () => {
     [['--max-credits', '2.5'], /--max-credits: expected a whole number above zero, got 2.5/],
     [['--max-duration', '6 hours'], /--max-duration: expected a duration like 90m, 6h, 1h30m or 45s, got "6 hours"/],
     [['--until', '7am'], /--until: expected a local time HH:MM \(24-hour\)/],
-  ])('%j is a usage error: exit 2, one line, no call', async (args, message) => {
-    sim = await startSim({ keys: [KEY], seed: 17 });
-    job = await makeJob({ photos: 1, steps: ENHANCE });
-    const r = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, ...args], ENV);
-    expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(message);
-    expect(audit().keys[fingerprintKey(KEY)]?.calls ?? 0).toBe(0);
-  }, 30_000);
+  ])(
+    '%j is a usage error: exit 2, one line, no call',
+    async (args, message) => {
+      sim = await startSim({ keys: [KEY], seed: 17 });
+      job = await makeJob({ photos: 1, steps: ENHANCE });
+      const r = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, ...args], ENV);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(message);
+      expect(audit().keys[fingerprintKey(KEY)]?.calls ?? 0).toBe(0);
+    },
+    30_000,
+  );
 });
 
 describe('darkroom run --json', () => {
@@ -200,7 +204,17 @@ describe('darkroom run --json', () => {
     expect(skipped).toHaveLength(1);
     expect(skipped[0]).toMatchObject({ input: 'broken.jpg', outputs: [] });
     expect(skipped[0]!.reason).toEqual(expect.any(String));
-    expect(all.at(-1)).toMatchObject({ type: 'summary', total: 6, done: 5, failed: 1, skipped: 1, held: 0, pending: 0, exitCode: 1, stopped: null });
+    expect(all.at(-1)).toMatchObject({
+      type: 'summary',
+      total: 6,
+      done: 5,
+      failed: 1,
+      skipped: 1,
+      held: 0,
+      pending: 0,
+      exitCode: 1,
+      stopped: null,
+    });
     expect(all.filter((e) => e.type === 'summary')).toHaveLength(1);
     // The human report went to stderr, not into the events.
     expect(r.stderr).toMatch(/6 total · 5 done/);

@@ -120,7 +120,10 @@ describe('hostile names and captions', () => {
   it('run --json events carry the names exactly', async () => {
     const again = await runCli(['run', 'jobs.yaml', '--base-url', sim.apiUrl, '--json'], env(), { cwd: dir });
     expect(RAW.test(again.stdout)).toBe(false);
-    const events = again.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; path?: string });
+    const events = again.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; path?: string });
     expect(events.at(-1)!.type).toBe('summary');
     expectClean({ ...again, stdout: '' }, 'run --json stderr');
   });
@@ -131,7 +134,7 @@ describe('hostile names and captions', () => {
     expect(r.stdout).toContain('\\u202e');
   });
 
-  it('manifest\'s provenance.csv defuses every cell a spreadsheet would run, and parses back to the names', async () => {
+  it("manifest's provenance.csv defuses every cell a spreadsheet would run, and parses back to the names", async () => {
     const r = await runCli(['manifest', 'jobs.yaml'], env(), { cwd: dir });
     expectClean(r, 'manifest');
     const text = readFileSync(path.join(dir, 'out', 'provenance.csv'), 'utf8');

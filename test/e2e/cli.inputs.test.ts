@@ -40,7 +40,9 @@ describe('darkroom run: hidden files and deleted inputs', () => {
     expect(r.stderr).not.toMatch(/unexpected error/);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/4 total · 3 done · 1 failed \(1 skipped\) · 0 held · 0 pending/);
-    expect(r.stderr).toContain('note: 2 hidden files (names starting with a dot) were not included; set input.hidden: true to include them');
+    expect(r.stderr).toContain(
+      'note: 2 hidden files (names starting with a dot) were not included; set input.hidden: true to include them',
+    );
     expect(r.stdout).toMatch(/damaged\.png {2}step 1: truncated or damaged PNG \(/);
     expect(uploads()).toBe(3);
   }, 120_000);
@@ -52,7 +54,15 @@ describe('darkroom run: hidden files and deleted inputs', () => {
     expect(r.stdout).toMatch(/3 total · 3 done · 0 failed · 0 held · 0 pending · 1 gone/);
     const s = await runCli(['status', job.jobsFile, '--json']);
     expect(s.code).toBe(0);
-    const j = JSON.parse(s.stdout) as { total: number; done: number; failed: number; held: number; pending: number; gone: number; states: Record<string, number> };
+    const j = JSON.parse(s.stdout) as {
+      total: number;
+      done: number;
+      failed: number;
+      held: number;
+      pending: number;
+      gone: number;
+      states: Record<string, number>;
+    };
     expect(j).toMatchObject({ total: 3, done: 3, failed: 0, held: 0, pending: 0, skipped: 0, gone: 1 });
     expect(j.states.gone).toBe(1);
     expect(j.total).toBe(j.done + j.failed + j.held + j.pending);

@@ -38,7 +38,11 @@ function writeJob(dir: string, output: Record<string, unknown> = {}): string {
 async function writePhotos(dir: string): Promise<void> {
   const p = (f: string) => path.join(dir, 'photos', f);
   await solid(p('album/rich.jpg'), 48, 32, [200, 120, 80], 'jpeg');
-  await exif.write(p('album/rich.jpg'), ['-EXIF:DateTimeOriginal=1962:07:14 10:30:00', '-IPTC:Caption-Abstract=Grandma at the beach', '-XMP-dc:Title=The beach']);
+  await exif.write(p('album/rich.jpg'), [
+    '-EXIF:DateTimeOriginal=1962:07:14 10:30:00',
+    '-IPTC:Caption-Abstract=Grandma at the beach',
+    '-XMP-dc:Title=The beach',
+  ]);
   await solid(p('good.tmp.jpg'), 40, 30, [10, 90, 160], 'jpeg');
   const good = readFileSync(p('good.tmp.jpg'));
   const garbage = Buffer.concat([Buffer.from([0xff, 0xe1, 0x00, 0x40]), Buffer.from('Exif\0\0MM\0*'), Buffer.alloc(52, 0xee)]);
@@ -49,7 +53,7 @@ async function writePhotos(dir: string): Promise<void> {
 
 afterAll(() => exif.end());
 
-describe('an archive job\'s metadata through darkroom plan, run, status, report and manifest', () => {
+describe("an archive job's metadata through darkroom plan, run, status, report and manifest", () => {
   let sim: RunningSim;
   let dir: string;
   let jobs: string;
@@ -73,7 +77,9 @@ describe('an archive job\'s metadata through darkroom plan, run, status, report 
 
   it('plan says what every output will carry, and that each will say an AI altered it', () => {
     expect(plan.code).toBe(0);
-    expect(plan.stdout).toMatch(/^metadata all: every input's EXIF, IPTC and XMP carried to its output .*trained model \(Example Restore API\) altered it.*Orientation 1, no stale thumbnail, sRGB; sidecars: <output>\.json, <output>\.xmp$/m);
+    expect(plan.stdout).toMatch(
+      /^metadata all: every input's EXIF, IPTC and XMP carried to its output .*trained model \(Example Restore API\) altered it.*Orientation 1, no stale thumbnail, sRGB; sidecars: <output>\.json, <output>\.xmp$/m,
+    );
   });
 
   it('finishes every photo, the damaged one too, and marks that one "metadata not carried" in status and its JSON', async () => {
@@ -81,10 +87,20 @@ describe('an archive job\'s metadata through darkroom plan, run, status, report 
     const text = await runCli(['status', jobs], env());
     expect(text.stdout).toMatch(/^metadata 1 output\(s\) without all of their input's metadata/m);
     expect(text.stdout).toMatch(/^ {2}damaged\.jpg: metadata not carried: the input's metadata is damaged \(Bad IFD0 directory\)/m);
-    const json = JSON.parse((await runCli(['status', jobs, '--json'], env())).stdout) as { done: number; metadataNotCarried: number; metadataNotes: { path: string; reason: string }[] };
+    const json = JSON.parse((await runCli(['status', jobs, '--json'], env())).stdout) as {
+      done: number;
+      metadataNotCarried: number;
+      metadataNotes: { path: string; reason: string }[];
+    };
     expect(json.done).toBe(3);
     expect(json.metadataNotCarried).toBe(1);
-    expect(json.metadataNotes).toEqual([{ path: 'damaged.jpg', output: path.join(dir, 'out', 'damaged.jpg'), reason: expect.stringMatching(/damaged \(Bad IFD0 directory\)/) }]);
+    expect(json.metadataNotes).toEqual([
+      {
+        path: 'damaged.jpg',
+        output: path.join(dir, 'out', 'damaged.jpg'),
+        reason: expect.stringMatching(/damaged \(Bad IFD0 directory\)/),
+      },
+    ]);
     // The run's log says so too, naming the photo.
     expect(readFileSync(path.join(dir, 'state', 'darkroom.log'), 'utf8')).toMatch(/metadata not carried: the input's metadata is damaged/);
   });
@@ -93,7 +109,9 @@ describe('an archive job\'s metadata through darkroom plan, run, status, report 
     const r = await runCli(['report', jobs, '--out', path.join(dir, 'report.html')], env());
     expect(r.code, r.stderr).toBe(0);
     const html = readFileSync(path.join(dir, 'report.html'), 'utf8');
-    const data = JSON.parse(html.match(/<script type="application\/json" id="photo-data">(.*?)<\/script>/s)![1]!) as { photos: { p: string; m: { l: string; t: string | null; c: string | null; n: string | null } | null }[] };
+    const data = JSON.parse(html.match(/<script type="application\/json" id="photo-data">(.*?)<\/script>/s)![1]!) as {
+      photos: { p: string; m: { l: string; t: string | null; c: string | null; n: string | null } | null }[];
+    };
     const by = new Map(data.photos.map((x) => [x.p, x.m]));
     expect(by.get('album/rich.jpg')).toEqual({ l: 'all', t: '1962-07-14 10:30:00', c: 'Grandma at the beach', n: null });
     expect(by.get('damaged.jpg')).toMatchObject({ l: 'all', n: expect.stringMatching(/damaged/) });
@@ -165,7 +183,9 @@ describe('a machine without perl', () => {
       expect(r.code).toBe(2);
       const lines = r.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^stopped: cannot carry the photos' metadata: ExifTool needs perl, and there is no perl on PATH; install perl .*or set output\.metadata: none in jobs\.yaml .*nothing was uploaded$/);
+      expect(lines[0]).toMatch(
+        /^stopped: cannot carry the photos' metadata: ExifTool needs perl, and there is no perl on PATH; install perl .*or set output\.metadata: none in jobs\.yaml .*nothing was uploaded$/,
+      );
       const k = sim.model.audit().keys[fingerprintKey(KEY)];
       expect(k?.uploads ?? 0).toBe(0);
       expect(k?.creates ?? 0).toBe(0);

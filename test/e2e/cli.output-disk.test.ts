@@ -25,10 +25,22 @@ describe('darkroom run with an output folder it cannot write', () => {
   });
 
   it.each([
-    ['an existing read-only folder', '/sys/kernel', /^stopped: cannot write a file in the output folder \/sys\/kernel: permission denied \(EACCES\); set output\.dir to a folder you can write/m],
-    ['a folder that cannot be made', '/sys/kernel/darkroom-out', /^stopped: cannot create the output folder \/sys\/kernel\/darkroom-out: (operation not permitted \(EPERM\)|permission denied \(EACCES\)|no such file or directory|.*\(ENOENT\)); set output\.dir/m],
+    [
+      'an existing read-only folder',
+      '/sys/kernel',
+      /^stopped: cannot write a file in the output folder \/sys\/kernel: permission denied \(EACCES\); set output\.dir to a folder you can write/m,
+    ],
+    [
+      'a folder that cannot be made',
+      '/sys/kernel/darkroom-out',
+      /^stopped: cannot create the output folder \/sys\/kernel\/darkroom-out: (operation not permitted \(EPERM\)|permission denied \(EACCES\)|no such file or directory|.*\(ENOENT\)); set output\.dir/m,
+    ],
     // Node's own recursive mkdir loops for ever under procfs, deaf to SIGINT (src/fsdirs.ts).
-    ['a folder under procfs', '/proc/darkroom-out/sub', /^stopped: cannot create the output folder \/proc\/darkroom-out\/sub: no such file or folder \(ENOENT\); set output\.dir/m],
+    [
+      'a folder under procfs',
+      '/proc/darkroom-out/sub',
+      /^stopped: cannot create the output folder \/proc\/darkroom-out\/sub: no such file or folder \(ENOENT\); set output\.dir/m,
+    ],
   ])('%s: stopped before any call, exit 2, one line', async (_what, dir, line) => {
     const job = await makeJob({ photos: 4, steps: [{ capability: 'enhance' }], extra: { output: { dir } } });
     jobs.push(job);

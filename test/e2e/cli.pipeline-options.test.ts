@@ -20,12 +20,25 @@ describe('darkroom run with a bad pipeline option', () => {
   const write = (steps: unknown[], extra: Record<string, unknown> = {}) =>
     writeFileSync(
       job.jobsFile,
-      stringify({ service: { baseUrl: 'http://127.0.0.1:9', apiKeyEnv: 'DARKROOM_TEST_KEY' }, input: { dir: './photos' }, output: { dir: './out' }, steps, ledger: './state/darkroom.db', ...extra }),
+      stringify({
+        service: { baseUrl: 'http://127.0.0.1:9', apiKeyEnv: 'DARKROOM_TEST_KEY' },
+        input: { dir: './photos' },
+        output: { dir: './out' },
+        steps,
+        ledger: './state/darkroom.db',
+        ...extra,
+      }),
     );
 
   it.each([
-    [[{ capability: 'restore' }, { capability: 'colorize', mode: 'portrait' }], /jobs\.yaml: steps\.1\.mode: colorize accepts no mode \(only enhance, unblur, upscale do\), got "portrait"/],
-    [[{ capability: 'restore' }, { capability: 'colorize' }, { capability: 'upscale', resolution: '16K' }], /steps\.2\.resolution: expected one of "4K"\|"8K", got "16K"/],
+    [
+      [{ capability: 'restore' }, { capability: 'colorize', mode: 'portrait' }],
+      /jobs\.yaml: steps\.1\.mode: colorize accepts no mode \(only enhance, unblur, upscale do\), got "portrait"/,
+    ],
+    [
+      [{ capability: 'restore' }, { capability: 'colorize' }, { capability: 'upscale', resolution: '16K' }],
+      /steps\.2\.resolution: expected one of "4K"\|"8K", got "16K"/,
+    ],
     [[{ capability: 'enhance', mode: 'photo' }], /steps\.0\.mode: expected one of "general"\|"graphics"\|"portrait"\|"text", got "photo"/],
     [[{ capability: 'image2image', prompt: 'warm' }], /steps\.0\.style: image2image requires a style/],
     [[{ capability: 'remove-background', prompt: 'cut' }], /steps\.0\.prompt: only image2image accepts prompt/],
@@ -53,7 +66,9 @@ describe('darkroom run with a bad pipeline option', () => {
     let r = await runCli(['run', job.jobsFile], { DARKROOM_TEST_KEY: 'k-123456' });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/output\.pattern: must contain \{ext\}/);
-    write([{ capability: 'restore' }], { service: { baseUrl: 'http://127.0.0.1:9', apiKeyEnv: 'DARKROOM_TEST_KEY', businessTypes: { upscale: 'UP' } } });
+    write([{ capability: 'restore' }], {
+      service: { baseUrl: 'http://127.0.0.1:9', apiKeyEnv: 'DARKROOM_TEST_KEY', businessTypes: { upscale: 'UP' } },
+    });
     r = await runCli(['run', job.jobsFile], { DARKROOM_TEST_KEY: 'k-123456' });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/service\.businessTypes\.upscale: unknown key/);

@@ -44,7 +44,7 @@ describe('darkroom run, end to end over loopback HTTP', () => {
     expect(all.filter((f) => f.endsWith('.darkroom-tmp'))).toEqual([]);
   });
 
-  it('stays inside the limits by the simulator\'s own audit, with exactly one create per photo', () => {
+  it("stays inside the limits by the simulator's own audit, with exactly one create per photo", () => {
     const audit = sim.model.audit();
     const k = audit.keys[fingerprintKey(KEY)]!;
     expect(k.maxCallsInAnyMinute).toBeLessThanOrEqual(100);
@@ -74,7 +74,7 @@ describe('darkroom run, end to end over loopback HTTP', () => {
     expect(sim.model.audit().keys[fingerprintKey(KEY)]!.calls).toBe(before);
   });
 
-  it('status --json reads the ledger with the contract\'s fields', async () => {
+  it("status --json reads the ledger with the contract's fields", async () => {
     const s = await runCli(['status', job.jobsFile, '--json']);
     expect(s.code).toBe(0);
     const j = JSON.parse(s.stdout) as Record<string, number>;

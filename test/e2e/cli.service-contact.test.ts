@@ -35,7 +35,11 @@ async function deadPort(): Promise<string> {
 }
 
 /** A server that is not the API, giving one answer to every request; it counts requests and those that carried a key. */
-async function fakeServer(status: number, type: string, body: string): Promise<{ origin: string; hits: () => number; keyed: () => number }> {
+async function fakeServer(
+  status: number,
+  type: string,
+  body: string,
+): Promise<{ origin: string; hits: () => number; keyed: () => number }> {
   let hits = 0;
   let keyed = 0;
   const srv = await listenLocal((req, res) => {
@@ -73,7 +77,9 @@ describe('a base URL that is not the service', () => {
     expect(r.code).toBe(2);
     expect(Date.now() - started).toBeLessThan(60_000);
     expectOneStopLine(r.stderr, url);
-    expect(r.stderr).toMatch(/^stopped: no answer from the service at http:\/\/127\.0\.0\.1:\d+ for \d+ s since the run started \(ECONNREFUSED/m);
+    expect(r.stderr).toMatch(
+      /^stopped: no answer from the service at http:\/\/127\.0\.0\.1:\d+ for \d+ s since the run started \(ECONNREFUSED/m,
+    );
     expect(`${r.stdout}${r.stderr}`).not.toContain(KEY);
     const s = await statusOf(j);
     expect(s).toMatchObject({ total: 3, pending: 3, failed: 0, held: 0, done: 0 });
@@ -85,7 +91,9 @@ describe('a base URL that is not the service', () => {
     const r = await runCli(['run', j.jobsFile, '--base-url', web.origin], env, { timeoutMs: 60_000 });
     expect(r.code).toBe(2);
     expectOneStopLine(r.stderr, web.origin);
-    expect(r.stderr).toMatch(/is not the image service's API \(GET \/api\/v1\/credits answered HTTP 404 text\/html without the API's envelope\)/);
+    expect(r.stderr).toMatch(
+      /is not the image service's API \(GET \/api\/v1\/credits answered HTTP 404 text\/html without the API's envelope\)/,
+    );
     // One probe, without the key: a host that is not the service never receives it.
     expect(web.hits()).toBe(1);
     expect(web.keyed()).toBe(0);

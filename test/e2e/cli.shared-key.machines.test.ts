@@ -53,7 +53,11 @@ describe('one key on two machines (a state folder each)', () => {
     const t0 = Date.now();
     const ends: number[] = [];
     const runs = jobs.map((j, m) =>
-      runCli(['run', j.jobsFile, '--base-url', sim.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY, DARKROOM_STATE_DIR: dirs[m]! }, { timeoutMs: 600_000 }).then((r) => {
+      runCli(
+        ['run', j.jobsFile, '--base-url', sim.apiUrl, '--quiet'],
+        { DARKROOM_TEST_KEY: KEY, DARKROOM_STATE_DIR: dirs[m]! },
+        { timeoutMs: 600_000 },
+      ).then((r) => {
         ends[m] = Date.now();
         return r;
       }),

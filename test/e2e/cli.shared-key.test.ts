@@ -37,7 +37,7 @@ describe('two jobs with the same key, on two ledgers', () => {
     for (const j of jobs) j.cleanup();
   });
 
-  it('never exceed the key\'s window nor its slots together, with `usage` and `credits` run beside them', async () => {
+  it("never exceed the key's window nor its slots together, with `usage` and `credits` run beside them", async () => {
     sim = await startSim({ keys: [KEY], seed: 31, latency: { medianMs: 1500, sigma: 0.3 }, limits: LIMITS });
     for (let i = 0; i < 2; i++) jobs.push(await makeJob({ photos: 6, steps: [{ capability: 'enhance' }], extra: { limits: LIMITS } }));
     const env = { DARKROOM_TEST_KEY: KEY, DARKROOM_STATE_DIR: path.join(tempDir(), 'state') };
@@ -69,7 +69,7 @@ describe('two jobs with the same key, on two ledgers', () => {
   }, 300_000);
 });
 
-describe('an account command when another process has used the key\'s windows', () => {
+describe("an account command when another process has used the key's windows", () => {
   /** What other darkroom processes spent on the key: calls recorded in its store `agoMs` ago. */
   function spent(stateDir: string, n: number, agoMs: number): void {
     const store = KeyStore.openFor(stateDir, FP);
@@ -116,7 +116,10 @@ describe('a key store that cannot be written', () => {
     const job = await makeJob({ photos: 2, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
     // Unwritable for root and users alike (the tests may run as root: mode bits would not do).
-    const r = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY, DARKROOM_STATE_DIR: '/sys/kernel/darkroom-state' });
+    const r = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], {
+      DARKROOM_TEST_KEY: KEY,
+      DARKROOM_STATE_DIR: '/sys/kernel/darkroom-state',
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(
       /^darkroom: cannot open the key's shared call budget at \/sys\/kernel\/darkroom-state\/k_[0-9a-f]{12}\.db \(EPERM\); set DARKROOM_STATE_DIR to a writable folder\n$/,

@@ -19,7 +19,11 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function setup(faults?: Parameters<typeof startSim>[0]['faults'], photos = 3, steps: unknown[] = [{ capability: 'upscale', resolution: '4K' }]): Promise<{ sim: RunningSim; job: TestJob }> {
+async function setup(
+  faults?: Parameters<typeof startSim>[0]['faults'],
+  photos = 3,
+  steps: unknown[] = [{ capability: 'upscale', resolution: '4K' }],
+): Promise<{ sim: RunningSim; job: TestJob }> {
   const sim = await startSim({ keys: [KEY], seed: 9, latency: { medianMs: 200, sigma: 0.3 }, ...(faults ? { faults } : {}) });
   const job = await makeJob({ photos, steps, extra: { output: { dir: './out', sidecar: true } } });
   cleanups.push(() => sim.close(), job.cleanup);
@@ -28,9 +32,12 @@ async function setup(faults?: Parameters<typeof startSim>[0]['faults'], photos =
 
 const calls = (sim: RunningSim) => sim.model.audit().keys[fingerprintKey(KEY)]!.calls;
 
-describe('darkroom run after the job\'s steps changed', () => {
+describe("darkroom run after the job's steps changed", () => {
   it('refuses with exit 2 before any call, saying what changed and what a redo costs; plan shows it; --redo-steps redoes', async () => {
-    const { sim, job } = await setup(undefined, 3, [{ capability: 'upscale', resolution: '4K' }, { capability: 'enhance', mode: 'general' }]);
+    const { sim, job } = await setup(undefined, 3, [
+      { capability: 'upscale', resolution: '4K' },
+      { capability: 'enhance', mode: 'general' },
+    ]);
     const first = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], env);
     expect(first.code).toBe(0);
     setSteps(job, [{ capability: 'upscale', resolution: '4K' }]);
@@ -40,15 +47,21 @@ describe('darkroom run after the job\'s steps changed', () => {
     expect(refused.code).toBe(2);
     expect(calls(sim)).toBe(before);
     expect(refused.stderr).not.toMatch(/unexpected error|Cannot read/);
-    expect(refused.stderr).toMatch(/^stopped: the job's steps changed: 3 photo\(s\) were started under other steps \(3 done\).*nothing was sent.*--redo-steps/m);
+    expect(refused.stderr).toMatch(
+      /^stopped: the job's steps changed: 3 photo\(s\) were started under other steps \(3 done\).*nothing was sent.*--redo-steps/m,
+    );
     expect(refused.stderr).toMatch(/^steps    old: upscale \(resolution 4K\) → enhance \(mode general\): 3 done/m);
     expect(refused.stderr).toMatch(/^steps    new: upscale \(resolution 4K\)$/m);
-    expect(refused.stderr).toMatch(/^redo     a redo: 3 photo\(s\) from the first step: at least 3 create\(s\) and 6 call\(s\), credits unknown/m);
+    expect(refused.stderr).toMatch(
+      /^redo     a redo: 3 photo\(s\) from the first step: at least 3 create\(s\) and 6 call\(s\), credits unknown/m,
+    );
 
     const plan = await runCli(['plan', job.jobsFile, '--cost', 'upscale=2'], {});
     expect(plan.code).toBe(0);
     expect(plan.stdout).toMatch(/^changed  the job's steps changed since 3 photo\(s\) were started under other steps/m);
-    expect(plan.stdout).toMatch(/^redo     a redo: 3 photo\(s\) from the first step: at least 3 create\(s\) and 6 call\(s\), 6 credit\(s\)/m);
+    expect(plan.stdout).toMatch(
+      /^redo     a redo: 3 photo\(s\) from the first step: at least 3 create\(s\) and 6 call\(s\), 6 credit\(s\)/m,
+    );
     expect(plan.stdout).toMatch(/^credits  6 needed/m);
     expect(calls(sim)).toBe(before);
 
@@ -58,7 +71,10 @@ describe('darkroom run after the job\'s steps changed', () => {
     for (const rel of job.sizes.keys()) {
       const out = path.join(job.outputDir, rel.replace(/\.[a-z]+$/, '.jpg'));
       const sidecar = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as { steps: { capability: string }[] };
-      expect(sidecar.steps.map((s) => s.capability), rel).toEqual(['upscale']);
+      expect(
+        sidecar.steps.map((s) => s.capability),
+        rel,
+      ).toEqual(['upscale']);
     }
   }, 120_000);
 });

@@ -53,7 +53,11 @@ describe.each(forms)('%s', (_name, make) => {
   });
 
   it('a folder under procfs: the ENOENT procfs gives, at once (Node loops there for ever)', async () => {
-    await expect(make('/proc/darkroom-fsdirs-test/sub')).rejects.toMatchObject({ code: 'ENOENT', syscall: 'mkdir', path: '/proc/darkroom-fsdirs-test' });
+    await expect(make('/proc/darkroom-fsdirs-test/sub')).rejects.toMatchObject({
+      code: 'ENOENT',
+      syscall: 'mkdir',
+      path: '/proc/darkroom-fsdirs-test',
+    });
     await expect(make('/proc/darkroom-fsdirs-test')).rejects.toMatchObject({ code: 'ENOENT' });
   });
 

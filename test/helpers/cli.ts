@@ -45,7 +45,11 @@ export function testStateDir(): string {
  * The real CLI as a child process (built by `npm test`'s pretest), with only the
  * environment given, and this file's DARKROOM_STATE_DIR unless `env` names one.
  */
-export function runCli(args: string[], env: Record<string, string> = {}, opts: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> & { child: ReturnType<typeof spawn> } {
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  opts: { cwd?: string; timeoutMs?: number } = {},
+): Promise<CliResult> & { child: ReturnType<typeof spawn> } {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: opts.cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DARKROOM_STATE_DIR: testStateDir(), ...env },

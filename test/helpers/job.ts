@@ -21,7 +21,11 @@ export function makeTempDir(prefix = 'darkroom-test-'): string {
 }
 
 /** Small, distinct images (size and tint vary with i) so results can be told apart. */
-export async function writePhoto(file: string, i: number, format: 'jpeg' | 'png' | 'webp' = 'jpeg'): Promise<{ width: number; height: number }> {
+export async function writePhoto(
+  file: string,
+  i: number,
+  format: 'jpeg' | 'png' | 'webp' = 'jpeg',
+): Promise<{ width: number; height: number }> {
   const width = 48 + (i % 5) * 8;
   const height = 32 + (i % 3) * 8;
   mkdirSync(path.dirname(file), { recursive: true });

@@ -54,7 +54,13 @@ export const SCAN_TAGS: readonly string[] = [
 ];
 
 /** A small photo of one colour, as a JPEG, PNG or TIFF. */
-export async function solid(file: string, width: number, height: number, rgb: [number, number, number], format: 'jpeg' | 'png' | 'tiff' | 'webp'): Promise<void> {
+export async function solid(
+  file: string,
+  width: number,
+  height: number,
+  rgb: [number, number, number],
+  format: 'jpeg' | 'png' | 'tiff' | 'webp',
+): Promise<void> {
   mkdirSync(path.dirname(file), { recursive: true });
   const img = sharp({ create: { width, height, channels: 3, background: { r: rgb[0], g: rgb[1], b: rgb[2] } } });
   await (format === 'jpeg' ? img.jpeg() : format === 'png' ? img.png() : format === 'tiff' ? img.tiff() : img.webp()).toFile(file);
@@ -70,13 +76,21 @@ export async function inProfile(file: string, profileFile: string, rgb: [number,
 
 /** The decoded pixels' fingerprint: two files with equal pixels have equal prints, whatever their metadata. */
 export async function pixelPrint(file: string | Buffer): Promise<string> {
-  const { data, info } = await sharp(file, { ignoreIcc: true } as sharp.SharpOptions).raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(file, { ignoreIcc: true } as sharp.SharpOptions)
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   return `${info.width}x${info.height}x${info.channels}:${createHash('sha256').update(data).digest('hex')}`;
 }
 
 /** The numbers of the first pixel, as stored (no colour management). */
 export async function storedPixel(file: string | Buffer): Promise<number[]> {
-  return [...(await sharp(file, { ignoreIcc: true } as sharp.SharpOptions).raw().toBuffer()).subarray(0, 3)];
+  return [
+    ...(
+      await sharp(file, { ignoreIcc: true } as sharp.SharpOptions)
+        .raw()
+        .toBuffer()
+    ).subarray(0, 3),
+  ];
 }
 
 export function sha256Of(file: string): string {

@@ -28,7 +28,11 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 
 /** A PNG whose zlib stream is corrupt in its middle, with the IDAT chunk's CRC made right again. */
 export async function corruptZlibPng(width = 120, height = 90): Promise<Buffer> {
-  const png = Buffer.from(await sharp(noise(width, height), { raw: { width, height, channels: 3 } }).png().toBuffer());
+  const png = Buffer.from(
+    await sharp(noise(width, height), { raw: { width, height, channels: 3 } })
+      .png()
+      .toBuffer(),
+  );
   let at = 8;
   while (png.toString('latin1', at + 4, at + 8) !== 'IDAT') at += 12 + png.readUInt32BE(at);
   const len = png.readUInt32BE(at);
@@ -55,7 +59,9 @@ export function pngBomb(width = 70_000, height = 70_000): Buffer {
 
 /** A JPEG cut short in its scan data, with an EOI marker put back at the end (as a copy tool that pads does). */
 export async function truncatedJpeg(width = 160, height = 120): Promise<Buffer> {
-  const jpeg = await sharp(noise(width, height, 7), { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
+  const jpeg = await sharp(noise(width, height, 7), { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 90 })
+    .toBuffer();
   return Buffer.concat([jpeg.subarray(0, Math.floor(jpeg.length * 0.6)), Buffer.from([0xff, 0xd9])]);
 }
 

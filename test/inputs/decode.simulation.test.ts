@@ -31,7 +31,8 @@ describe('inputs decoded in full before any call', () => {
     const job = await makeJob({ photos: 0, steps: [{ capability: 'enhance' }], baseUrl: 'http://sim.invalid' });
     cleanups.push(job.cleanup);
     const inp = (rel: string) => path.join(job.inputDir, rel);
-    for (const [i, rel] of GOOD.entries()) await writePhoto(inp(rel), i, rel.endsWith('.png') ? 'png' : rel.endsWith('.webp') ? 'webp' : 'jpeg');
+    for (const [i, rel] of GOOD.entries())
+      await writePhoto(inp(rel), i, rel.endsWith('.png') ? 'png' : rel.endsWith('.webp') ? 'webp' : 'jpeg');
     writeFileSync(inp('corrupt-zlib.png'), await corruptZlibPng());
     writeFileSync(inp('bomb-70000.png'), pngBomb(70_000, 70_000));
     writeFileSync(inp('truncated.jpg'), await truncatedJpeg());
@@ -45,7 +46,9 @@ describe('inputs decoded in full before any call', () => {
     expect(reasons['bomb-70000.png']).toBe(
       'skipped: 70000×70000 (4900 Mpx) is over limits.maxInputPixels (100000000): refused from its header, not decoded; scale it down, or raise limits.maxInputPixels',
     );
-    expect(reasons['huge-280mpx.jpg']).toMatch(/^skipped: 20000×14000 \(280 Mpx\) is over limits\.maxInputPixels \(100000000\): refused from its header/);
+    expect(reasons['huge-280mpx.jpg']).toMatch(
+      /^skipped: 20000×14000 \(280 Mpx\) is over limits\.maxInputPixels \(100000000\): refused from its header/,
+    );
     expect(r.result.status).toMatchObject({ total: GOOD.length + BAD.length, done: GOOD.length, skipped: BAD.length });
     const byPath = new Map(r.ledger.items.all().map((i) => [i.rel_path, i.state]));
     for (const rel of GOOD) expect(byPath.get(rel), rel).toBe('done');
@@ -60,7 +63,12 @@ describe('inputs decoded in full before any call', () => {
   });
 
   it('a higher limits.maxInputPixels lets a large header through to the decode, which then finds the missing data', async () => {
-    const job = await makeJob({ photos: 0, steps: [{ capability: 'enhance' }], baseUrl: 'http://sim.invalid', extra: { limits: { maxInputPixels: 300_000_000 } } });
+    const job = await makeJob({
+      photos: 0,
+      steps: [{ capability: 'enhance' }],
+      baseUrl: 'http://sim.invalid',
+      extra: { limits: { maxInputPixels: 300_000_000 } },
+    });
     cleanups.push(job.cleanup);
     writeFileSync(path.join(job.inputDir, 'huge-280mpx.jpg'), jpegHeaderOnly(20_000, 14_000));
     const r = await simulate({ job });

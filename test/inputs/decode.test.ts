@@ -63,7 +63,13 @@ describe('decodeWhole (every byte of compressed data decoded)', () => {
       ['progressive jpg cut short', cut(bigProgressive), 'jpeg', 1600 * 1200, /^truncated or damaged JPG \(/],
       ['webp cut short', cut(webp), 'webp', null, /^truncated or damaged WEBP \(/],
       ['tiff cut short', cut(tiff, 0.5), 'tiff', null, /^truncated or damaged TIFF \(/],
-      ['bmp cut short', cut(bmp), 'bmp', 600, /^truncated or damaged BMP \(BMP pixel data is cut off\); replace it with a whole copy, which the next run checks again$/],
+      [
+        'bmp cut short',
+        cut(bmp),
+        'bmp',
+        600,
+        /^truncated or damaged BMP \(BMP pixel data is cut off\); replace it with a whole copy, which the next run checks again$/,
+      ],
     ];
     for (const [what, bytes, type, pixels, reason] of cases) expect(await decodeWhole(bytes, type, pixels, LIMIT), what).toMatch(reason);
   });
@@ -122,7 +128,16 @@ describe('discoverFiles: decodes, their cache, hidden files', () => {
     // input.hidden: true includes them; a dot folder an include pattern names is asked for, not hidden.
     const all = await discoverFiles(jobs(', hidden: true'));
     expect(all.hidden).toBe(0);
-    expect(names(all)).toEqual(['.hidden.jpg', '.picasaoriginals/original.jpg', '.thumbs/small.jpg', 'a/.b/c.png', 'bad.png', 'good.jpg', 'twin of bad.png', 'twin/good.jpg']);
+    expect(names(all)).toEqual([
+      '.hidden.jpg',
+      '.picasaoriginals/original.jpg',
+      '.thumbs/small.jpg',
+      'a/.b/c.png',
+      'bad.png',
+      'good.jpg',
+      'twin of bad.png',
+      'twin/good.jpg',
+    ]);
     const named = await discoverFiles(jobs(', include: ["**/*.jpg", ".picasaoriginals/**/*.jpg"]'));
     expect(names(named)).toEqual(['.picasaoriginals/original.jpg', 'good.jpg', 'twin/good.jpg']);
     expect(named.hidden).toBe(2);

@@ -22,17 +22,32 @@ describe('discover (files found, looked at and identified)', () => {
     // Over the size read whole (1 MiB): read in part for its headers, hashed as a stream.
     const noise = Buffer.alloc(900 * 700 * 3);
     for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
-    await sharp(noise, { raw: { width: 900, height: 700, channels: 3 } }).png({ compressionLevel: 0 }).toFile(path.join(photos, 'big.png'));
+    await sharp(noise, { raw: { width: 900, height: 700, channels: 3 } })
+      .png({ compressionLevel: 0 })
+      .toFile(path.join(photos, 'big.png'));
     await writeTiff(path.join(photos, 'scan.tif'), 600, 600, { sixteen: true });
     writeFileSync(path.join(photos, 'empty.jpg'), '');
     writeFileSync(path.join(photos, 'notes.jpg'), 'not a photo');
     mkdirSync(path.join(photos, 'out'), { recursive: true });
-    writeFileSync(path.join(dir, 'jobs.yaml'), 'input: { dir: ./photos }\noutput: { dir: ./photos/out }\nsteps: [{ capability: enhance }]\n');
+    writeFileSync(
+      path.join(dir, 'jobs.yaml'),
+      'input: { dir: ./photos }\noutput: { dir: ./photos/out }\nsteps: [{ capability: enhance }]\n',
+    );
     const config = loadConfig(path.join(dir, 'jobs.yaml'), { env: {} });
 
     const found = await discover(config, { cachedHash: (name) => (name === 'a/plain.png' ? 'c'.repeat(64) : undefined) });
     const by = Object.fromEntries(found.map((f) => [f.relPath, f]));
-    expect(found.map((f) => f.relPath)).toEqual(['a/phone.jpg', 'a/plain.jpg', 'a/plain.png', 'a/plain.webp', 'big.png', 'empty.jpg', 'notes.jpg', 'scan.tif', 'twin.jpg']);
+    expect(found.map((f) => f.relPath)).toEqual([
+      'a/phone.jpg',
+      'a/plain.jpg',
+      'a/plain.png',
+      'a/plain.webp',
+      'big.png',
+      'empty.jpg',
+      'notes.jpg',
+      'scan.tif',
+      'twin.jpg',
+    ]);
     expect(readFileSync(path.join(photos, 'big.png')).length).toBeGreaterThan(1 << 20);
     for (const name of ['a/phone.jpg', 'a/plain.jpg', 'a/plain.webp', 'big.png', 'notes.jpg', 'scan.tif', 'twin.jpg']) {
       expect(by[name]!.contentHash, name).toBe(sha256(readFileSync(path.join(photos, name))));
@@ -43,7 +58,8 @@ describe('discover (files found, looked at and identified)', () => {
     expect(by['notes.jpg']!.skipReason).toMatch(/not a JPG, PNG, WEBP, TIFF or BMP image by its content/);
     expect(by['a/phone.jpg']).toMatchObject({ type: 'jpeg', transcode: 'EXIF orientation 6', skipReason: null });
     expect(by['scan.tif']).toMatchObject({ type: 'tiff', transcode: 'TIFF', skipReason: null });
-    for (const name of ['a/plain.jpg', 'a/plain.png', 'a/plain.webp', 'big.png']) expect(by[name], name).toMatchObject({ transcode: null, skipReason: null });
+    for (const name of ['a/plain.jpg', 'a/plain.png', 'a/plain.webp', 'big.png'])
+      expect(by[name], name).toMatchObject({ transcode: null, skipReason: null });
     expect(by['big.png']!.sizeBytes).toBe(readFileSync(path.join(photos, 'big.png')).length);
   });
 });

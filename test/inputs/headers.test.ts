@@ -27,12 +27,20 @@ describe('headerFacts (discovery without sharp)', () => {
       'png palette': await raw(40, 30).png({ palette: true }).toBuffer(),
       'png interlaced': await raw(40, 30).png({ progressive: true }).toBuffer(),
       'png bench photo': tinyPng(7),
-      'jpeg': await raw(64, 48).jpeg().toBuffer(),
+      jpeg: await raw(64, 48).jpeg().toBuffer(),
       'jpeg progressive': await raw(64, 48).jpeg({ progressive: true }).toBuffer(),
       'jpeg grey': await raw(33, 21).greyscale().jpeg().toBuffer(),
-      'jpeg exif, no orientation': await raw(64, 48).withExif({ IFD0: { Copyright: 'darkroom' } }).jpeg().toBuffer(),
+      'jpeg exif, no orientation': await raw(64, 48)
+        .withExif({ IFD0: { Copyright: 'darkroom' } })
+        .jpeg()
+        .toBuffer(),
       ...Object.fromEntries(
-        await Promise.all([2, 3, 5, 6, 7, 8].map(async (o) => [`jpeg orientation ${o}`, await raw(40, 30).withMetadata({ orientation: o }).jpeg().toBuffer()])),
+        await Promise.all(
+          [2, 3, 5, 6, 7, 8].map(async (o) => [
+            `jpeg orientation ${o}`,
+            await raw(40, 30).withMetadata({ orientation: o }).jpeg().toBuffer(),
+          ]),
+        ),
       ),
     };
     for (const [name, bytes] of Object.entries(cases)) {

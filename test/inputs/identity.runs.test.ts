@@ -72,7 +72,7 @@ describe('inputs identified by content, across runs', () => {
     expect(calls(s)).toBe(quiet);
   });
 
-  it('never overwrites a file it did not write, and does not pay again for a name whose twin\'s output is gone', async () => {
+  it("never overwrites a file it did not write, and does not pay again for a name whose twin's output is gone", async () => {
     const job = await makeJob({ photos: 0, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
     const inp = (p: string) => path.join(job.inputDir, p);
@@ -84,7 +84,7 @@ describe('inputs identified by content, across runs', () => {
     copyFileSync(inp('a.jpg'), inp('copy.jpg'));
     // and a stranger's file sits where another new photo's output goes
     await writePhoto(inp('c.jpg'), 3);
-    writeFileSync(path.join(job.outputDir, 'c.jpg'), 'not darkroom\'s');
+    writeFileSync(path.join(job.outputDir, 'c.jpg'), "not darkroom's");
     const uploadsBefore = uploads(s);
     const r = (await simulate(s)).result;
     // c.jpg's output path is taken: caught before its upload, so nothing is paid for it (issue 12, point 8)
@@ -92,7 +92,7 @@ describe('inputs identified by content, across runs', () => {
     expect(r.status.problems.find((p) => p.path === 'c.jpg')!.reason).toMatch(/c\.jpg already exists and was not written by this ledger/);
     expect(uploads(s)).toBe(uploadsBefore);
     expect(Object.values(s.model.audit().createsPerSource)).toEqual([1]);
-    expect(readFileSync(path.join(job.outputDir, 'c.jpg'), 'utf8')).toBe('not darkroom\'s');
+    expect(readFileSync(path.join(job.outputDir, 'c.jpg'), 'utf8')).toBe("not darkroom's");
     expect(filesUnder(job.outputDir)).toEqual(['c.jpg']);
   });
 });

@@ -20,7 +20,12 @@ export function testRaw(width: number, height: number, channels: 3 | 4 = 3): Buf
   return data;
 }
 
-export async function writeTiff(file: string, width: number, height: number, opts: { alpha?: boolean; sixteen?: boolean } = {}): Promise<void> {
+export async function writeTiff(
+  file: string,
+  width: number,
+  height: number,
+  opts: { alpha?: boolean; sixteen?: boolean } = {},
+): Promise<void> {
   mkdirSync(path.dirname(file), { recursive: true });
   let img = sharp(testRaw(width, height, opts.alpha ? 4 : 3), { raw: { width, height, channels: opts.alpha ? 4 : 3 } });
   if (opts.sixteen) img = img.toColourspace('rgb16');
@@ -29,7 +34,10 @@ export async function writeTiff(file: string, width: number, height: number, opt
 
 export async function write16BitPng(file: string, width: number, height: number): Promise<void> {
   mkdirSync(path.dirname(file), { recursive: true });
-  await sharp(testRaw(width, height), { raw: { width, height, channels: 3 } }).toColourspace('rgb16').png().toFile(file);
+  await sharp(testRaw(width, height), { raw: { width, height, channels: 3 } })
+    .toColourspace('rgb16')
+    .png()
+    .toFile(file);
 }
 
 /** A JPEG whose pixels are stored sideways, with EXIF orientation 6 ("rotate 90° clockwise to view"). */
@@ -168,7 +176,18 @@ export function writeBmp(file: string, width: number, height: number, opts: BmpO
 
 /** Four flat colours in quadrants: few enough for a 1-, 4- or 8-bit palette. */
 export function blocksRaw(width: number, height: number, colours: 2 | 4 = 4): Buffer {
-  const pal = colours === 2 ? [[0, 0, 0], [255, 255, 255]] : [[200, 30, 30], [30, 200, 30], [30, 30, 200], [240, 240, 240]];
+  const pal =
+    colours === 2
+      ? [
+          [0, 0, 0],
+          [255, 255, 255],
+        ]
+      : [
+          [200, 30, 30],
+          [30, 200, 30],
+          [30, 30, 200],
+          [240, 240, 240],
+        ];
   const data = Buffer.alloc(width * height * 3);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {

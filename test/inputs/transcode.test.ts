@@ -75,7 +75,9 @@ describe('inspectSource (discovery: headers only)', () => {
     await writeTiff(tif, 200, 150);
     const size = statSync(tif).size;
     expect((await inspectSource(tif, size, { ...AUTO, maxUploadBytes: 100 })).skipReason).toBeNull();
-    expect((await inspectSource(big, statSync(big).size, { ...AUTO, maxUploadBytes: 100 })).skipReason).toMatch(/over limits.maxUploadBytes/);
+    expect((await inspectSource(big, statSync(big).size, { ...AUTO, maxUploadBytes: 100 })).skipReason).toMatch(
+      /over limits.maxUploadBytes/,
+    );
   });
 
   it('refuses empty, unknown and damaged files with a reason', async () => {
@@ -167,7 +169,10 @@ describe('prepareUpload (the bytes that go to the service)', () => {
     await writePhoto(jpg, 5);
     const it0 = item(jpg);
     await writePhoto(jpg, 6);
-    expect(await prepareUpload(it0, AUTO)).toEqual({ kind: 'skip', reason: expect.stringMatching(/changed after it was found; run again/) });
+    expect(await prepareUpload(it0, AUTO)).toEqual({
+      kind: 'skip',
+      reason: expect.stringMatching(/changed after it was found; run again/),
+    });
     const tif = path.join(dir, 'p', 'stillbig.tif');
     await writeTiff(tif, 100, 100);
     expect(await prepareUpload(item(tif), { ...AUTO, maxUploadBytes: 200 })).toEqual({
@@ -177,7 +182,9 @@ describe('prepareUpload (the bytes that go to the service)', () => {
   });
 
   it('hands a URL input back as its URL: nothing to read or upload', async () => {
-    expect(await prepareUpload({ rel_path: 'https://x.test/a.jpg', src_path: 'https://x.test/a.jpg', content_hash: 'url:abc' }, AUTO)).toEqual({
+    expect(
+      await prepareUpload({ rel_path: 'https://x.test/a.jpg', src_path: 'https://x.test/a.jpg', content_hash: 'url:abc' }, AUTO),
+    ).toEqual({
       kind: 'url',
       url: 'https://x.test/a.jpg',
     });

@@ -39,7 +39,9 @@ describe('parseUrlList', () => {
   });
 
   it('reads tab-separated columns too, and a CSV with a url column only', () => {
-    expect(parseUrlList('url\toutput\nhttps://x.test/a.jpg\tfirst\n', 'l.tsv')).toEqual([{ url: 'https://x.test/a.jpg', name: 'first', line: 2 }]);
+    expect(parseUrlList('url\toutput\nhttps://x.test/a.jpg\tfirst\n', 'l.tsv')).toEqual([
+      { url: 'https://x.test/a.jpg', name: 'first', line: 2 },
+    ]);
     expect(parseUrlList('url\nhttps://x.test/a.jpg\n', 'l.csv')).toEqual([{ url: 'https://x.test/a.jpg', name: 'a', line: 2 }]);
   });
 
@@ -74,7 +76,10 @@ describe('parseUrlList with csv-parse (issue 13)', () => {
   });
 
   it('reads a quoted field over several lines, and numbers the lines after it right', () => {
-    const list = parseUrlList('url,name,notes\nhttps://x.test/1.jpg,one,"first line\nsecond line"\nhttps://x.test/2.jpg,"two\nparts",\n\n# a comment\nhttps://x.test/3.jpg,three,\n', 'l.csv');
+    const list = parseUrlList(
+      'url,name,notes\nhttps://x.test/1.jpg,one,"first line\nsecond line"\nhttps://x.test/2.jpg,"two\nparts",\n\n# a comment\nhttps://x.test/3.jpg,three,\n',
+      'l.csv',
+    );
     expect(list).toEqual([
       { url: 'https://x.test/1.jpg', name: 'one', line: 2 },
       { url: 'https://x.test/2.jpg', name: 'two parts', line: 4 },
@@ -84,8 +89,12 @@ describe('parseUrlList with csv-parse (issue 13)', () => {
   });
 
   it('skips a byte-order mark before a CSV header, and comments before the header', () => {
-    expect(parseUrlList('\uFEFF# exported 2026-11-24\nurl;name\r\nhttps://x.test/a.jpg;first\r\n', 'l.csv')).toEqual([{ url: 'https://x.test/a.jpg', name: 'first', line: 3 }]);
-    expect(parseUrlList('\uFEFFurl\thttps\nhttps://x.test/a.jpg\tx\n', 'l.tsv')).toEqual([{ url: 'https://x.test/a.jpg', name: 'a', line: 2 }]);
+    expect(parseUrlList('\uFEFF# exported 2026-11-24\nurl;name\r\nhttps://x.test/a.jpg;first\r\n', 'l.csv')).toEqual([
+      { url: 'https://x.test/a.jpg', name: 'first', line: 3 },
+    ]);
+    expect(parseUrlList('\uFEFFurl\thttps\nhttps://x.test/a.jpg\tx\n', 'l.tsv')).toEqual([
+      { url: 'https://x.test/a.jpg', name: 'a', line: 2 },
+    ]);
   });
 });
 

@@ -65,7 +65,14 @@ describe('Identity.reconcile: inputs by content', () => {
     const r = l.discovery.reconcile([file('a.jpg', H('2'))], [], { keyFps: [] });
     expect(r).toMatchObject({ changed: 1, added: 0 });
     expect(items(l)).toHaveLength(1);
-    expect(items(l)[0]).toMatchObject({ state: 'queued', content_hash: H('2'), step_index: 0, key_fp: null, task_id: null, input_url: null });
+    expect(items(l)[0]).toMatchObject({
+      state: 'queued',
+      content_hash: H('2'),
+      step_index: 0,
+      key_fp: null,
+      task_id: null,
+      input_url: null,
+    });
   });
 
   it('gives a changed name a new item when its old content still has another name, moving the label', () => {
@@ -108,9 +115,15 @@ describe('Identity.reconcile: inputs by content', () => {
       // What darkroom recorded before inputs had an identity (migration 003): an item by path, no hash.
       const ledgerFile = path.join(dir, 'darkroom.db');
       const old = new Database(ledgerFile);
-      migrate(old, ledgerFile, readMigrations().filter((m) => m.version < 3));
+      migrate(
+        old,
+        ledgerFile,
+        readMigrations().filter((m) => m.version < 3),
+      );
       old
-        .prepare("INSERT INTO items (rel_path, src_path, size_bytes, state, created_ms, updated_ms) VALUES ('a.jpg', '/photos/a.jpg', 100, 'queued', 0, 0)")
+        .prepare(
+          "INSERT INTO items (rel_path, src_path, size_bytes, state, created_ms, updated_ms) VALUES ('a.jpg', '/photos/a.jpg', 100, 'queued', 0, 0)",
+        )
         .run();
       old.close();
       const l = Ledger.open(ledgerFile);
@@ -144,7 +157,9 @@ describe('Identity.reconcile: inputs by content', () => {
   it('starts URL inputs as uploaded on a lane (no upload), one item per URL, and moves them off keys no longer used', () => {
     const l = Ledger.open(':memory:');
     const u1 = 'https://x.test/1.jpg';
-    const r = l.discovery.reconcile([], [url(u1, 'one'), url(u1, 'one again'), url('https://x.test/2.jpg', '2')], { keyFps: ['k_a', 'k_b'] });
+    const r = l.discovery.reconcile([], [url(u1, 'one'), url(u1, 'one again'), url('https://x.test/2.jpg', '2')], {
+      keyFps: ['k_a', 'k_b'],
+    });
     expect(r).toMatchObject({ names: 3, distinct: 2, added: 2, duplicates: 1 });
     expect(items(l).map((i) => [i.rel_path, i.state, i.key_fp, i.input_url])).toEqual([
       [u1, 'uploaded', 'k_a', u1],

@@ -5,7 +5,10 @@ import { InvalidTransitionError, StaleStateError } from '../../src/errors.js';
 
 function ledgerWith(n: number): Ledger {
   const l = Ledger.open(':memory:');
-  discovered(l, Array.from({ length: n }, (_, i) => `p${i}.jpg`));
+  discovered(
+    l,
+    Array.from({ length: n }, (_, i) => `p${i}.jpg`),
+  );
   return l;
 }
 

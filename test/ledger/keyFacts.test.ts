@@ -20,7 +20,10 @@ beforeEach(() => {
   clock = new VirtualClock(T0);
   restore = installClock(clock);
   ledger = Ledger.open(':memory:');
-  discovered(ledger, Array.from({ length: 5 }, (_, i) => `p${i}.jpg`));
+  discovered(
+    ledger,
+    Array.from({ length: 5 }, (_, i) => `p${i}.jpg`),
+  );
 });
 afterEach(() => {
   ledger.close();
@@ -35,7 +38,13 @@ function uploaded(id: number): ItemRow {
 function accepted(id: number, taskId: string): ItemRow {
   const item = uploaded(id);
   const sub = ledger.submissions.begin(item, 'enhance', FP, `dr-${id}`);
-  return ledger.submissions.accept(sub, ledger.items.get(id)!, { taskId, businessType: 'ENHANCE', responseRequestId: null, waitHintMs: null, pollAtMs: 0 });
+  return ledger.submissions.accept(sub, ledger.items.get(id)!, {
+    taskId,
+    businessType: 'ENHANCE',
+    responseRequestId: null,
+    waitHintMs: null,
+    pollAtMs: 0,
+  });
 }
 
 describe('the slots a ledger holds on a key', () => {
@@ -45,7 +54,12 @@ describe('the slots a ledger holds on a key', () => {
     const lost = uploaded(2);
     const sub = ledger.submissions.begin(lost, 'enhance', FP, 'dr-lost');
     clock.advanceBy(2_000);
-    ledger.submissions.ambiguous(sub, ledger.items.get(2)!, { httpStatus: null, code: null, responseRequestId: null, error: 'reset' }, 'unknown');
+    ledger.submissions.ambiguous(
+      sub,
+      ledger.items.get(2)!,
+      { httpStatus: null, code: null, responseRequestId: null, error: 'reset' },
+      'unknown',
+    );
     // A task left running when its photo moved on without it (an orphan).
     const orphan = accepted(3, 'task-orphan');
     ledger.items.move(orphan.id, 'active', 'failed', { reason: 'moved on' });
@@ -87,7 +101,7 @@ describe('the slots a ledger holds on a key', () => {
     expect(ledger.keyFacts.longestRecentLatencyMs()).toBe(7_000);
   });
 
-  it('the ledger\'s own id in the key stores is made once and kept', () => {
+  it("the ledger's own id in the key stores is made once and kept", () => {
     const id = ledger.keyFacts.ownerId();
     expect(id).toMatch(/^l_[0-9a-f-]{36}$/);
     expect(ledger.keyFacts.ownerId()).toBe(id);

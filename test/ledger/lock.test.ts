@@ -74,7 +74,9 @@ describe('RunLock.acquire', () => {
     expect(err).toBeInstanceOf(LedgerBusyError);
     expect((err as LedgerBusyError).code).toBe('LOCKED');
     expect((err as Error).message).toMatch(
-      new RegExp(`^another darkroom run \\(pid 4100\\) is using the ledger ${file}; wait for it to end or stop it \\(it runs on scanner since \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ; darkroom status works alongside\\)$`),
+      new RegExp(
+        `^another darkroom run \\(pid 4100\\) is using the ledger ${file}; wait for it to end or stop it \\(it runs on scanner since \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ; darkroom status works alongside\\)$`,
+      ),
     );
     expect(a.holder()!.token).toBe(held.token);
   });
@@ -157,7 +159,9 @@ describe('RunLock.acquire', () => {
     expect(err).toBeInstanceOf(LedgerBusyError);
     expect((err as LedgerBusyError).verdict).toBe('another-host');
     expect((err as Error).message).toMatch(
-      new RegExp(`^the ledger ${file} is locked by darkroom run on nas \\(pid 4100, since \\S+Z\\), which cannot be checked from here; if that run is known to be gone, run again with --break-lock nas:4100$`),
+      new RegExp(
+        `^the ledger ${file} is locked by darkroom run on nas \\(pid 4100, since \\S+Z\\), which cannot be checked from here; if that run is known to be gone, run again with --break-lock nas:4100$`,
+      ),
     );
     // A --break-lock naming another holder (one taken over since, say) breaks nothing.
     expect(() => here.acquire({ command: 'run', breakLock: 'nas:4101' })).toThrow(LedgerBusyError);
@@ -186,7 +190,9 @@ describe('RunLock.acquire', () => {
     waiting.pragma('busy_timeout = 50');
     writer.exec('BEGIN IMMEDIATE');
     try {
-      expect(() => new RunLock(waiting, file, machine(HOST_A)).acquire({ command: 'run' })).toThrow(/stayed busy for 5 s \(another process is writing it\); try again/);
+      expect(() => new RunLock(waiting, file, machine(HOST_A)).acquire({ command: 'run' })).toThrow(
+        /stayed busy for 5 s \(another process is writing it\); try again/,
+      );
     } finally {
       writer.exec('ROLLBACK');
     }
@@ -221,7 +227,7 @@ describe('RunLock release', () => {
 });
 
 describe('Ledger.recover beside a lock it does not hold', () => {
-  it('refuses while a live process holds the lock (it would mark that run\'s creates ambiguous), and runs once it is gone', () => {
+  it("refuses while a live process holds the lock (it would mark that run's creates ambiguous), and runs once it is gone", () => {
     const file = ledgerFile();
     const holderDb = connect(file);
     new RunLock(holderDb, file).acquire({ command: 'run' }); // this very process: alive

@@ -47,7 +47,12 @@ describe('migrations under two processes at once', () => {
       const results = await Promise.all([openAt(file, at), openAt(file, at), openAt(file, at)]);
       expect({ round, results }).toEqual({ round, results: ['ok', 'ok', 'ok'] });
       const db = new Database(file, { readonly: true });
-      expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').all().map((r) => (r as { version: number }).version)).toEqual(versions);
+      expect(
+        db
+          .prepare('SELECT version FROM schema_migrations ORDER BY version')
+          .all()
+          .map((r) => (r as { version: number }).version),
+      ).toEqual(versions);
       db.close();
     }
   }, 120_000);

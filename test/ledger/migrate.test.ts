@@ -34,7 +34,8 @@ describe('migrations', () => {
     const mig = path.join(dir, 'migrations');
     mkdirSync(mig);
     // (The key store's own migrations sit in a folder of their own, migrations/keystore/.)
-    for (const f of readdirSync(MIGRATIONS_DIR).filter((n) => n.endsWith('.sql'))) copyFileSync(new URL(f, MIGRATIONS_DIR), path.join(mig, f));
+    for (const f of readdirSync(MIGRATIONS_DIR).filter((n) => n.endsWith('.sql')))
+      copyFileSync(new URL(f, MIGRATIONS_DIR), path.join(mig, f));
     const db = new Database(':memory:');
     const url = pathToFileURL(mig + '/');
     migrate(db, 'x', readMigrations(url));

@@ -55,7 +55,7 @@ describe('fileSystemOf', () => {
     expect(fileSystemOf(f, on(0x58465342), {})).toEqual({ name: 'xfs', network: false });
   });
 
-  it('looks at the nearest folder that exists (a new ledger\'s folders are made later), on this machine\'s disk', () => {
+  it("looks at the nearest folder that exists (a new ledger's folders are made later), on this machine's disk", () => {
     const seen: string[] = [];
     const d = tempDir();
     const probe: FsProbe = { statfsType: (p) => (seen.push(p), 0xef53), mountType: () => null };
@@ -92,7 +92,9 @@ describe('a ledger on a network file system', () => {
 
   it('SMB: refused the same way; allowed by the job, opened with the rollback journal, not WAL', () => {
     const file = path.join(tempDir(), 'darkroom.db');
-    expect(() => Ledger.open(file, { fsProbe: SMB })).toThrow(/^the ledger is on a network file system \(smb2\): SQLite needs a local disk/);
+    expect(() => Ledger.open(file, { fsProbe: SMB })).toThrow(
+      /^the ledger is on a network file system \(smb2\): SQLite needs a local disk/,
+    );
     expect(existsSync(file)).toBe(false);
     const ledger = Ledger.open(file, { fsProbe: SMB, allowNetworkFs: true });
     try {
@@ -106,7 +108,7 @@ describe('a ledger on a network file system', () => {
     expect(existsSync(`${file}-shm`)).toBe(false);
   });
 
-  it('a ledger made in WAL mode before, opened on NFS with the job\'s leave: switched to the rollback journal', () => {
+  it("a ledger made in WAL mode before, opened on NFS with the job's leave: switched to the rollback journal", () => {
     const file = path.join(tempDir(), 'darkroom.db');
     Ledger.open(file, { fsProbe: LOCAL }).close();
     expect(journalOf(file)).toBe('wal');
@@ -124,7 +126,7 @@ describe('a ledger on a network file system', () => {
   });
 });
 
-describe('a key\'s store on a network file system (DARKROOM_STATE_DIR on a NAS)', () => {
+describe("a key's store on a network file system (DARKROOM_STATE_DIR on a NAS)", () => {
   it('is refused with the state folder to move; allowed with the ledger, it uses the rollback journal', () => {
     const dir = path.join(tempDir(), 'state');
     expect(() => KeyStore.openFor(dir, 'k_0a1b2c3d4e5f', { fsProbe: NFS })).toThrow(

@@ -85,7 +85,9 @@ describe('opening a key store', () => {
     writeFileSync(file, 'x');
     const e = refusal(() => KeyStore.open(file));
     expect(e.code).toBe('LEDGER_DAMAGED');
-    expect(e.message).toMatch(/^\S+k_0123456789ab\.db is not a darkroom key store: .*; move it away, or set DARKROOM_STATE_DIR to another folder$/);
+    expect(e.message).toMatch(
+      /^\S+k_0123456789ab\.db is not a darkroom key store: .*; move it away, or set DARKROOM_STATE_DIR to another folder$/,
+    );
     expect(readFileSync(file, 'utf8')).toBe('x');
   });
 

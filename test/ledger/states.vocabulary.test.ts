@@ -1,14 +1,36 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/index.js';
-import { assertEntry, assertSubmissionTransition, createsLeft, createsLeftSql, inPhase, phaseOf, STATES, TERMINAL } from '../../src/ledger/transitions.js';
+import {
+  assertEntry,
+  assertSubmissionTransition,
+  createsLeft,
+  createsLeftSql,
+  inPhase,
+  phaseOf,
+  STATES,
+  TERMINAL,
+} from '../../src/ledger/transitions.js';
 import { discovered } from '../helpers/discovered.js';
 import { InvalidTransitionError } from '../../src/errors.js';
 
 /** The one table of docs/ARCHITECTURE.md § States, and the words read from it. */
 describe('the state vocabulary', () => {
   it('gives every state one phase, in the order status --json lists them', () => {
-    expect(STATES).toEqual(['queued', 'uploading', 'uploaded', 'submitting', 'active', 'succeeded', 'downloading', 'done', 'held', 'failed', 'skipped', 'gone']);
+    expect(STATES).toEqual([
+      'queued',
+      'uploading',
+      'uploaded',
+      'submitting',
+      'active',
+      'succeeded',
+      'downloading',
+      'done',
+      'held',
+      'failed',
+      'skipped',
+      'gone',
+    ]);
     expect(inPhase('running')).toEqual(['submitting', 'active']);
     expect(inPhase('paid')).toEqual(['succeeded', 'downloading']);
     expect([...TERMINAL]).toEqual(['done', 'held', 'failed', 'skipped', 'gone']);
@@ -24,7 +46,9 @@ describe('the state vocabulary', () => {
     for (const s of STATES) {
       for (let steps = 1; steps <= 3; steps++) {
         for (let step = 0; step < steps; step++) {
-          expect((q.get(s, step, { steps }) as { n: number } | undefined)?.n ?? NaN, `${s} step ${step} of ${steps}`).toBe(createsLeft(s, step, steps));
+          expect((q.get(s, step, { steps }) as { n: number } | undefined)?.n ?? NaN, `${s} step ${step} of ${steps}`).toBe(
+            createsLeft(s, step, steps),
+          );
         }
       }
     }
@@ -53,7 +77,8 @@ describe('the state vocabulary', () => {
   it('lets items enter only where a file or a URL line starts', () => {
     expect(() => assertEntry('queued')).not.toThrow();
     expect(() => assertEntry('uploaded')).not.toThrow();
-    for (const s of STATES.filter((x) => x !== 'queued' && x !== 'uploaded')) expect(() => assertEntry(s), s).toThrow(InvalidTransitionError);
+    for (const s of STATES.filter((x) => x !== 'queued' && x !== 'uploaded'))
+      expect(() => assertEntry(s), s).toThrow(InvalidTransitionError);
   });
 
   it('resolves a submission once, from sending', () => {

@@ -7,9 +7,13 @@ describe('status: progress per step', () => {
   it('counts each photo as done, working, waiting, failed or held for every step', () => {
     const l = Ledger.open(':memory:');
     l.setMeta('pipeline', JSON.stringify(['restore', 'colorize', 'upscale']));
-    discovered(l, Array.from({ length: 7 }, (_, i) => `p${i}.jpg`));
+    discovered(
+      l,
+      Array.from({ length: 7 }, (_, i) => `p${i}.jpg`),
+    );
     const db = (l as unknown as { db: import('better-sqlite3').Database }).db;
-    const put = (id: number, step: number, state: ItemState) => db.prepare('UPDATE items SET step_index = ?, state = ? WHERE id = ?').run(step, state, id);
+    const put = (id: number, step: number, state: ItemState) =>
+      db.prepare('UPDATE items SET step_index = ?, state = ? WHERE id = ?').run(step, state, id);
     put(1, 0, 'queued'); // still to upload
     put(2, 0, 'active'); // restoring
     put(3, 1, 'uploaded'); // restored, waiting for its colorize create

@@ -70,7 +70,11 @@ describe('an option that cannot be used', () => {
   });
 
   it('an apiKey with a line break, a signal that is not one, an onEvent that is not a function: CONFIG before any work', async () => {
-    const bad = [{ apiKey: 'sim-key\nx' }, { apiKey: sim.keys[0], signal: {} as AbortSignal }, { apiKey: sim.keys[0], onEvent: 5 as unknown as () => void }];
+    const bad = [
+      { apiKey: 'sim-key\nx' },
+      { apiKey: sim.keys[0], signal: {} as AbortSignal },
+      { apiKey: sim.keys[0], onEvent: 5 as unknown as () => void },
+    ];
     for (const opts of bad) {
       const err = await rejection(run(job.jobsFile, opts));
       expect(err.code).toBe('CONFIG');
@@ -91,10 +95,16 @@ describe('a base URL that is not the service', () => {
   });
 
   it('nothing answering: plan() says SERVICE_UNREACHABLE, and so does the run once its first-contact window is over', async () => {
-    const fromPlan = await rejection(plan(job.jobsFile, { apiKey: sim.keys[0], baseUrl: 'http://127.0.0.1:9', ledger: `${job.dir}/dead.db` }));
+    const fromPlan = await rejection(
+      plan(job.jobsFile, { apiKey: sim.keys[0], baseUrl: 'http://127.0.0.1:9', ledger: `${job.dir}/dead.db` }),
+    );
     expect(fromPlan.code).toBe('SERVICE_UNREACHABLE');
     // The run waits out its 20 s window before it stops: on the virtual clock.
-    const { result, job: simulated, ledger } = await simulate({
+    const {
+      result,
+      job: simulated,
+      ledger,
+    } = await simulate({
       photos: 1,
       intercept: () => Promise.reject(new TransportError('connect ECONNREFUSED 127.0.0.1:9', 'ECONNREFUSED', false)),
     });

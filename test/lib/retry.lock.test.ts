@@ -38,7 +38,7 @@ it('rejects LOCKED while a run holds the ledger, and works once the run is over'
       if (e.type === 'skipped') called(retry(job.jobsFile, { held: true, failed: true }).catch((err: unknown) => err));
     },
   });
-  const err = await (await during);
+  const err = await await during;
   ac.abort();
   const summary = await running;
   expect(err).toBeInstanceOf(DarkroomError);

@@ -118,7 +118,17 @@ describe('a logger that throws', () => {
         throw new Error('log destination broken');
       },
     });
-    const logger = pino({ level: 'debug', hooks: { logMethod: () => { throw new Error('logger hook bug'); } } }, broken);
+    const logger = pino(
+      {
+        level: 'debug',
+        hooks: {
+          logMethod: () => {
+            throw new Error('logger hook bug');
+          },
+        },
+      },
+      broken,
+    );
     const summary = await run(job.jobsFile, { apiKey: job.apiKey, logger });
     await settled();
     expect(escaped).toEqual([]);

@@ -36,7 +36,11 @@ interface Archive {
 
 async function buildArchive(extra: Record<string, unknown> = {}): Promise<Archive> {
   // output.metadata left to its default (all) unless `extra` says otherwise.
-  const job = await makeJob({ photos: 0, steps: STEPS, extra: { service: { apiKeyEnv: 'DARKROOM_TEST_KEY', name: 'Example Restore API' }, output: { dir: './out' }, ...extra } });
+  const job = await makeJob({
+    photos: 0,
+    steps: STEPS,
+    extra: { service: { apiKeyEnv: 'DARKROOM_TEST_KEY', name: 'Example Restore API' }, output: { dir: './out' }, ...extra },
+  });
   cleanups.push(job.cleanup);
   const p = (f: string) => path.join(job.inputDir, f);
   // A scanned print, as scanning software and a photo manager leave it: EXIF, IPTC, XMP and a thumbnail.
@@ -53,14 +57,23 @@ async function buildArchive(extra: Record<string, unknown> = {}): Promise<Archiv
   await exif.write(p('sideways.jpg'), ['-IFD0:Orientation#=6', '-EXIF:DateTimeOriginal=1975:01:02 03:04:05']);
   // A TIFF master.
   await solid(p('master.tif'), 64, 48, [120, 140, 160], 'tiff');
-  await exif.write(p('master.tif'), ['-IFD0:Artist=Scanner Person', '-IFD0:ImageDescription=A TIFF master', '-EXIF:DateTimeOriginal=1980:05:06 07:08:09', '-XMP-dc:Title=Tiff title']);
+  await exif.write(p('master.tif'), [
+    '-IFD0:Artist=Scanner Person',
+    '-IFD0:ImageDescription=A TIFF master',
+    '-EXIF:DateTimeOriginal=1980:05:06 07:08:09',
+    '-XMP-dc:Title=Tiff title',
+  ]);
   // A ProPhoto RGB scan: its numbers mean other colours in sRGB.
   const prophotoIcc = writeProfile(job.dir, 'prophoto', rgbProfile(PROPHOTO));
   await inProfile(p('prophoto.png'), prophotoIcc, [200, 60, 40]);
   await exif.write(p('prophoto.png'), ['-XMP-dc:Title=Wide gamut scan', '-EXIF:DateTimeOriginal=1990:01:01 00:00:00']);
   // A grey scan with its own grey profile.
   const greyIcc = writeProfile(job.dir, 'grey', greyProfile('Gray Gamma 2.2', 2.2));
-  await sharp({ create: { width: 24, height: 24, channels: 3, background: { r: 110, g: 110, b: 110 } } }).greyscale().withIccProfile(greyIcc).png().toFile(p('grey.png'));
+  await sharp({ create: { width: 24, height: 24, channels: 3, background: { r: 110, g: 110, b: 110 } } })
+    .greyscale()
+    .withIccProfile(greyIcc)
+    .png()
+    .toFile(p('grey.png'));
   // No metadata at all.
   await solid(p('plain.png'), 40, 30, [30, 60, 90], 'png');
   // The thumbnail's source is not an input.
@@ -124,7 +137,7 @@ describe('archive outputs (output.metadata: all)', () => {
     for (const [f, sha] of a.before) expect(sha256Of(path.join(a.job.inputDir, f)), f).toBe(sha);
   });
 
-  it('carries the scan\'s EXIF, GPS, IPTC and XMP to its output, in their own places', async () => {
+  it("carries the scan's EXIF, GPS, IPTC and XMP to its output, in their own places", async () => {
     const t = await exif.read(outputOf(run, 'scan.jpg').file);
     const n = await exif.read(outputOf(run, 'scan.jpg').file, true);
     expect(t['ExifIFD:DateTimeOriginal']).toBe('1962:07:14 10:30:00');
@@ -143,7 +156,7 @@ describe('archive outputs (output.metadata: all)', () => {
     expect(String(t['XMP-photoshop:DateCreated'])).toBe('1962');
   });
 
-  it('keeps the TIFF master\'s own tags, not its structure', async () => {
+  it("keeps the TIFF master's own tags, not its structure", async () => {
     const t = await exif.read(outputOf(run, 'master.tif').file);
     expect(t['IFD0:Artist']).toBe('Scanner Person');
     expect(t['IFD0:ImageDescription']).toBe('A TIFF master');
@@ -161,7 +174,10 @@ describe('archive outputs (output.metadata: all)', () => {
       const m = await sharp(file).metadata();
       expect(t['IFD0:Orientation'], rel).toBe(1);
       expect(t['IFD1:ThumbnailImage'], rel).toBeUndefined();
-      expect(Object.keys(t).filter((k) => k.startsWith('IFD1:')), rel).toEqual([]);
+      expect(
+        Object.keys(t).filter((k) => k.startsWith('IFD1:')),
+        rel,
+      ).toEqual([]);
       expect(t['ExifIFD:ExifImageWidth'], rel).toBe(m.width);
       expect(t['ExifIFD:ExifImageHeight'], rel).toBe(m.height);
       expect(t['ExifIFD:ColorSpace'], rel).toBe(1);
@@ -185,7 +201,10 @@ describe('archive outputs (output.metadata: all)', () => {
       expect(String(t['XMP-xmpMM:DocumentID']), rel).toMatch(/^xmp\.did:[0-9a-f]{32}$/);
       expect(String(t['XMP-xmpMM:InstanceID']), rel).toMatch(/^xmp\.iid:[0-9a-f]{32}$/);
       const history = (t['XMP-xmpMM:History'] as Record<string, string>[]).filter((h) => String(h.SoftwareAgent).startsWith('darkroom '));
-      expect(history.map((h) => h.Action), rel).toEqual(['edited', 'resized']);
+      expect(
+        history.map((h) => h.Action),
+        rel,
+      ).toEqual(['edited', 'resized']);
       expect(history[0]!.Parameters).toBe(`capability=restore; task=${taskIds[0]}`);
       expect(history[1]!.Parameters).toBe(`capability=upscale; resolution=4K; task=${taskIds[1]}`);
       expect(taskIds).toHaveLength(2);
@@ -236,7 +255,7 @@ describe('archive outputs (output.metadata: all)', () => {
 });
 
 describe('archive outputs (output.metadata: none, sidecar: xmp)', () => {
-  it('gives the service\'s bytes exactly, with the metadata and provenance in <output>.xmp beside', async () => {
+  it("gives the service's bytes exactly, with the metadata and provenance in <output>.xmp beside", async () => {
     const a = await buildArchive({ output: { dir: './out', metadata: 'none', sidecar: 'xmp' } });
     const run = await runArchive(a);
     expect(run.sim.result.status).toMatchObject({ total: 6, done: 6 });

@@ -64,7 +64,14 @@ describe('a disk that fills while ExifTool writes', () => {
 
     writer.full = false;
     free = 10 * 1024 ** 3;
-    const second = await simulate({ job, ledger, model: first.model, clock: first.clock, sim: { processing: 'sharp' }, runOptions: { metadataWriter: writer, outputFs: fs } });
+    const second = await simulate({
+      job,
+      ledger,
+      model: first.model,
+      clock: first.clock,
+      sim: { processing: 'sharp' },
+      runOptions: { metadataWriter: writer, outputFs: fs },
+    });
     expect(second.result.status).toMatchObject({ done: 1 });
     const out = ledger.items.all()[0]!.output_path!;
     expect((await exif.read(out))['XMP-dc:Title']).toBe('The beach');
@@ -85,6 +92,9 @@ describe('a disk that fills while ExifTool writes', () => {
     cleanups.push(() => r.ledger.close());
     const item = r.ledger.items.all()[0]!;
     expect(item.state).toBe('done');
-    expect(r.ledger.outputFiles.fileMetadata(item.output_path!)).toMatchObject({ level: 'none', note: expect.stringMatching(/Error writing output file/) });
+    expect(r.ledger.outputFiles.fileMetadata(item.output_path!)).toMatchObject({
+      level: 'none',
+      note: expect.stringMatching(/Error writing output file/),
+    });
   }, 120_000);
 });

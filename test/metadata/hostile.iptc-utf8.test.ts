@@ -30,7 +30,12 @@ describe('IPTC in UTF-8 on a JPEG output', () => {
       cleanups.push(job.cleanup);
       const file = path.join(job.inputDir, 'utf8-iptc.jpg');
       await solid(file, 64, 48, [120, 80, 60], 'jpeg');
-      await exif.write(file, ['-IPTC:CodedCharacterSet=UTF8', `-IPTC:Caption-Abstract=${CAPTION}`, `-IPTC:City=${CITY}`, ...KEYWORDS.map((k) => `-IPTC:Keywords=${k}`)]);
+      await exif.write(file, [
+        '-IPTC:CodedCharacterSet=UTF8',
+        `-IPTC:Caption-Abstract=${CAPTION}`,
+        `-IPTC:City=${CITY}`,
+        ...KEYWORDS.map((k) => `-IPTC:Keywords=${k}`),
+      ]);
       const input = await exif.read(file);
       // The input is as a photo manager leaves it: ExifTool reads it back intact.
       expect(input['IPTC:Caption-Abstract']).toBe(CAPTION);

@@ -22,7 +22,11 @@ afterAll(() => {
 
 describe('darkroom manifest after the output folder was renamed', () => {
   it('does not write an empty manifest and call it done: every file darkroom wrote is listed or named missing', async () => {
-    const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }], extra: { output: { dir: './out', metadata: 'none', sidecar: 'json' } } });
+    const job = await makeJob({
+      photos: 3,
+      steps: [{ capability: 'enhance' }],
+      extra: { output: { dir: './out', metadata: 'none', sidecar: 'json' } },
+    });
     cleanups.push(job.cleanup);
     const sim = await simulate({ job, ledger: job.ledgerFile });
     sim.ledger.close();
@@ -57,6 +61,9 @@ describe('darkroom manifest after the output folder was renamed', () => {
     const m = await manifestOfJob({ job: job.jobsFile });
     // short.jpg, short.jpg.json, short.restore.jpg and the long output.
     expect(m.files).toBe(4);
-    expect(m.missing.map((f) => `${f.length} bytes: …${f.slice(-16)}`), 'a clean run, and manifest exits 1 naming files that were never written').toEqual([]);
+    expect(
+      m.missing.map((f) => `${f.length} bytes: …${f.slice(-16)}`),
+      'a clean run, and manifest exits 1 naming files that were never written',
+    ).toEqual([]);
   });
 });

@@ -22,8 +22,12 @@ afterAll(async () => {
 });
 
 describe('an input renamed between upload and download', () => {
-  it('its new name\'s output carries the metadata its new name\'s sidecar carries', async () => {
-    const job = await makeJob({ photos: 0, steps: [{ capability: 'restore' }], extra: { output: { dir: './out', metadata: 'all', sidecar: 'xmp' } } });
+  it("its new name's output carries the metadata its new name's sidecar carries", async () => {
+    const job = await makeJob({
+      photos: 0,
+      steps: [{ capability: 'restore' }],
+      extra: { output: { dir: './out', metadata: 'all', sidecar: 'xmp' } },
+    });
     cleanups.push(job.cleanup);
     const old = path.join(job.inputDir, 'IMG_0001.jpg');
     const renamed = path.join(job.inputDir, '1962-07-14 beach.jpg');
@@ -45,7 +49,7 @@ describe('an input renamed between upload and download', () => {
     expect(existsSync(out)).toBe(true);
     expect((await exif.read(`${out}.xmp`))['XMP-dc:Title']).toBe('The beach');
     const meta = ledger.outputFiles.fileMetadata(out);
-    expect(meta?.note ?? '', 'the note speaks of a name that is not this output\'s').not.toContain('IMG_0001.jpg');
+    expect(meta?.note ?? '', "the note speaks of a name that is not this output's").not.toContain('IMG_0001.jpg');
     expect((await exif.read(out))['XMP-dc:Title']).toBe('The beach');
   }, 120_000);
 });

@@ -45,19 +45,28 @@ async function runPassthrough(extra: Record<string, unknown>, make: (p: (f: stri
   cleanups.push(() => sim.ledger.close());
   const item = sim.ledger.items.all()[0]!;
   expect(item.state).toBe('done');
-  const attempt = sim.ledger.outputFiles.attemptsOf(item.id).filter((a) => a.status === 'SUCCESS').at(-1)!;
+  const attempt = sim.ledger.outputFiles
+    .attemptsOf(item.id)
+    .filter((a) => a.status === 'SUCCESS')
+    .at(-1)!;
   return { out: item.output_path!, service: results.get(attempt.result_url!)! };
 }
 
 describe('a service that returns its input with the metadata', () => {
-  it('input.transcode: off, Orientation 8: the output is shown as the service\'s bytes are, not turned 90°', async () => {
-    const { out, service } = await runPassthrough({ input: { dir: './photos', transcode: 'off' }, output: { dir: './out', metadata: 'all' } }, async (p) => {
-      await solid(p('rot8.jpg'), 60, 40, [90, 90, 200], 'jpeg');
-      // A gradient-free solid would look the same turned: mark one corner.
-      const marked = await sharp(p('rot8.jpg')).composite([{ input: { create: { width: 10, height: 10, channels: 3, background: { r: 255, g: 0, b: 0 } } }, left: 0, top: 0 }]).jpeg().toBuffer();
-      await sharp(marked).toFile(p('rot8.jpg'));
-      await exif.write(p('rot8.jpg'), ['-IFD0:Orientation#=8', '-EXIF:DateTimeOriginal=1975:01:02 03:04:05']);
-    });
+  it("input.transcode: off, Orientation 8: the output is shown as the service's bytes are, not turned 90°", async () => {
+    const { out, service } = await runPassthrough(
+      { input: { dir: './photos', transcode: 'off' }, output: { dir: './out', metadata: 'all' } },
+      async (p) => {
+        await solid(p('rot8.jpg'), 60, 40, [90, 90, 200], 'jpeg');
+        // A gradient-free solid would look the same turned: mark one corner.
+        const marked = await sharp(p('rot8.jpg'))
+          .composite([{ input: { create: { width: 10, height: 10, channels: 3, background: { r: 255, g: 0, b: 0 } } }, left: 0, top: 0 }])
+          .jpeg()
+          .toBuffer();
+        await sharp(marked).toFile(p('rot8.jpg'));
+        await exif.write(p('rot8.jpg'), ['-IFD0:Orientation#=8', '-EXIF:DateTimeOriginal=1975:01:02 03:04:05']);
+      },
+    );
     const bytes = readFileSync(out);
     // Stored pixels are the service's (darkroom never re-encodes)...
     expect(await pixelPrint(bytes)).toBe(await pixelPrint(service));
@@ -80,7 +89,7 @@ describe('a service that returns its input with the metadata', () => {
     rmSync(p('thumb.tmp.jpg'));
   };
 
-  it('removes the stale thumbnails the service\'s bytes brought along (EXIF IFD1 and Photoshop APP13)', async () => {
+  it("removes the stale thumbnails the service's bytes brought along (EXIF IFD1 and Photoshop APP13)", async () => {
     const { out } = await runPassthrough({ output: { dir: './out', metadata: 'all' } }, scanWithThumbs);
     const t = await exif.read(out);
     expect(t['IFD1:ThumbnailImage']).toBeUndefined();
@@ -88,7 +97,7 @@ describe('a service that returns its input with the metadata', () => {
     expect(t['IPTC:Caption-Abstract']).toBe('Grandma at the beach');
   });
 
-  it('lists the original\'s own History event once, then one per step', async () => {
+  it("lists the original's own History event once, then one per step", async () => {
     const { out } = await runPassthrough({ output: { dir: './out', metadata: 'all' } }, scanWithThumbs);
     const history = (await exif.read(out))['XMP-xmpMM:History'] as Record<string, string>[];
     expect(history.map((h) => `${h.Action} ${h.SoftwareAgent}`)).toEqual(['created VueScan 9', `edited ${DARKROOM_AGENT}`]);

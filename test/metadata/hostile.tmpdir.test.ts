@@ -44,7 +44,16 @@ describe('TMPDIR that does not exist', () => {
     });
     const item = ledger.items.all()[0]!;
     const creates = sim?.audit.tasks ?? ledger.outputFiles.attemptsOf(item.id).length;
-    console.log('state', item.state, 'reason', item.reason, 'creates', creates, 'stuck', stuck === null ? null : String(stuck).slice(0, 200));
+    console.log(
+      'state',
+      item.state,
+      'reason',
+      item.reason,
+      'creates',
+      creates,
+      'stuck',
+      stuck === null ? null : String(stuck).slice(0, 200),
+    );
     if (creates > 0) {
       // Paid for: it must have been delivered.
       expect(stuck, 'the run never ended: the result is retried for ever').toBeNull();

@@ -52,7 +52,7 @@ async function richJpeg(file: string): Promise<void> {
   ]);
 }
 
-describe('ExifTool\'s own mappings', () => {
+describe("ExifTool's own mappings", () => {
   const argFiles = path.join(path.dirname(createRequire(import.meta.url).resolve('exiftool-vendored.pl')), 'bin', 'arg_files');
   const xmpLines = (f: string) =>
     readFileSync(path.join(argFiles, f), 'utf8')
@@ -72,7 +72,14 @@ describe('MetadataWriter.carry', () => {
     await richJpeg(path.join(d, 'in.jpg'));
     await solid(path.join(d, 'raw.jpg'), 48, 32, [10, 20, 30], 'jpeg');
     const out = path.join(d, 'out.jpg');
-    const r = await writer.carry({ raw: path.join(d, 'raw.jpg'), out, kind: 'jpeg', level: 'basic', source: { file: path.join(d, 'in.jpg') }, provenance: PROVENANCE });
+    const r = await writer.carry({
+      raw: path.join(d, 'raw.jpg'),
+      out,
+      kind: 'jpeg',
+      level: 'basic',
+      source: { file: path.join(d, 'in.jpg') },
+      provenance: PROVENANCE,
+    });
     expect(r).toMatchObject({ carried: 'basic', note: null, dateTaken: '1962-07-14 10:30:00', caption: 'Grandma at the beach' });
     const t = await exif.read(out, true);
     expect(t['ExifIFD:DateTimeOriginal']).toBe('1962:07:14 10:30:00');
@@ -94,10 +101,20 @@ describe('MetadataWriter.carry', () => {
     for (const kind of ['png', 'webp'] as const) {
       await solid(path.join(d, `raw.${kind}`), 48, 32, [10, 20, 30], kind);
       const out = path.join(d, `out.${kind}`);
-      const r = await writer.carry({ raw: path.join(d, `raw.${kind}`), out, kind, level: 'all', source: { file: path.join(d, 'in.jpg') }, provenance: PROVENANCE });
+      const r = await writer.carry({
+        raw: path.join(d, `raw.${kind}`),
+        out,
+        kind,
+        level: 'all',
+        source: { file: path.join(d, 'in.jpg') },
+        provenance: PROVENANCE,
+      });
       expect(r.carried, kind).toBe('all');
       const t = await exif.read(out);
-      expect(Object.keys(t).filter((k) => k.startsWith('IPTC:')), kind).toEqual([]);
+      expect(
+        Object.keys(t).filter((k) => k.startsWith('IPTC:')),
+        kind,
+      ).toEqual([]);
       expect(t['XMP-dc:Description'], kind).toBe('Grandma at the beach');
       expect(t['XMP-dc:Creator'], kind).toEqual(['J. Doe']);
       expect(t['XMP-photoshop:City'], kind).toBe('Deauville');
@@ -106,7 +123,7 @@ describe('MetadataWriter.carry', () => {
     }
   });
 
-  it('marks an output whose input\'s metadata is damaged, and still writes the disclosure and provenance on it', async () => {
+  it("marks an output whose input's metadata is damaged, and still writes the disclosure and provenance on it", async () => {
     const d = tmp();
     await solid(path.join(d, 'good.jpg'), 40, 30, [1, 2, 3], 'jpeg');
     const good = readFileSync(path.join(d, 'good.jpg'));
@@ -116,38 +133,69 @@ describe('MetadataWriter.carry', () => {
     const cut = Buffer.concat([Buffer.from([0xff, 0xe1, 0x7f, 0xff]), Buffer.from('Exif\0\0II*\0'), Buffer.alloc(20, 0x01)]);
     writeFileSync(path.join(d, 'cut.jpg'), Buffer.concat([good.subarray(0, 2), cut]));
     copyFileSync(path.join(d, 'good.jpg'), path.join(d, 'raw.jpg'));
-    for (const [name, why] of [['bad-ifd.jpg', /damaged \(Bad IFD0 directory\)/], ['cut.jpg', /damaged \(JPEG format error\)/]] as const) {
+    for (const [name, why] of [
+      ['bad-ifd.jpg', /damaged \(Bad IFD0 directory\)/],
+      ['cut.jpg', /damaged \(JPEG format error\)/],
+    ] as const) {
       const out = path.join(d, `out-${name}`);
-      const r = await writer.carry({ raw: path.join(d, 'raw.jpg'), out, kind: 'jpeg', level: 'all', source: { file: path.join(d, name) }, provenance: PROVENANCE });
+      const r = await writer.carry({
+        raw: path.join(d, 'raw.jpg'),
+        out,
+        kind: 'jpeg',
+        level: 'all',
+        source: { file: path.join(d, name) },
+        provenance: PROVENANCE,
+      });
       expect(r.note, name).toMatch(why);
       expect((await exif.read(out))['XMP-iptcExt:DigitalSourceType'], name).toBeDefined();
       expect(await pixelPrint(out), name).toBe(await pixelPrint(path.join(d, 'raw.jpg')));
     }
     // A whole input with no metadata at all is not damaged: there is just nothing to carry.
     await solid(path.join(d, 'bare.png'), 20, 20, [1, 2, 3], 'png');
-    const bare = await writer.carry({ raw: path.join(d, 'raw.jpg'), out: path.join(d, 'out-bare.jpg'), kind: 'jpeg', level: 'all', source: { file: path.join(d, 'bare.png') }, provenance: PROVENANCE });
+    const bare = await writer.carry({
+      raw: path.join(d, 'raw.jpg'),
+      out: path.join(d, 'out-bare.jpg'),
+      kind: 'jpeg',
+      level: 'all',
+      source: { file: path.join(d, 'bare.png') },
+      provenance: PROVENANCE,
+    });
     expect(bare).toMatchObject({ carried: 'all', note: null });
   });
 
   it('writes the provenance alone for an input it may not read', async () => {
     const d = tmp();
     await solid(path.join(d, 'raw.jpg'), 40, 30, [1, 2, 3], 'jpeg');
-    const a = await writer.carry({ raw: path.join(d, 'raw.jpg'), out: path.join(d, 'a.jpg'), kind: 'jpeg', level: 'all', source: { none: 'a URL input' }, provenance: PROVENANCE });
+    const a = await writer.carry({
+      raw: path.join(d, 'raw.jpg'),
+      out: path.join(d, 'a.jpg'),
+      kind: 'jpeg',
+      level: 'all',
+      source: { none: 'a URL input' },
+      provenance: PROVENANCE,
+    });
     expect(a).toMatchObject({ carried: 'provenance', note: 'a URL input' });
     expect((await exif.read(path.join(d, 'a.jpg')))['XMP-iptcExt:DigitalSourceType']).toBeDefined();
   });
 
-  it('carries the metadata of inputs, into folders, named with ExifTool\'s pattern codes, line breaks and quotes', async () => {
+  it("carries the metadata of inputs, into folders, named with ExifTool's pattern codes, line breaks and quotes", async () => {
     const d = tmp();
     // ExifTool reads %d, %f, %e in the names it is given as patterns; a line break would end its argument.
     const folder = path.join(d, 'out 100%d\nfolder');
     mkdirSync(folder);
-    for (const name of ['50%dogs %f.jpg', 'two\nlines.jpg', "it's \"quoted\" -o.jpg"]) {
+    for (const name of ['50%dogs %f.jpg', 'two\nlines.jpg', 'it\'s "quoted" -o.jpg']) {
       await richJpeg(path.join(d, 'plain-name.jpg'));
       renameSync(path.join(d, 'plain-name.jpg'), path.join(d, name));
       await solid(path.join(folder, '.dr-raw.darkroom-tmp'), 48, 32, [10, 20, 30], 'jpeg');
       const out = path.join(folder, '.dr-out.darkroom-tmp');
-      const r = await writer.carry({ raw: path.join(folder, '.dr-raw.darkroom-tmp'), out, kind: 'jpeg', level: 'all', source: { file: path.join(d, name) }, provenance: { ...PROVENANCE, original: { path: name, sha256: null } } });
+      const r = await writer.carry({
+        raw: path.join(folder, '.dr-raw.darkroom-tmp'),
+        out,
+        kind: 'jpeg',
+        level: 'all',
+        source: { file: path.join(d, name) },
+        provenance: { ...PROVENANCE, original: { path: name, sha256: null } },
+      });
       expect(r, name).toMatchObject({ carried: 'all', note: null, caption: 'Grandma at the beach' });
       copyFileSync(out, path.join(d, 'check.jpg')); // the test's own ExifTool takes names as they are
       const t = await exif.read(path.join(d, 'check.jpg'));
@@ -158,26 +206,40 @@ describe('MetadataWriter.carry', () => {
     }
     // The links it read and wrote through are its own: the inputs and the folder are untouched.
     expect(readdirSync(folder)).toEqual(['.dr-raw.darkroom-tmp']);
-    expect(readdirSync(d).sort()).toEqual(['50%dogs %f.jpg', "it's \"quoted\" -o.jpg", 'out 100%d\nfolder', 'two\nlines.jpg'].sort());
+    expect(readdirSync(d).sort()).toEqual(['50%dogs %f.jpg', 'it\'s "quoted" -o.jpg', 'out 100%d\nfolder', 'two\nlines.jpg'].sort());
   });
 
   it('fails, writing nothing, when ExifTool cannot write the file at all', async () => {
     const d = tmp();
     writeFileSync(path.join(d, 'raw.jpg'), Buffer.from('not an image at all'));
-    await expect(writer.carry({ raw: path.join(d, 'raw.jpg'), out: path.join(d, 'out.jpg'), kind: 'jpeg', level: 'all', source: { none: 'x' }, provenance: PROVENANCE })).rejects.toThrow(
-      /ExifTool cannot write/,
-    );
+    await expect(
+      writer.carry({
+        raw: path.join(d, 'raw.jpg'),
+        out: path.join(d, 'out.jpg'),
+        kind: 'jpeg',
+        level: 'all',
+        source: { none: 'x' },
+        provenance: PROVENANCE,
+      }),
+    ).rejects.toThrow(/ExifTool cannot write/);
     expect(existsSync(path.join(d, 'out.jpg'))).toBe(false);
   });
 });
 
 describe('structure values', () => {
-  it('survive ExifTool\'s structure syntax whatever they hold', async () => {
+  it("survive ExifTool's structure syntax whatever they hold", async () => {
     const d = tmp();
     await solid(path.join(d, 'raw.jpg'), 20, 20, [1, 2, 3], 'jpeg');
     const hostile = ' {a,b}c|d[e]f, g} ';
     const steps = [{ action: 'edited', whenMs: 0, parameters: hostile }];
-    await writer.carry({ raw: path.join(d, 'raw.jpg'), out: path.join(d, 'out.jpg'), kind: 'jpeg', level: 'all', source: { none: 'x' }, provenance: { ...PROVENANCE, steps, original: { path: hostile, sha256: null } } });
+    await writer.carry({
+      raw: path.join(d, 'raw.jpg'),
+      out: path.join(d, 'out.jpg'),
+      kind: 'jpeg',
+      level: 'all',
+      source: { none: 'x' },
+      provenance: { ...PROVENANCE, steps, original: { path: hostile, sha256: null } },
+    });
     const t = await exif.read(path.join(d, 'out.jpg'));
     expect((t['XMP-xmpMM:History'] as Record<string, string>[])[0]!.Parameters).toBe(hostile);
     expect((t['XMP-xmpMM:DerivedFrom'] as Record<string, string>).FilePath).toBe(hostile);
@@ -187,8 +249,14 @@ describe('structure values', () => {
 
 describe('summarize', () => {
   it('takes the date and caption from the first place that states them', () => {
-    expect(summarize({ 'IPTC:DateCreated': '1962:07:14', 'IPTC:TimeCreated': '10:30:00', 'IPTC:Caption-Abstract': 'c' })).toMatchObject({ dateTaken: '1962-07-14 10:30:00', caption: 'c' });
-    expect(summarize({ 'XMP-photoshop:DateCreated': 1962, 'IFD0:ImageDescription': 'd' })).toMatchObject({ dateTaken: '1962', caption: 'd' });
+    expect(summarize({ 'IPTC:DateCreated': '1962:07:14', 'IPTC:TimeCreated': '10:30:00', 'IPTC:Caption-Abstract': 'c' })).toMatchObject({
+      dateTaken: '1962-07-14 10:30:00',
+      caption: 'c',
+    });
+    expect(summarize({ 'XMP-photoshop:DateCreated': 1962, 'IFD0:ImageDescription': 'd' })).toMatchObject({
+      dateTaken: '1962',
+      caption: 'd',
+    });
     expect(summarize({}).dateTaken).toBeNull();
     expect(summarize({ 'XMP-dc:Description': 'x'.repeat(600) }).caption).toHaveLength(500);
   });

@@ -13,15 +13,32 @@ afterEach(() => {
 });
 
 const H = (c: string) => c.repeat(64).slice(0, 64);
-const f = (name: string, hash: string): FoundFile => ({ name, src: `/in/${name}`, sizeBytes: 1, mtimeMs: 1, contentHash: hash, skipReason: null });
+const f = (name: string, hash: string): FoundFile => ({
+  name,
+  src: `/in/${name}`,
+  sizeBytes: 1,
+  mtimeMs: 1,
+  contentHash: hash,
+  skipReason: null,
+});
 const steps = (...caps: string[]) => caps.map((capability) => ({ capability }) as StepConfig);
 const naming = (output: Partial<OutputConfig>, s = steps('restore', 'upscale')): NamingOptions => ({
-  output: { dir: '/out', layout: 'mirror', pattern: '{name}.{ext}', keepIntermediates: false, metadata: 'none', sidecar: { json: false, xmp: false }, ...output },
+  output: {
+    dir: '/out',
+    layout: 'mirror',
+    pattern: '{name}.{ext}',
+    keepIntermediates: false,
+    metadata: 'none',
+    sidecar: { json: false, xmp: false },
+    ...output,
+  },
   steps: s,
 });
 
 function paths(l: Ledger, opts: NamingOptions, ext = 'jpg'): string[] {
-  return l.items.all().flatMap((item) => outputTargets(l, item, ext, '/out', opts).map((t) => path.relative('/out', t.path).split(path.sep).join('/')));
+  return l.items
+    .all()
+    .flatMap((item) => outputTargets(l, item, ext, '/out', opts).map((t) => path.relative('/out', t.path).split(path.sep).join('/')));
 }
 
 describe('output names', () => {
@@ -53,14 +70,22 @@ describe('output names', () => {
     const nfd = 'Zoe\u0308.jpg';
     l.discovery.reconcile([f(nfc, H('1')), f(nfd, H('2'))], [], { keyFps: [] });
     assignOutputNames(l, naming({}));
-    expect(paths(l, naming({})).map((p) => p.normalize('NFC')).sort()).toEqual(['Zoë.jpg', 'Zoë~2.jpg']);
+    expect(
+      paths(l, naming({}))
+        .map((p) => p.normalize('NFC'))
+        .sort(),
+    ).toEqual(['Zoë.jpg', 'Zoë~2.jpg']);
   });
 
   it('fills {name}, {step} and {ext}, with folders, and names URL inputs from their list', () => {
     const l = Ledger.open(':memory:');
-    l.discovery.reconcile([f('album/one.jpg', H('1'))], [{ url: 'https://x.test/s/9.jpg', name: 'family/nine', contentHash: urlIdentity('https://x.test/s/9.jpg') }], {
-      keyFps: ['k'],
-    });
+    l.discovery.reconcile(
+      [f('album/one.jpg', H('1'))],
+      [{ url: 'https://x.test/s/9.jpg', name: 'family/nine', contentHash: urlIdentity('https://x.test/s/9.jpg') }],
+      {
+        keyFps: ['k'],
+      },
+    );
     const o = naming({ pattern: '{step}/{name}-restored.{ext}' });
     assignOutputNames(l, o);
     expect(paths(l, o, 'png')).toEqual(['album/upscale/one-restored.png', 'family/upscale/nine-restored.png']);
@@ -80,7 +105,11 @@ describe('output names', () => {
   });
 
   it('flat layout with a pattern, end to end: every output where its name says', async () => {
-    const job = await makeJob({ photos: 0, steps: [{ capability: 'restore' }], extra: { output: { dir: './out', layout: 'flat', pattern: '{name}_{step}.{ext}' } } });
+    const job = await makeJob({
+      photos: 0,
+      steps: [{ capability: 'restore' }],
+      extra: { output: { dir: './out', layout: 'flat', pattern: '{name}_{step}.{ext}' } },
+    });
     cleanups.push(job.cleanup);
     await writePhoto(path.join(job.inputDir, 'x/photo.jpg'), 1);
     await writePhoto(path.join(job.inputDir, 'y/photo.jpg'), 2);

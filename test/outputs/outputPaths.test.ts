@@ -18,7 +18,9 @@ function problemFor(name: string, output: string, steps = '[{ capability: enhanc
   const config = loadConfig(path.join(dir, 'jobs.yaml'), { env: {} });
   const ledger = Ledger.open(':memory:');
   try {
-    ledger.discovery.reconcile([{ name, src: `/photos/${name}`, sizeBytes: 1, mtimeMs: 1, contentHash: H('1'), skipReason: null }], [], { keyFps: [] });
+    ledger.discovery.reconcile([{ name, src: `/photos/${name}`, sizeBytes: 1, mtimeMs: 1, contentHash: H('1'), skipReason: null }], [], {
+      keyFps: [],
+    });
     assignOutputNames(ledger, namingOptions(config));
     return outputPathProblem(ledger, ledger.items.get(1)!, config);
   } finally {
@@ -26,14 +28,16 @@ function problemFor(name: string, output: string, steps = '[{ capability: enhanc
   }
 }
 
-describe('outputPathProblem (the download\'s own paths, before any call)', () => {
+describe("outputPathProblem (the download's own paths, before any call)", () => {
   it('accepts ordinary names, and the longest file name a file system takes', () => {
     expect(problemFor('album/photo.jpg', '{ dir: ./out }')).toBeNull();
     // 251 bytes of {name}: "<name>.jpg" is 255, the limit, and fits
     expect(problemFor(`${'a'.repeat(251)}.jpg`, '{ dir: ./out }')).toBeNull();
     // names are checked with the type the result is expected to have: the input's own, PNG after background removal
     expect(problemFor(`${'w'.repeat(251)}.webp`, '{ dir: ./out }')).toMatch(/^output file name w{251}\.webp would be 256 bytes/);
-    expect(problemFor(`${'p'.repeat(252)}.jpg`, '{ dir: ./out }', '[{ capability: remove-background }]')).toMatch(/^output file name p{252}\.png would be 256 bytes/);
+    expect(problemFor(`${'p'.repeat(252)}.jpg`, '{ dir: ./out }', '[{ capability: remove-background }]')).toMatch(
+      /^output file name p{252}\.png would be 256 bytes/,
+    );
   });
 
   it('refuses a name that is too long, a folder name over 255 bytes; never holds a photo back for its sidecar or intermediates', () => {
@@ -55,7 +59,9 @@ describe('outputPathProblem (the download\'s own paths, before any call)', () =>
 
   it(`refuses a whole path of PATH_MAX bytes or more, and a name that leaves the output folder`, () => {
     const deep = Array.from({ length: 17 }, (_, i) => `${i}`.padEnd(250, 'x')).join('/');
-    expect(problemFor('photo.jpg', `{ dir: ./${deep} }`)).toMatch(/^output path \/.*photo\.jpg would be 4\d{3} bytes, over the system's limit of 4095/);
+    expect(problemFor('photo.jpg', `{ dir: ./${deep} }`)).toMatch(
+      /^output path \/.*photo\.jpg would be 4\d{3} bytes, over the system's limit of 4095/,
+    );
     expect(problemFor('...jpg', "{ dir: ./out, pattern: '{name}/{step}.{ext}' }")).toBe(
       'output path for ...jpg would leave the output folder; rename the input, or change output.pattern',
     );

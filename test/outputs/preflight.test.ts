@@ -41,7 +41,7 @@ describe('output paths checked before any call', () => {
     await writePhoto(inp('linked/photo.jpg'), 6);
     // Someone else's file where taken.jpg's output would go.
     mkdirSync(path.join(job.outputDir, 'taken'), { recursive: true });
-    writeFileSync(path.join(job.outputDir, 'taken', 'enhance.jpg'), 'an operator\'s own file');
+    writeFileSync(path.join(job.outputDir, 'taken', 'enhance.jpg'), "an operator's own file");
     // A folder of the output tree that is a link to somewhere else.
     const elsewhere = mkdtempSync(path.join(tmpdir(), 'darkroom-elsewhere-'));
     cleanups.push(() => rmSync(elsewhere, { recursive: true, force: true }));
@@ -51,7 +51,9 @@ describe('output paths checked before any call', () => {
     const r = await simulate({ job });
     const reasons = Object.fromEntries(r.result.status.problems.map((p) => [p.path, `${p.state}: ${p.reason}`]));
     expect(reasons['...jpg']).toMatch(/^skipped: output path for \.\.\.jpg would leave the output folder/);
-    expect(reasons['taken.jpg']).toMatch(/^skipped: .*taken\/enhance\.jpg already exists and was not written by this ledger; move it away and run again/);
+    expect(reasons['taken.jpg']).toMatch(
+      /^skipped: .*taken\/enhance\.jpg already exists and was not written by this ledger; move it away and run again/,
+    );
     expect(reasons['linked/photo.jpg']).toMatch(/^skipped: .*linked\/photo leads outside the output folder .*through a symbolic link/);
     expect(reasons[long]).toBeUndefined();
     expect(r.result.status).toMatchObject({ total: 6, done: 3, skipped: 3 });
@@ -94,7 +96,10 @@ describe('URL inputs: output paths checked before their first create', () => {
       steps: [{ capability: 'enhance' }],
       baseUrl: 'http://sim.invalid',
       // A name column is cut to 200 bytes (safeName.ts); the pattern's suffix then takes it past 255.
-      extra: { input: { dir: './photos', urls: './list.csv' }, output: { dir: './out', pattern: '{name}.{step}-restored-and-colourised-for-the-family-archive.{ext}' } },
+      extra: {
+        input: { dir: './photos', urls: './list.csv' },
+        output: { dir: './out', pattern: '{name}.{step}-restored-and-colourised-for-the-family-archive.{ext}' },
+      },
     });
     cleanups.push(job.cleanup);
     await writePhoto(path.join(job.inputDir, 'good.jpg'), 1);
@@ -102,14 +107,16 @@ describe('URL inputs: output paths checked before their first create', () => {
     const cut = '写'.repeat(66); // 198 bytes: what cleanName keeps
     writeFileSync(path.join(job.dir, 'list.csv'), `url,name\nhttps://images.example/1.jpg,${long}\nhttps://images.example/2.jpg,taken\n`);
     mkdirSync(job.outputDir, { recursive: true });
-    writeFileSync(path.join(job.outputDir, 'taken.enhance-restored-and-colourised-for-the-family-archive.jpg'), 'an operator\'s own file');
+    writeFileSync(path.join(job.outputDir, 'taken.enhance-restored-and-colourised-for-the-family-archive.jpg'), "an operator's own file");
 
     const r = await simulate({ job });
     const reasons = Object.fromEntries(r.result.status.problems.map((p) => [p.path, `${p.state}: ${p.reason}`]));
     expect(reasons['https://images.example/1.jpg']).toBe(
       `skipped: output file name ${cut}.enhance-restored-and-colourised-for-the-family-archive.jpg would be 257 bytes, over the file system's 255; rename the input or shorten output.pattern`,
     );
-    expect(reasons['https://images.example/2.jpg']).toMatch(/^skipped: .*\/out\/taken\.enhance-restored-and-colourised-for-the-family-archive\.jpg already exists and was not written by this ledger/);
+    expect(reasons['https://images.example/2.jpg']).toMatch(
+      /^skipped: .*\/out\/taken\.enhance-restored-and-colourised-for-the-family-archive\.jpg already exists and was not written by this ledger/,
+    );
     expect(r.result.status).toMatchObject({ total: 3, done: 1, skipped: 2 });
     const k = r.audit.keys[fingerprintKey(SIM_KEY)]!;
     expect(k.creates).toBe(1);

@@ -23,7 +23,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURE = fileURLToPath(new URL('./fixture/', import.meta.url));
-const versionOf = (name: string) => (JSON.parse(readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+const versionOf = (name: string) =>
+  (JSON.parse(readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 
 let work: string;
 let project: string;
@@ -43,12 +44,19 @@ beforeAll(async () => {
   const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'))!;
   writeFileSync(
     path.join(project, 'package.json'),
-    JSON.stringify({ name: 'studio-tool', private: true, type: 'module', devDependencies: { typescript: versionOf('typescript'), '@types/node': versionOf('@types/node') } }),
+    JSON.stringify({
+      name: 'studio-tool',
+      private: true,
+      type: 'module',
+      devDependencies: { typescript: versionOf('typescript'), '@types/node': versionOf('@types/node') },
+    }),
   );
   const install = ['install', '--ignore-scripts', path.join(work, tarball)];
   // From the npm cache; a package the cache lacks is fetched from the registry once.
   await npm([...install, '--offline'], project).catch(() => npm([...install, '--prefer-offline'], project));
-  cpSync(path.join(ROOT, 'node_modules', 'better-sqlite3', 'build'), path.join(project, 'node_modules', 'better-sqlite3', 'build'), { recursive: true });
+  cpSync(path.join(ROOT, 'node_modules', 'better-sqlite3', 'build'), path.join(project, 'node_modules', 'better-sqlite3', 'build'), {
+    recursive: true,
+  });
 }, 240_000);
 
 afterAll(() => {
@@ -58,13 +66,25 @@ afterAll(() => {
 describe('the packed tarball', () => {
   it('carries built JS, .d.ts types and the migrations, and no source or tests', () => {
     const pkg = path.join(project, 'node_modules', 'darkroom');
-    for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/simulator.js', 'dist/simulator.d.ts', 'dist/cli/entry.js', 'bin/darkroom.js', 'migrations/001_initial.sql', 'README.md']) {
+    for (const f of [
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/simulator.js',
+      'dist/simulator.d.ts',
+      'dist/cli/entry.js',
+      'bin/darkroom.js',
+      'migrations/001_initial.sql',
+      'README.md',
+    ]) {
       expect(existsSync(path.join(pkg, f)), f).toBe(true);
     }
     expect(existsSync(path.join(pkg, 'src'))).toBe(false);
     expect(existsSync(path.join(pkg, 'test'))).toBe(false);
     // Without src/ beside them, source maps are of use only if they carry the sources.
-    const map = JSON.parse(readFileSync(path.join(pkg, 'dist', 'index.js.map'), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+    const map = JSON.parse(readFileSync(path.join(pkg, 'dist', 'index.js.map'), 'utf8')) as {
+      sources: string[];
+      sourcesContent?: string[];
+    };
     expect(map.sourcesContent?.length).toBe(map.sources.length);
     expect(map.sourcesContent?.[0]).toContain('export async function run(');
     // Only the runtime dependencies came with it: none of darkroom's devDependencies.
@@ -88,7 +108,8 @@ function docExamples(): { name: string; code: string }[] {
   for (const page of pages) {
     const text = readFileSync(path.join(ROOT, page), 'utf8');
     let i = 0;
-    for (const m of text.matchAll(/```ts\n([\s\S]*?)```/g)) out.push({ name: `doc-${page.replace(/[^a-z0-9]+/gi, '-')}-${i++}.ts`, code: m[1]! });
+    for (const m of text.matchAll(/```ts\n([\s\S]*?)```/g))
+      out.push({ name: `doc-${page.replace(/[^a-z0-9]+/gi, '-')}-${i++}.ts`, code: m[1]! });
   }
   return out;
 }
@@ -108,7 +129,16 @@ describe('a strict TypeScript program built on it', () => {
     writeFileSync(
       path.join(project, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noUncheckedIndexedAccess: true, types: ['node'], outDir: 'build', skipLibCheck: false },
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noUncheckedIndexedAccess: true,
+          types: ['node'],
+          outDir: 'build',
+          skipLibCheck: false,
+        },
         files: ['consumer.ts', ...examples.map((e) => e.name)],
       }),
     );

@@ -22,14 +22,27 @@ function picture(done: number, total: number, now: number): Progress {
       held: 0,
       pending,
       gone: 0,
-      states: { queued: pending, uploading: 0, uploaded: 0, submitting: 0, active: 0, succeeded: 0, downloading: 0, done, held: 0, failed: 0, skipped: 0, gone: 0 },
+      states: {
+        queued: pending,
+        uploading: 0,
+        uploaded: 0,
+        submitting: 0,
+        active: 0,
+        succeeded: 0,
+        downloading: 0,
+        done,
+        held: 0,
+        failed: 0,
+        skipped: 0,
+        gone: 0,
+      },
       calls: { total: done * 3, perKey: { k_test: { lastMinute: 5, lastHour: done * 3 } } },
       problems: [],
       steps: foldSteps(byStep, ['enhance']),
       paidNotDownloaded: 0,
       notDownloaded: [],
-    metadataNotCarried: 0,
-    metadataNotes: [],
+      metadataNotCarried: 0,
+      metadataNotes: [],
     },
     byStep,
     slots: {},
@@ -52,7 +65,13 @@ describe('LiveProgress without a terminal (or --quiet)', () => {
     restore = installClock(vc);
     const lines: string[] = [];
     let done = 0;
-    const live = new LiveProgress({ mode: 'lines', line: (s) => lines.push(s), color: false, title: 'jobs.yaml', read: () => picture(done, 10, vc.now()) });
+    const live = new LiveProgress({
+      mode: 'lines',
+      line: (s) => lines.push(s),
+      color: false,
+      title: 'jobs.yaml',
+      read: () => picture(done, 10, vc.now()),
+    });
     live.start();
     live.poke(); // activity draws nothing in this mode
     vc.advanceBy(59_000);
@@ -60,7 +79,9 @@ describe('LiveProgress without a terminal (or --quiet)', () => {
     done = 4;
     vc.advanceBy(1_000);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^darkroom: 4\/10 done · tasks 0 · calls 5\/min 12\/h · .* photos\/min · ETA \S+.* · 0 failed · 0 held · 6 pending · elapsed 1m 00s$/);
+    expect(lines[0]).toMatch(
+      /^darkroom: 4\/10 done · tasks 0 · calls 5\/min 12\/h · .* photos\/min · ETA \S+.* · 0 failed · 0 held · 6 pending · elapsed 1m 00s$/,
+    );
     done = 10;
     vc.advanceBy(60_000);
     expect(lines).toHaveLength(2);
@@ -81,7 +102,14 @@ describe('LiveProgress on a terminal', () => {
     let written = '';
     const stream = { isTTY: true, columns: 120, write: (s: string) => ((written += s), true) };
     let done = 3;
-    const live = new LiveProgress({ mode: 'tty', stream, line: () => undefined, color: false, title: 'jobs.yaml', read: () => picture(done, 12, vc.now()) });
+    const live = new LiveProgress({
+      mode: 'tty',
+      stream,
+      line: () => undefined,
+      color: false,
+      title: 'jobs.yaml',
+      read: () => picture(done, 12, vc.now()),
+    });
     live.start();
     live.log('darkroom: warning: upload will be retried (item 3)');
     done = 12;
@@ -107,9 +135,17 @@ describe('LiveProgress owns the terminal while it draws (issue 13)', () => {
     restore = installClock(vc);
     let written = '';
     const stream = { isTTY: true, columns: 40, write: (s: string) => ((written += s), true) };
-    const live = new LiveProgress({ mode: 'tty', stream, line: () => undefined, color: false, title: 'jobs.yaml', read: () => picture(3, 12, vc.now()) });
+    const live = new LiveProgress({
+      mode: 'tty',
+      stream,
+      line: () => undefined,
+      color: false,
+      title: 'jobs.yaml',
+      read: () => picture(3, 12, vc.now()),
+    });
     live.start();
-    const line = 'darkroom: warning: archive/1950s/family album/a-very-long-scan-name-of-the-summer-of-1953.jpg: create held: outcome unknown (X-Request-Id dr-0123456789abcdef0123456789abcdef)';
+    const line =
+      'darkroom: warning: archive/1950s/family album/a-very-long-scan-name-of-the-summer-of-1953.jpg: create held: outcome unknown (X-Request-Id dr-0123456789abcdef0123456789abcdef)';
     live.log(line);
     vc.advanceBy(1_000);
     live.stop();
@@ -129,7 +165,14 @@ describe('LiveProgress owns the terminal while it draws (issue 13)', () => {
     let written = '';
     const stream = { isTTY: true, columns: 100, write: (s: string) => ((written += s), true) };
     const screen = new Screen({ write: (s: string) => (written += s) });
-    const live = new LiveProgress({ mode: 'tty', stream, line: screen.line, color: false, title: 'jobs.yaml', read: () => picture(3, 12, vc.now()) });
+    const live = new LiveProgress({
+      mode: 'tty',
+      stream,
+      line: screen.line,
+      color: false,
+      title: 'jobs.yaml',
+      read: () => picture(3, 12, vc.now()),
+    });
     live.start();
     screen.attach(live);
     screen.line('darkroom: warning: photos/a.jpg: upload will be retried');

@@ -13,7 +13,21 @@ const LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
 
 /** Facts as the ledger would give them; only what a test sets differs from an empty ledger. */
 function facts(over: Partial<ProgressFacts> & { states?: Partial<Record<ItemState, number>> } = {}): ProgressFacts {
-  const states = { queued: 0, uploading: 0, uploaded: 0, submitting: 0, active: 0, succeeded: 0, downloading: 0, done: 0, held: 0, failed: 0, skipped: 0, gone: 0, ...over.states };
+  const states = {
+    queued: 0,
+    uploading: 0,
+    uploaded: 0,
+    submitting: 0,
+    active: 0,
+    succeeded: 0,
+    downloading: 0,
+    done: 0,
+    held: 0,
+    failed: 0,
+    skipped: 0,
+    gone: 0,
+    ...over.states,
+  };
   const total = Object.values(states).reduce((a, b) => a + b, 0);
   const terminal = states.done + states.held + states.failed + states.skipped;
   return {
@@ -30,7 +44,12 @@ function facts(over: Partial<ProgressFacts> & { states?: Partial<Record<ItemStat
   };
 }
 
-function baseStatus(states: Record<ItemState, number>, total: number, terminal: number, byStep: ProgressFacts['byStep']): ProgressFacts['status'] {
+function baseStatus(
+  states: Record<ItemState, number>,
+  total: number,
+  terminal: number,
+  byStep: ProgressFacts['byStep'],
+): ProgressFacts['status'] {
   return {
     total,
     done: states.done,
@@ -68,7 +87,7 @@ describe('estimate, the budget model (docs/ARCHITECTURE.md § Performance model)
     expect(e.binds).toBe('slots');
   });
 
-  it('splits the work over keys, and counts the calls already in the busiest key\'s hour', () => {
+  it("splits the work over keys, and counts the calls already in the busiest key's hour", () => {
     const e = estimate({ keys: 5, limits: LIMITS, calls: 5_000, taskMs: 0 });
     expect(e.callsPerKey).toBe(1000);
     expect(e.hourMs).toBe(0); // 1,000 calls fit one fresh hour
@@ -132,7 +151,11 @@ describe('buildProgress, the figures the display and status show', () => {
   });
 
   it('slots counted busy by held creates or a stopped run: shown per key until when, and the ETA counts them', () => {
-    const f = facts({ states: { uploaded: 3 }, byStep: [{ step: 0, state: 'uploaded', n: 3 }], latency: [{ capability: 'restore', tasks: 6, meanMs: 10_000 }] });
+    const f = facts({
+      states: { uploaded: 3 },
+      byStep: [{ step: 0, state: 'uploaded', n: 3 }],
+      latency: [{ capability: 'restore', tasks: 6, meanMs: 10_000 }],
+    });
     const now = 1_000_000;
     const ctx = { now, steps: [{ capability: 'restore' }], limits: LIMITS, keys: ['k_a'] };
     const plain = buildProgress(f, ctx);
@@ -200,9 +223,27 @@ describe('rendering', () => {
   });
 
   it('fits every row of an 80-column terminal, a long problem and wide characters included', () => {
-    const names = ['a-rather-long-archive-file-name-from-the-scanner-roll-7.jpg', '写真アルバム1955年の夏の家族旅行のスキャン写真アルバム1955年の夏の家族旅行.jpg'];
+    const names = [
+      'a-rather-long-archive-file-name-from-the-scanner-roll-7.jpg',
+      '写真アルバム1955年の夏の家族旅行のスキャン写真アルバム1955年の夏の家族旅行.jpg',
+    ];
     for (const name of names) {
-      const q = { ...p, failed: 1, problems: [{ id: 1, path: name, state: 'failed' as const, step: 0, reason: 'step 1: enhance ended FAIL on all 3 attempts (last task 00000400c28e59938288a0bd)', sentRequestId: null, requestId: null, taskId: null }] };
+      const q = {
+        ...p,
+        failed: 1,
+        problems: [
+          {
+            id: 1,
+            path: name,
+            state: 'failed' as const,
+            step: 0,
+            reason: 'step 1: enhance ended FAIL on all 3 attempts (last task 00000400c28e59938288a0bd)',
+            sentRequestId: null,
+            requestId: null,
+            taskId: null,
+          },
+        ],
+      };
       for (const color of [false, true]) {
         const rows = frameRows(q, { color, width: 80, title: `${name}.yaml`, elapsedMs: 0, bar: () => '##--' });
         for (const r of rows) expect(stringWidth(r.text), r.text).toBeLessThanOrEqual(79);

@@ -13,7 +13,12 @@ export const SKIPPED_REASON = 'not an image (unsupported content)';
 export const SECRET_KEY = 'sk-live-THIS-MUST-NEVER-APPEAR-1234';
 
 /** A drawn "photo": sky, sun, hills; `after` in full colour, `before` faded, sepia and soft like an old print. */
-export async function drawPhoto(file: string, seed: number, kind: 'before' | 'after', format: 'jpeg' | 'png' | 'webp' = 'jpeg'): Promise<void> {
+export async function drawPhoto(
+  file: string,
+  seed: number,
+  kind: 'before' | 'after',
+  format: 'jpeg' | 'png' | 'webp' = 'jpeg',
+): Promise<void> {
   const w = 640 + (seed % 3) * 80;
   const h = 480;
   const hue = (seed * 67) % 360;
@@ -28,7 +33,11 @@ export async function drawPhoto(file: string, seed: number, kind: 'before' | 'af
   </svg>`;
   mkdirSync(path.dirname(file), { recursive: true });
   let img = sharp(Buffer.from(svg));
-  if (kind === 'before') img = sharp(await img.png().toBuffer()).modulate({ saturation: 0.15, brightness: 1.1 }).tint({ r: 200, g: 170, b: 130 }).blur(2.5);
+  if (kind === 'before')
+    img = sharp(await img.png().toBuffer())
+      .modulate({ saturation: 0.15, brightness: 1.1 })
+      .tint({ r: 200, g: 170, b: 130 })
+      .blur(2.5);
   img = format === 'jpeg' ? img.jpeg({ quality: 85 }) : format === 'png' ? img.png() : img.webp();
   await img.toFile(file);
 }
@@ -109,9 +118,19 @@ export async function makeReportFixture(dir: string, opts: { memoryLedger?: bool
     const upload = (id: number) => {
       logCall('POST', '/api/v1/image/upload');
       ledger.items.move(id, 'queued', 'uploading', { key_fp: key });
-      ledger.items.move(id, 'uploading', 'uploaded', { input_url: `https://cdn.example/u/${id}.jpg`, image_url: `https://cdn.example/u/${id}.jpg` });
+      ledger.items.move(id, 'uploading', 'uploaded', {
+        input_url: `https://cdn.example/u/${id}.jpg`,
+        image_url: `https://cdn.example/u/${id}.jpg`,
+      });
     };
-    const task = (id: number, capability: string, n: number, outcome: 'SUCCESS' | 'FAIL' | 'FAILED', isLast: boolean, latencyMs: number) => {
+    const task = (
+      id: number,
+      capability: string,
+      n: number,
+      outcome: 'SUCCESS' | 'FAIL' | 'FAILED',
+      isLast: boolean,
+      latencyMs: number,
+    ) => {
       const item = ledger.items.get(id)!;
       const sub = ledger.submissions.begin(item, capability, key, `dr-${id}-${item.step_index}-${n}`);
       logCall('POST', `/api/v1/image/${capability}`);
@@ -165,7 +184,12 @@ export async function makeReportFixture(dir: string, opts: { memoryLedger?: bool
     const sub = ledger.submissions.begin(ledger.items.get(heldId)!, 'restore', key, 'dr-held-0001');
     clock.advanceBy(30_000);
     logCall('POST', '/api/v1/image/restore', 0, 0);
-    ledger.submissions.ambiguous(sub, ledger.items.get(heldId)!, { httpStatus: null, code: null, responseRequestId: null, error: 'timeout' }, HELD_REASON);
+    ledger.submissions.ambiguous(
+      sub,
+      ledger.items.get(heldId)!,
+      { httpStatus: null, code: null, responseRequestId: null, error: 'timeout' },
+      HELD_REASON,
+    );
 
     // a 429 along the way
     logCall('POST', '/api/v1/image/upload', 429, 1000);

@@ -16,7 +16,8 @@ const N = 3000;
 const START_MS = Date.UTC(2026, 4, 2, 20, 0, 0);
 /** Every 10th photo a PNG that comes back as JPEG; 150 failed, 100 held, 50 skipped, the rest done. */
 const stateOf = (i: number) => (i < 150 ? 'failed' : i < 250 ? 'held' : i < 300 ? 'skipped' : 'done');
-const relOf = (i: number) => `box-${String(Math.floor(i / 100)).padStart(2, '0')}/photo-${String(i).padStart(4, '0')}.${i % 10 === 0 ? 'png' : 'jpg'}`;
+const relOf = (i: number) =>
+  `box-${String(Math.floor(i / 100)).padStart(2, '0')}/photo-${String(i).padStart(4, '0')}.${i % 10 === 0 ? 'png' : 'jpg'}`;
 
 /**
  * An archive of 3,000 photos, written straight through the Ledger API under a virtual clock
@@ -85,15 +86,29 @@ async function makeArchive(dir: string): Promise<{ jobsFile: string; done: numbe
       const id = idOf.get(rels[i]!)!;
       call('POST', '/api/v1/image/upload');
       ledger.items.move(id, 'queued', 'uploading', { key_fp: key });
-      ledger.items.move(id, 'uploading', 'uploaded', { input_url: `https://cdn.example/u/${id}`, image_url: `https://cdn.example/u/${id}` });
+      ledger.items.move(id, 'uploading', 'uploaded', {
+        input_url: `https://cdn.example/u/${id}`,
+        image_url: `https://cdn.example/u/${id}`,
+      });
       const sub = ledger.submissions.begin(ledger.items.get(id)!, 'enhance', key, `dr-create-${id}`);
       call('POST', '/api/v1/enhance/generate');
       clock.advanceBy(1000);
       if (state === 'held') {
-        ledger.submissions.ambiguous(sub, ledger.items.get(id)!, { httpStatus: null, code: null, responseRequestId: null, error: 'timeout' }, 'create timed out: outcome unknown, held');
+        ledger.submissions.ambiguous(
+          sub,
+          ledger.items.get(id)!,
+          { httpStatus: null, code: null, responseRequestId: null, error: 'timeout' },
+          'create timed out: outcome unknown, held',
+        );
         continue;
       }
-      ledger.submissions.accept(sub, ledger.items.get(id)!, { taskId: `t-${id}`, businessType: 'ENHANCE', responseRequestId: `srv-c-${id}`, waitHintMs: 2000, pollAtMs: clock.now() + 2000 });
+      ledger.submissions.accept(sub, ledger.items.get(id)!, {
+        taskId: `t-${id}`,
+        businessType: 'ENHANCE',
+        responseRequestId: `srv-c-${id}`,
+        waitHintMs: 2000,
+        pollAtMs: clock.now() + 2000,
+      });
       clock.advanceBy(2000);
       call('GET', '/api/v1/tasks/{businessType}/{taskId}');
       if (state === 'failed') {
@@ -219,7 +234,11 @@ describe('darkroom report for an archive of 3,000 photos, through the CLI and in
     writeFileSync(real, 'old');
     const link = path.join(dir, 'latest.html');
     symlinkSync(real, link);
-    const r = await runCli(['report', 'jobs.yaml', '--out', 'latest.html', '--thumbs', 'morning/report-thumbs'], {}, { cwd: dir, timeoutMs: 120_000 });
+    const r = await runCli(
+      ['report', 'jobs.yaml', '--out', 'latest.html', '--thumbs', 'morning/report-thumbs'],
+      {},
+      { cwd: dir, timeoutMs: 120_000 },
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(readFileSync(real, 'utf8').startsWith('<!doctype html>')).toBe(true);

@@ -73,7 +73,9 @@ describe('darkroom report, through the CLI, opened in headless Chromium', () => 
     await page.$$eval('img', (list) =>
       Promise.all(list.map((i) => (i.complete ? null : new Promise((r) => ((i.onload = r), (i.onerror = r)))))),
     );
-    const imgs = await page.$$eval('img.thumb', (list) => list.map((i) => ({ alt: i.alt, w: i.naturalWidth, h: i.naturalHeight, src: i.getAttribute('src') })));
+    const imgs = await page.$$eval('img.thumb', (list) =>
+      list.map((i) => ({ alt: i.alt, w: i.naturalWidth, h: i.naturalHeight, src: i.getAttribute('src') })),
+    );
     expect(imgs).toHaveLength(11);
     for (const i of imgs) {
       expect(i.w, `image "${i.alt}" did not load`).toBeGreaterThan(0);
@@ -102,7 +104,11 @@ describe('darkroom report, through the CLI, opened in headless Chromium', () => 
     expect(await gone.locator('.thumb.placeholder').innerText()).toBe('output missing');
     expect(await gone.locator('td.facts').nth(1).innerText()).toBe('missing not found');
 
-    for (const [state, reason] of [['failed', FAILED_REASON], ['held', HELD_REASON], ['skipped', SKIPPED_REASON]] as const) {
+    for (const [state, reason] of [
+      ['failed', FAILED_REASON],
+      ['held', HELD_REASON],
+      ['skipped', SKIPPED_REASON],
+    ] as const) {
       const row = page.locator(`#photo-rows tr[data-state="${state}"]`);
       expect(await row.locator('.reason').innerText(), state).toBe(reason);
     }

@@ -25,7 +25,7 @@ describe('the ledger read behind `darkroom report`', () => {
     expect(r.status.problems).toEqual([]); // the report reads its own problem list
   });
 
-  it('lists done items by path with each step\'s capability, the task that succeeded and how many were made', () => {
+  it("lists done items by path with each step's capability, the task that succeeded and how many were made", () => {
     expect(r.done.map((d) => d.path)).toEqual([
       'album 1951/beach.jpg',
       'album 1951/picnic.jpg',

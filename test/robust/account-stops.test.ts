@@ -70,11 +70,18 @@ describe('an account without a subscription (24403)', () => {
     expect(r.result.accountStop?.error).toMatchObject({ httpStatus: 400, businessCode: 24403 });
     expect(r.result.status.held).toBe(0);
     expect(r.audit.tasks).toBe(0);
-    expect(accountStopLines(r.result, ['DARKROOM_TEST_KEY'])[0]).toMatch(/^stopped: the account is not subscribed, or its subscription has expired \(code 24403 in an HTTP 400/);
+    expect(accountStopLines(r.result, ['DARKROOM_TEST_KEY'])[0]).toMatch(
+      /^stopped: the account is not subscribed, or its subscription has expired \(code 24403 in an HTTP 400/,
+    );
   });
 
   it('in an HTTP 200 without a requestId (as the published examples show): the same stop', async () => {
-    const sim = await startSim({ keys: ['k-24403-in-200-xyz'], seed: 2, latency: { medianMs: 200, sigma: 0.1 }, faults: { notSubscribed200: { probability: 1 } } });
+    const sim = await startSim({
+      keys: ['k-24403-in-200-xyz'],
+      seed: 2,
+      latency: { medianMs: 200, sigma: 0.1 },
+      faults: { notSubscribed200: { probability: 1 } },
+    });
     const job = await makeJob({ photos: 2, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup, () => sim.close());
     const r = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl], { DARKROOM_TEST_KEY: 'k-24403-in-200-xyz' });

@@ -36,14 +36,18 @@ describe('inputs', () => {
     for (const [i, rel] of GOOD.entries()) {
       await writePhoto(path.join(inDir, rel), i, rel.endsWith('.png') ? 'png' : rel.endsWith('.webp') ? 'webp' : 'jpeg');
     }
-    const jpeg = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+    const jpeg = await sharp({
+      create: { width: 300, height: 200, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } },
+    })
       .jpeg()
       .toBuffer();
     writeFileSync(path.join(inDir, 'truncated.jpg'), jpeg.subarray(0, Math.floor(jpeg.length * 0.6)));
     writeFileSync(path.join(inDir, 'notes.jpg'), 'these are not the pixels you are looking for\n');
     writeFileSync(path.join(inDir, 'anim.png'), Buffer.concat([Buffer.from('GIF89a'), Buffer.alloc(64)]));
     writeFileSync(path.join(inDir, 'empty.webp'), Buffer.alloc(0));
-    const big = await sharp({ create: { width: 800, height: 800, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+    const big = await sharp({
+      create: { width: 800, height: 800, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } },
+    })
       .png()
       .toBuffer();
     expect(big.length).toBeGreaterThan(60_000);

@@ -99,9 +99,7 @@ describe('a create whose outcome is unknown', () => {
     cleanups.push(r.job.cleanup);
     expect(r.result.status).toMatchObject({ total: 3, done: 0, held: 3, pending: 0 });
     expect(Object.values(r.audit.createsPerSource)).toEqual([1, 1, 1]);
-    expect(r.audit.faultedCreates.map((f) => f.sentRequestId).sort()).toEqual(
-      r.result.status.problems.map((p) => p.sentRequestId).sort(),
-    );
+    expect(r.audit.faultedCreates.map((f) => f.sentRequestId).sort()).toEqual(r.result.status.problems.map((p) => p.sentRequestId).sort());
   });
 
   it('left `sending` by a run that died: held when the next run starts, never sent again', async () => {
@@ -127,7 +125,9 @@ describe('a create whose outcome is unknown', () => {
     expect(held.reason).toMatch(/the run stopped while it was in flight/);
     // The simulator never saw it: neither an upload nor a create for that photo.
     expect(createsPerPhoto(job, [rel], r.audit.createsPerSource)[rel]).toBe(0);
-    expect(query(job.ledgerFile, "SELECT state FROM submissions WHERE request_id = 'dr-killed-mid-create'")).toEqual([{ state: 'ambiguous' }]);
+    expect(query(job.ledgerFile, "SELECT state FROM submissions WHERE request_id = 'dr-killed-mid-create'")).toEqual([
+      { state: 'ambiguous' },
+    ]);
   });
 });
 

@@ -76,7 +76,9 @@ describe('a disk that fills during the run', () => {
     // A clear line, exit 1; nothing failed: the paid ones wait for space, the rest for their turn.
     expect(r1.result.exitCode).toBe(1);
     expect(r1.result.halt).toMatchObject({ kind: 'disk', exitCode: 1, immediate: false });
-    expect(r1.result.halt!.message).toMatch(/^the output folder cannot take files: cannot write .+: no space left on the device \(ENOSPC\); no new photo is uploaded or created/);
+    expect(r1.result.halt!.message).toMatch(
+      /^the output folder cannot take files: cannot write .+: no space left on the device \(ENOSPC\); no new photo is uploaded or created/,
+    );
     expect(r1.result.halt!.message).toMatch(/run darkroom again/);
     expect(r1.result.halt!.message).not.toMatch(/\n/);
     const s = r1.result.status;
@@ -84,7 +86,11 @@ describe('a disk that fills during the run', () => {
     // Every task created was polled to its end and kept: paid, waiting for its download.
     expect(s.paidNotDownloaded).toBe(creates - 3);
     expect(s.states.active + s.states.submitting).toBe(0);
-    expect(readdirSync(job.outputDir, { recursive: true }).map(String).filter((f) => f.endsWith(TEMP_SUFFIX))).toEqual([]);
+    expect(
+      readdirSync(job.outputDir, { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith(TEMP_SUFFIX)),
+    ).toEqual([]);
 
     // Space again: the rerun downloads what was paid and finishes the rest, one create per photo.
     const r2 = await simulate({ job, ledger, model: r1.model, clock: r1.clock });
@@ -115,7 +121,9 @@ describe('before the first call', () => {
     const r = await simulate({ job, runOptions: { outputFs: fs } });
     expect(r.result.exitCode).toBe(2);
     expect(r.result.halt).toMatchObject({ kind: 'disk', exitCode: 2 });
-    expect(r.result.halt!.message).toMatch(/^not enough free space in \S+: 10 MiB free, about \d+ MiB needed \(5 photo\(s\) still to come at 2× the input's size/);
+    expect(r.result.halt!.message).toMatch(
+      /^not enough free space in \S+: 10 MiB free, about \d+ MiB needed \(5 photo\(s\) still to come at 2× the input's size/,
+    );
     expect(r.result.halt!.message).toMatch(/nothing was spent/);
     expect(Object.values(r.audit.keys).map((k) => k.calls)).toEqual([0]);
     expect(r.audit.tasks).toBe(0);
@@ -125,7 +133,12 @@ describe('before the first call', () => {
   it('an output folder where no file can be created stops the run: exit 2, not one call', async () => {
     const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
-    const fs: OutputFs = { ...nodeOutputFs, create: () => { throw errno('EACCES', 'open'); } };
+    const fs: OutputFs = {
+      ...nodeOutputFs,
+      create: () => {
+        throw errno('EACCES', 'open');
+      },
+    };
     const r = await simulate({ job, runOptions: { outputFs: fs } });
     expect(r.result.exitCode).toBe(2);
     expect(r.result.halt!.message).toMatch(/^cannot write a file in the output folder \S+: permission denied \(EACCES\); set output\.dir/);
@@ -133,14 +146,34 @@ describe('before the first call', () => {
   });
 
   it('estimates from the ratio of output to input bytes the ledger has seen, else from the stated default', () => {
-    const cfg = { steps: [{ capability: 'enhance' as const }], output: { dir: '/o', layout: 'mirror' as const, pattern: '{name}.{ext}', keepIntermediates: false, metadata: 'none' as const, sidecar: { json: false, xmp: false } } };
-    const facts = { photos: 10, inputBytes: 10_000_000, unknownSize: 0, extraNames: 0, observed: { photos: 0, outputBytes: 0, inputBytes: 0 } };
+    const cfg = {
+      steps: [{ capability: 'enhance' as const }],
+      output: {
+        dir: '/o',
+        layout: 'mirror' as const,
+        pattern: '{name}.{ext}',
+        keepIntermediates: false,
+        metadata: 'none' as const,
+        sidecar: { json: false, xmp: false },
+      },
+    };
+    const facts = {
+      photos: 10,
+      inputBytes: 10_000_000,
+      unknownSize: 0,
+      extraNames: 0,
+      observed: { photos: 0, outputBytes: 0, inputBytes: 0 },
+    };
     expect(expectedOutputBytes(facts, cfg)).toMatchObject({ bytes: 10_000_000 * DEFAULT_OUTPUT_RATIO, ratio: DEFAULT_OUTPUT_RATIO });
     const seen = { ...facts, observed: { photos: 4, outputBytes: 12_000_000, inputBytes: 4_000_000 } };
     expect(expectedOutputBytes(seen, cfg)).toMatchObject({ bytes: 30_000_000, ratio: 3 });
     expect(expectedOutputBytes(seen, cfg).basis).toMatch(/3\.0× the input's size, as the 4 results so far/);
     // A duplicate name gets a copy; kept intermediates of a two-step job double the files.
-    const two = { ...cfg, steps: [{ capability: 'restore' as const }, { capability: 'upscale' as const }], output: { ...cfg.output, keepIntermediates: true } };
+    const two = {
+      ...cfg,
+      steps: [{ capability: 'restore' as const }, { capability: 'upscale' as const }],
+      output: { ...cfg.output, keepIntermediates: true },
+    };
     expect(expectedOutputBytes({ ...seen, extraNames: 5 }, two).bytes).toBe((30_000_000 + 5 * 3_000_000) * 2);
     expect(expectedOutputBytes({ ...facts, photos: 0, inputBytes: 0 }, cfg).bytes).toBe(0);
   });
@@ -158,7 +191,8 @@ describe('long names', () => {
       `deep/${'d'.repeat(250)}.webp`,
     ];
     mkdirSync(path.join(job.inputDir, 'deep'), { recursive: true });
-    for (const [i, n] of names.entries()) await writePhoto(path.join(job.inputDir, n), i, n.endsWith('.png') ? 'png' : n.endsWith('.webp') ? 'webp' : 'jpeg');
+    for (const [i, n] of names.entries())
+      await writePhoto(path.join(job.inputDir, n), i, n.endsWith('.png') ? 'png' : n.endsWith('.webp') ? 'webp' : 'jpeg');
     const temps: string[] = [];
     const fs: OutputFs = {
       ...nodeOutputFs,
@@ -180,7 +214,7 @@ describe('long names', () => {
 });
 
 describe('a name at the limit', () => {
-  it('leaves no room for a sidecar\'s `.json`: the output is written and done, the sidecar skipped with a warning', async () => {
+  it("leaves no room for a sidecar's `.json`: the output is written and done, the sidecar skipped with a warning", async () => {
     const job = await makeJob({ photos: 0, steps: [{ capability: 'enhance' }], extra: { output: { dir: './out', sidecar: true } } });
     cleanups.push(job.cleanup);
     const long = `${'s'.repeat(251)}.jpg`;
@@ -192,16 +226,25 @@ describe('a name at the limit', () => {
   });
 });
 
-describe('the ledger\'s own disk filling', () => {
+describe("the ledger's own disk filling", () => {
   it('SQLITE_FULL is one line with what to do, exit 1, not a stack trace', () => {
     const err = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
     const d = describeError(err);
     expect(d.exitCode).toBe(1);
-    expect(d.line).toBe('darkroom: the ledger could not be written: the disk holding it is full (SQLITE_FULL); free space there and run again, nothing is lost');
+    expect(d.line).toBe(
+      'darkroom: the ledger could not be written: the disk holding it is full (SQLITE_FULL); free space there and run again, nothing is lost',
+    );
   });
 
   it('an errno error from a file write that escapes is one line too', () => {
-    const err = Object.assign(new Error('ENOSPC: no space left on device, open \'/out/x.jpg\''), { code: 'ENOSPC', syscall: 'open', path: '/out/x.jpg' });
-    expect(describeError(err)).toEqual({ exitCode: 1, line: 'darkroom: cannot open /out/x.jpg: no space left on the device (ENOSPC); free space or fix permissions, then run again' });
+    const err = Object.assign(new Error("ENOSPC: no space left on device, open '/out/x.jpg'"), {
+      code: 'ENOSPC',
+      syscall: 'open',
+      path: '/out/x.jpg',
+    });
+    expect(describeError(err)).toEqual({
+      exitCode: 1,
+      line: 'darkroom: cannot open /out/x.jpg: no space left on the device (ENOSPC); free space or fix permissions, then run again',
+    });
   });
 });

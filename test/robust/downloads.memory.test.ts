@@ -48,7 +48,10 @@ function serveGenerated(size: number) {
   });
 }
 
-function runChild(url: string, outputDir: string): Promise<{ outcome: string; state: string; output: string; reason: string | null; startRss: number; peakRss: number }> {
+function runChild(
+  url: string,
+  outputDir: string,
+): Promise<{ outcome: string; state: string; output: string; reason: string | null; startRss: number; peakRss: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CHILD, url, outputDir], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

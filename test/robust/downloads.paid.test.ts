@@ -23,7 +23,7 @@ afterEach(() => {
 const MIN = 60_000;
 const unavailable = (): FetchedResult => ({ status: 503, headers: { 'retry-after': '5' }, body: Buffer.alloc(0) });
 
-describe('a result-host outage longer than the run\'s patience', () => {
+describe("a result-host outage longer than the run's patience", () => {
   it('leaves every photo paid-for and pending, none failed; the rerun downloads them all with one create each', async () => {
     const job = await makeJob({ photos: 12, steps: [{ capability: 'enhance' }] });
     const ledger = Ledger.open(job.ledgerFile);
@@ -48,7 +48,10 @@ describe('a result-host outage longer than the run\'s patience', () => {
     // Retried with backoff, not once each: the host was asked again and again.
     expect(gets).toBeGreaterThan(3 * 12);
     // The run kept trying for its patience (10 min by default) after the last task ended, then stopped.
-    const lastPaid = query<{ t: number }>(job.ledgerFile, "SELECT MAX(at_ms) AS t FROM transitions WHERE from_state = 'active' AND to_state = 'succeeded'")[0]!.t;
+    const lastPaid = query<{ t: number }>(
+      job.ledgerFile,
+      "SELECT MAX(at_ms) AS t FROM transitions WHERE from_state = 'active' AND to_state = 'succeeded'",
+    )[0]!.t;
     expect(r1.endMs - lastPaid).toBeGreaterThanOrEqual(10 * MIN);
     expect(r1.endMs - lastPaid).toBeLessThan(11 * MIN);
     // What the operator reads at the end of the run, and in `status`.
@@ -75,8 +78,12 @@ describe('a result-host outage longer than the run\'s patience', () => {
     const r2 = await simulate({ job, ledger, model: r1.model, clock: r1.clock, resultIntercept: (_url, forward) => forward() });
     expect(r2.result.status).toMatchObject({ total: 12, done: 12, failed: 0, pending: 0, paidNotDownloaded: 0 });
     expect(r2.result.exitCode).toBe(0);
-    expect(createsPerPhoto(job, job.sizes.keys(), r2.audit.createsPerSource)).toEqual(Object.fromEntries([...job.sizes.keys()].map((k) => [k, 1])));
-    const outputs = readdirSync(job.outputDir, { recursive: true }).map(String).filter((f) => /\.(jpg|png|webp)$/.test(f));
+    expect(createsPerPhoto(job, job.sizes.keys(), r2.audit.createsPerSource)).toEqual(
+      Object.fromEntries([...job.sizes.keys()].map((k) => [k, 1])),
+    );
+    const outputs = readdirSync(job.outputDir, { recursive: true })
+      .map(String)
+      .filter((f) => /\.(jpg|png|webp)$/.test(f));
     expect(outputs).toHaveLength(12);
     // Downloaded first: the second run made no API call of any kind before they were all done.
     expect(r2.endMs - r2.startMs).toBeLessThan(MIN);
@@ -103,7 +110,10 @@ describe('a service that keeps handing out result URLs that do not work', () => 
     // (A photo whose last event was a fresh URL, handed out as the run's patience ended, has no reason to show.)
     const reasons = r.result.status.notDownloaded.map((x) => x.reason).filter((x) => x !== null);
     expect(reasons.length).toBeGreaterThan(0);
-    for (const reason of reasons) expect(reason).toMatch(/result URL expired \(HTTP (403|404|410) from http:\/\/results\.invalid\), after \d+ fresh URL\(s\) from the service; asking for another later/);
+    for (const reason of reasons)
+      expect(reason).toMatch(
+        /result URL expired \(HTTP (403|404|410) from http:\/\/results\.invalid\), after \d+ fresh URL\(s\) from the service; asking for another later/,
+      );
 
     // Links that work again: the next run fetches a fresh one for each photo and downloads it, creating nothing.
     const again = await simulate({ job, ledger, model: r.model, clock: r.clock });
@@ -111,4 +121,3 @@ describe('a service that keeps handing out result URLs that do not work', () => 
     expect(Object.values(again.audit.createsPerSource)).toEqual([1, 1, 1]);
   });
 });
-

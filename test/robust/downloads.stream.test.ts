@@ -28,7 +28,13 @@ function succeededItem(ledger: Ledger, rel: string, resultUrl: string): ItemRow 
   ledger.items.move(id, 'queued', 'uploading', { key_fp: 'k' });
   ledger.items.move(id, 'uploading', 'uploaded', { input_url: 'http://x/u.jpg' });
   const s = ledger.submissions.begin(ledger.items.get(id)!, 'enhance', 'k', `dr-${id}`);
-  ledger.submissions.accept(s, ledger.items.get(id)!, { taskId: `t${id}`, businessType: 'ENHANCE', responseRequestId: null, waitHintMs: null, pollAtMs: 0 });
+  ledger.submissions.accept(s, ledger.items.get(id)!, {
+    taskId: `t${id}`,
+    businessType: 'ENHANCE',
+    responseRequestId: null,
+    waitHintMs: null,
+    pollAtMs: 0,
+  });
   return ledger.tasks.succeeded(ledger.items.get(id)!, resultUrl, true);
 }
 
@@ -110,7 +116,7 @@ describe('a streamed result', () => {
 });
 
 describe('the other files of a result', () => {
-  it('a duplicate\'s output and its kept intermediate are copies of the files written, each result fetched once', async () => {
+  it("a duplicate's output and its kept intermediate are copies of the files written, each result fetched once", async () => {
     // metadata: none, so the copies are byte for byte (with metadata each names its own original: test/metadata).
     const job = await makeJob({
       photos: 0,

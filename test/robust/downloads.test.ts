@@ -31,7 +31,13 @@ function succeededItem(ledger: Ledger, rel: string, resultUrl: string): ItemRow 
   ledger.items.move(id, 'queued', 'uploading', { key_fp: 'k' });
   ledger.items.move(id, 'uploading', 'uploaded', { input_url: 'http://x/u.jpg' });
   const s = ledger.submissions.begin(ledger.items.get(id)!, 'enhance', 'k', `dr-${id}`);
-  ledger.submissions.accept(s, ledger.items.get(id)!, { taskId: `t${id}`, businessType: 'ENHANCE', responseRequestId: null, waitHintMs: null, pollAtMs: 0 });
+  ledger.submissions.accept(s, ledger.items.get(id)!, {
+    taskId: `t${id}`,
+    businessType: 'ENHANCE',
+    responseRequestId: null,
+    waitHintMs: null,
+    pollAtMs: 0,
+  });
   return ledger.tasks.succeeded(ledger.items.get(id)!, resultUrl, true);
 }
 
@@ -113,9 +119,13 @@ describe('an expired result URL', () => {
     expect(r.audit.faults.expiredResultUrl).toBe(6);
     expect(Object.values(r.audit.createsPerSource)).toEqual([1, 1, 1, 1, 1, 1]);
     expect(query(job.ledgerFile, 'SELECT url_refreshes AS n FROM attempts')).toEqual(Array(6).fill({ n: 1 }));
-    const notes = query<{ note: string }>(job.ledgerFile, "SELECT note FROM transitions WHERE from_state = 'downloading' AND to_state = 'active'");
+    const notes = query<{ note: string }>(
+      job.ledgerFile,
+      "SELECT note FROM transitions WHERE from_state = 'downloading' AND to_state = 'active'",
+    );
     expect(notes).toHaveLength(6);
-    for (const n of notes) expect(n.note).toMatch(/result URL expired \(HTTP (403|404|410) from http:\/\/results\.invalid\); polling task \S+ for a fresh URL/);
+    for (const n of notes)
+      expect(n.note).toMatch(/result URL expired \(HTTP (403|404|410) from http:\/\/results\.invalid\); polling task \S+ for a fresh URL/);
     for (const i of ledger.items.all()) expect(i.result_url).toMatch(/\?v=2$/);
   });
 
@@ -186,7 +196,9 @@ describe('the output folder', () => {
     // Not failed: its task succeeded and was paid for. Parked for this run, not retried in a loop.
     expect(r.result.status).toMatchObject({ total: 3, done: 2, failed: 0, pending: 1, paidNotDownloaded: 1 });
     expect([...gets.values()].sort()).toEqual([1, 1, 1]);
-    expect(r.result.status.notDownloaded[0]!.reason).toContain(`${foreign} already exists and was not written by this ledger; move it away and run again`);
+    expect(r.result.status.notDownloaded[0]!.reason).toContain(
+      `${foreign} already exists and was not written by this ledger; move it away and run again`,
+    );
     expect(r.result.exitCode).toBe(1);
     expect(readFileSync(foreign, 'utf8')).toBe('the operator’s own file');
 

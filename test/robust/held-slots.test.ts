@@ -26,7 +26,7 @@ afterEach(() => {
 
 const isCreate = (url: string) => url.endsWith('/generate');
 
-describe('held creates and the key\'s task slots', () => {
+describe("held creates and the key's task slots", () => {
   it('a create whose connection was dropped holds its slot: never more than 3 tasks; refused only probes, each a while after a held create', async () => {
     const r = await simulate({
       photos: 12,
@@ -53,7 +53,13 @@ describe('held creates and the key\'s task slots', () => {
     cleanups.push(job.cleanup);
     const clock = new VirtualClock(Date.UTC(2026, 10, 22, 20));
     // Tasks take about a minute; every create is accepted.
-    const model = new SimModel({ keys: [SIM_KEY], seed: 5, resultOrigin: 'http://results.invalid', processing: 'passthrough', latency: { medianMs: 60_000, sigma: 0.2 } });
+    const model = new SimModel({
+      keys: [SIM_KEY],
+      seed: 5,
+      resultOrigin: 'http://results.invalid',
+      processing: 'passthrough',
+      latency: { medianMs: 60_000, sigma: 0.2 },
+    });
     const ledger = Ledger.open(':memory:');
     cleanups.push(() => ledger.close());
 
@@ -115,12 +121,18 @@ describe('held creates and the key\'s task slots', () => {
     expect(sent[0]!.atMs).toBeLessThanOrEqual(givenUp[0]! + typical + 6_000);
   });
 
-  it('`retry --held` frees the held creates\' slots: the operator decided, the next run creates at once', async () => {
+  it("`retry --held` frees the held creates' slots: the operator decided, the next run creates at once", async () => {
     const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
     const stateDir = path.join(job.dir, 'key-state');
     const clock = new VirtualClock(Date.UTC(2026, 10, 22, 20));
-    const model = new SimModel({ keys: [SIM_KEY], seed: 6, resultOrigin: 'http://results.invalid', processing: 'passthrough', latency: { medianMs: 20_000, sigma: 0.2 } });
+    const model = new SimModel({
+      keys: [SIM_KEY],
+      seed: 6,
+      resultOrigin: 'http://results.invalid',
+      processing: 'passthrough',
+      latency: { medianMs: 20_000, sigma: 0.2 },
+    });
     // Run 1: every create's answer is lost; three held creates hold the key's three slots.
     const lost = Ledger.open(job.ledgerFile);
     const first = await simulate({
@@ -142,7 +154,10 @@ describe('held creates and the key\'s task slots', () => {
 
     // The operator's command, at the simulation's time.
     const restore = installClock(clock);
-    const r = await retryCommand({ jobs: job.jobsFile, held: true, yes: true }, { env: { DARKROOM_STATE_DIR: stateDir }, interactive: false, ask: async () => false }).finally(restore);
+    const r = await retryCommand(
+      { jobs: job.jobsFile, held: true, yes: true },
+      { env: { DARKROOM_STATE_DIR: stateDir }, interactive: false, ask: async () => false },
+    ).finally(restore);
     expect(r.exitCode).toBe(0);
     expect(store.slots().map((s) => s.kind)).toEqual(['released', 'released', 'released']);
 

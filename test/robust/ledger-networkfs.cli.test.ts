@@ -32,7 +32,12 @@ async function runOn(fsType: string | null, ledger: unknown = './state/darkroom.
   return { r, sim, job, env };
 }
 
-const journalOf = (file: string) => (readFileSync(file).subarray(18, 20).equals(Buffer.from([2, 2])) ? 'wal' : 'rollback');
+const journalOf = (file: string) =>
+  readFileSync(file)
+    .subarray(18, 20)
+    .equals(Buffer.from([2, 2]))
+    ? 'wal'
+    : 'rollback';
 
 describe('the ledger on a network file system', () => {
   it.each([
@@ -54,7 +59,9 @@ describe('the ledger on a network file system', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/2 total · 2 done/);
     const warned = r.stderr.split('\n').filter((l) => l.includes('network file system'));
-    expect(warned[0]).toMatch(/^darkroom: warning: the ledger is on a network file system \(nfs\), as ledger\.allowNetworkFs allows: it uses SQLite's rollback journal instead of WAL/);
+    expect(warned[0]).toMatch(
+      /^darkroom: warning: the ledger is on a network file system \(nfs\), as ledger\.allowNetworkFs allows: it uses SQLite's rollback journal instead of WAL/,
+    );
     expect(journalOf(job.ledgerFile)).toBe('rollback');
     expect(existsSync(`${job.ledgerFile}-wal`)).toBe(false);
     // status reads it as any ledger.

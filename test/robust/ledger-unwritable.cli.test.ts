@@ -25,7 +25,12 @@ const LINE = /^darkroom: cannot create or write the ledger (\S+): .+; point --le
 describe('a ledger that cannot be written', () => {
   it.each([
     ['a read-only folder (--ledger)', ['--ledger', '/sys/kernel/darkroom.db'], null, '/sys/kernel/darkroom.db'],
-    ['a folder that cannot be made (ledger: in the jobs file)', [], '/sys/kernel/darkroom-test/darkroom.db', '/sys/kernel/darkroom-test/darkroom.db'],
+    [
+      'a folder that cannot be made (ledger: in the jobs file)',
+      [],
+      '/sys/kernel/darkroom-test/darkroom.db',
+      '/sys/kernel/darkroom-test/darkroom.db',
+    ],
     // Node's own recursive mkdir loops for ever under procfs (src/fsdirs.ts): said at once instead.
     ['a folder under procfs', ['--ledger', '/proc/darkroom-test/darkroom.db'], null, '/proc/darkroom-test/darkroom.db'],
   ] as const)('%s: exit 2, one line naming it and what to do, no call made', async (_name, flags, inYaml, shown) => {

@@ -22,7 +22,8 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-const BUSY = /^darkroom: another darkroom run \(pid (\d+)\) is using the ledger .+; wait for it to end or stop it \(it runs on \S+ since \S+Z; darkroom status works alongside\)$/;
+const BUSY =
+  /^darkroom: another darkroom run \(pid (\d+)\) is using the ledger .+; wait for it to end or stop it \(it runs on \S+ since \S+Z; darkroom status works alongside\)$/;
 
 describe('a ledger in use, reached by another path', () => {
   it('a symbolic link, a hard link and `..` paths are each refused with the busy line; the first run is left alone', async () => {
@@ -58,7 +59,11 @@ describe('a ledger in use, reached by another path', () => {
     const refused = [];
     for (const p of [symlink, hardlink, throughLink, plainDots]) {
       // A refusal takes a second; a run let through would wait a minute on its creates.
-      const second = await runCli(['run', job.jobsFile, '--ledger', p, '--base-url', sim.apiUrl, '--quiet'], { DARKROOM_TEST_KEY: KEY }, { timeoutMs: 20_000 });
+      const second = await runCli(
+        ['run', job.jobsFile, '--ledger', p, '--base-url', sim.apiUrl, '--quiet'],
+        { DARKROOM_TEST_KEY: KEY },
+        { timeoutMs: 20_000 },
+      );
       const lines = second.stderr.trim().split('\n');
       refused.push({ path: p, code: second.code, lines: lines.length, busy: BUSY.test(lines[0]!), pid: Number(BUSY.exec(lines[0]!)?.[1]) });
     }
@@ -101,7 +106,9 @@ describe('a lock held on another host', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(
-        new RegExp(`^darkroom: the ledger ${job.ledgerFile} is locked by darkroom run on nas-7f3a \\(pid 4100, since \\S+Z\\), which cannot be checked from here; if that run is known to be gone, run again with --break-lock nas-7f3a:4100$`),
+        new RegExp(
+          `^darkroom: the ledger ${job.ledgerFile} is locked by darkroom run on nas-7f3a \\(pid 4100, since \\S+Z\\), which cannot be checked from here; if that run is known to be gone, run again with --break-lock nas-7f3a:4100$`,
+        ),
       ),
     ]);
     expect(callsSeen(sim, FP)).toBe(0);

@@ -56,72 +56,95 @@ async function release(fifos: readonly string[], text: string): Promise<void> {
   for (const fd of fds) closeSync(fd);
 }
 
-const BUSY = /^darkroom: another darkroom run \(pid (\d+)\) is using the ledger .+; wait for it to end or stop it \(it runs on \S+ since \S+Z; darkroom status works alongside\)$/;
+const BUSY =
+  /^darkroom: another darkroom run \(pid (\d+)\) is using the ledger .+; wait for it to end or stop it \(it runs on \S+ since \S+Z; darkroom status works alongside\)$/;
 
 describe('two runs racing for a stale lock', () => {
-  it(`exactly one proceeds, the other exits 2 and marks nothing ambiguous (${TRIALS} trials)`, async () => {
-    const sim = await slowCreates(KEY, 31);
-    cleanups.push(() => sim.close());
-    // One task slot: each run sends one create, which hangs (slow answers) until it is killed.
-    // The killed create may be running at the service, so its slot stays counted busy for the
-    // next winner (src/scheduler/taskBound.ts) for at most the polling cap: 1.2 s here.
-    const job = await makeJob({ photos: TRIALS + 2, steps: [{ capability: 'enhance' }], extra: { limits: { activeTasks: 1, pollCapMinutes: 0.02 } } });
-    cleanups.push(job.cleanup);
-    const args = ['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'];
-    const env = { DARKROOM_TEST_KEY: KEY };
-    const live: ReturnType<typeof runCli>[] = [];
-    cleanups.push(async () => {
-      for (const p of live) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-      await Promise.all(live);
-    });
-    const maxSubmission = () => look<{ n: number | null }>(job.ledgerFile, 'SELECT MAX(id) AS n FROM submissions')[0]!.n ?? 0;
-    const newSending = (after: number) => waitForLedger(job.ledgerFile, (db) => count(db, `SELECT COUNT(*) AS n FROM submissions WHERE id > ${after} AND state = 'sending'`) > 0);
+  it(
+    `exactly one proceeds, the other exits 2 and marks nothing ambiguous (${TRIALS} trials)`,
+    async () => {
+      const sim = await slowCreates(KEY, 31);
+      cleanups.push(() => sim.close());
+      // One task slot: each run sends one create, which hangs (slow answers) until it is killed.
+      // The killed create may be running at the service, so its slot stays counted busy for the
+      // next winner (src/scheduler/taskBound.ts) for at most the polling cap: 1.2 s here.
+      const job = await makeJob({
+        photos: TRIALS + 2,
+        steps: [{ capability: 'enhance' }],
+        extra: { limits: { activeTasks: 1, pollCapMinutes: 0.02 } },
+      });
+      cleanups.push(job.cleanup);
+      const args = ['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'];
+      const env = { DARKROOM_TEST_KEY: KEY };
+      const live: ReturnType<typeof runCli>[] = [];
+      cleanups.push(async () => {
+        for (const p of live) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+        await Promise.all(live);
+      });
+      const maxSubmission = () => look<{ n: number | null }>(job.ledgerFile, 'SELECT MAX(id) AS n FROM submissions')[0]!.n ?? 0;
+      const newSending = (after: number) =>
+        waitForLedger(
+          job.ledgerFile,
+          (db) => count(db, `SELECT COUNT(*) AS n FROM submissions WHERE id > ${after} AND state = 'sending'`) > 0,
+        );
 
-    // The stale lock of the first trial: a run killed with its create in flight.
-    const crashed = runCli(args, env);
-    live.push(crashed);
-    await newSending(0);
-    crashed.child.kill('SIGKILL');
-    await crashed;
+      // The stale lock of the first trial: a run killed with its create in flight.
+      const crashed = runCli(args, env);
+      live.push(crashed);
+      await newSending(0);
+      crashed.child.kill('SIGKILL');
+      await crashed;
 
-    // The same job (same folder, so the same ledger, inputs and outputs) read from two FIFOs.
-    const jobText = readFileSync(job.jobsFile, 'utf8');
-    const jobsA = fifo(path.join(job.dir, 'jobs-a.yaml'));
-    const jobsB = fifo(path.join(job.dir, 'jobs-b.yaml'));
-    const outcomes: string[] = [];
-    for (let trial = 0; trial < TRIALS; trial++) {
-      const before = maxSubmission();
-      const a = runCli(['run', jobsA, ...args.slice(2)], env);
-      const b = runCli(['run', jobsB, ...args.slice(2)], env);
-      live.push(a, b);
-      await release([jobsA, jobsB], jobText);
-      const pair = [a, b];
-      // The loser is refused within seconds; the winner waits on its create for a minute.
-      const first = await Promise.race(pair.map((p, i) => p.then((r) => ({ i, r }))));
-      const loser: CliResult = first.r;
-      const winner = pair[1 - first.i]!;
-      const line = loser.stderr.trim();
-      // The winner goes on to send a create of its own (which hangs), unless it too stopped.
-      const went = await Promise.race([
-        newSending(before).then(
-          () => 'sent a create',
-          () => 'sent no create',
-        ),
-        winner.then((r) => `exited ${r.code ?? r.signal} (${r.stderr.trim().split('\n').join(' | ')} || ${r.stdout.trim().split('\n').join(' | ')})`),
-      ]);
-      const ambiguousNew = look<{ n: number }>(job.ledgerFile, `SELECT COUNT(*) AS n FROM submissions WHERE id > ${before} AND state = 'ambiguous'`)[0]!.n;
-      outcomes.push(
-        loser.code === 2 && BUSY.test(line) && Number(BUSY.exec(line)![1]) === winner.child.pid && went === 'sent a create' && ambiguousNew === 0
-          ? 'one won'
-          : `trial ${trial}: loser exit ${loser.code} (${line.split('\n').join(' | ')} || ${loser.stdout.trim().split('\n').join(' | ')}), winner ${went}, new creates ambiguous ${ambiguousNew}`,
-      );
-      // The winner dies with its create in flight: the next trial's stale lock.
-      winner.child.kill('SIGKILL');
-      await winner;
-    }
-    expect(outcomes).toEqual(Array.from({ length: TRIALS }, () => 'one won'));
-    // Every killed run's create was marked ambiguous by the next winner's recovery, once: none
-    // was sent twice, and every photo created is accounted for.
-    expect(Object.values(sim.model.audit().createsPerSource).every((n) => n === 1)).toBe(true);
-  }, Math.max(300_000, TRIALS * 5_000));
+      // The same job (same folder, so the same ledger, inputs and outputs) read from two FIFOs.
+      const jobText = readFileSync(job.jobsFile, 'utf8');
+      const jobsA = fifo(path.join(job.dir, 'jobs-a.yaml'));
+      const jobsB = fifo(path.join(job.dir, 'jobs-b.yaml'));
+      const outcomes: string[] = [];
+      for (let trial = 0; trial < TRIALS; trial++) {
+        const before = maxSubmission();
+        const a = runCli(['run', jobsA, ...args.slice(2)], env);
+        const b = runCli(['run', jobsB, ...args.slice(2)], env);
+        live.push(a, b);
+        await release([jobsA, jobsB], jobText);
+        const pair = [a, b];
+        // The loser is refused within seconds; the winner waits on its create for a minute.
+        const first = await Promise.race(pair.map((p, i) => p.then((r) => ({ i, r }))));
+        const loser: CliResult = first.r;
+        const winner = pair[1 - first.i]!;
+        const line = loser.stderr.trim();
+        // The winner goes on to send a create of its own (which hangs), unless it too stopped.
+        const went = await Promise.race([
+          newSending(before).then(
+            () => 'sent a create',
+            () => 'sent no create',
+          ),
+          winner.then(
+            (r) =>
+              `exited ${r.code ?? r.signal} (${r.stderr.trim().split('\n').join(' | ')} || ${r.stdout.trim().split('\n').join(' | ')})`,
+          ),
+        ]);
+        const ambiguousNew = look<{ n: number }>(
+          job.ledgerFile,
+          `SELECT COUNT(*) AS n FROM submissions WHERE id > ${before} AND state = 'ambiguous'`,
+        )[0]!.n;
+        outcomes.push(
+          loser.code === 2 &&
+            BUSY.test(line) &&
+            Number(BUSY.exec(line)![1]) === winner.child.pid &&
+            went === 'sent a create' &&
+            ambiguousNew === 0
+            ? 'one won'
+            : `trial ${trial}: loser exit ${loser.code} (${line.split('\n').join(' | ')} || ${loser.stdout.trim().split('\n').join(' | ')}), winner ${went}, new creates ambiguous ${ambiguousNew}`,
+        );
+        // The winner dies with its create in flight: the next trial's stale lock.
+        winner.child.kill('SIGKILL');
+        await winner;
+      }
+      expect(outcomes).toEqual(Array.from({ length: TRIALS }, () => 'one won'));
+      // Every killed run's create was marked ambiguous by the next winner's recovery, once: none
+      // was sent twice, and every photo created is accounted for.
+      expect(Object.values(sim.model.audit().createsPerSource).every((n) => n === 1)).toBe(true);
+    },
+    Math.max(300_000, TRIALS * 5_000),
+  );
 });

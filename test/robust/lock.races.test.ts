@@ -26,7 +26,16 @@ const CHILD = fileURLToPath(new URL('./lock.contender.child.mjs', import.meta.ur
 const RACES = Number(process.env.DARKROOM_LOCK_RACES ?? 200);
 const BUSY = /^another darkroom run \(pid (\d+)\) is using the ledger .+; wait for it to end or stop it/;
 
-type Reply = { ready?: true; opened?: true; won?: boolean; pid?: number; code?: string | null; message?: string; released?: true; error?: string };
+type Reply = {
+  ready?: true;
+  opened?: true;
+  won?: boolean;
+  pid?: number;
+  code?: string | null;
+  message?: string;
+  released?: true;
+  error?: string;
+};
 
 /** A contender process and the next reply it sends. */
 class Contender {

@@ -32,14 +32,17 @@ async function killedWithThreeInFlight() {
   const state = { hang: true };
   const target = new URL(sim.apiUrl);
   const proxy = await listenLocal((req, res) => {
-    const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-      if (state.hang && req.url?.endsWith('/generate')) {
-        answer.resume();
-        return;
-      }
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const up = http.request(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+      (answer) => {
+        if (state.hang && req.url?.endsWith('/generate')) {
+          answer.resume();
+          return;
+        }
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     up.on('error', () => res.destroy());
     req.pipe(up);
   });
@@ -68,14 +71,18 @@ interface HeldSlotsJson {
 }
 
 describe('a run killed with three creates in flight, their tasks long ended', () => {
-  it('the rerun finishes the other photos within a minute of the tasks\' ends, one create each, refused at most as probes; status shows the held slots while they last', async () => {
+  it("the rerun finishes the other photos within a minute of the tasks' ends, one create each, refused at most as probes; status shows the held slots while they last", async () => {
     const { sim, state, job, env, args, tasksEnded } = await killedWithThreeInFlight();
 
     // status: the three slots a run that stopped left counted busy, until when, and what frees them.
     const before = await runCli(['status', job.jobsFile], env);
-    expect(before.stdout).toMatch(/^slots    k_[0-9a-f]{12}: 3 counted busy by a run that stopped \(its creates in flight, its tasks\), until \d\d:\d\d:\d\d at most; a run asks the service before then; `darkroom retry --held` frees them$/m);
+    expect(before.stdout).toMatch(
+      /^slots    k_[0-9a-f]{12}: 3 counted busy by a run that stopped \(its creates in flight, its tasks\), until \d\d:\d\d:\d\d at most; a run asks the service before then; `darkroom retry --held` frees them$/m,
+    );
     const beforeJson = JSON.parse((await runCli(['status', job.jobsFile, '--json'], env)).stdout) as HeldSlotsJson;
-    expect(beforeJson.heldSlots).toEqual([{ key: FP, slots: 3, heldCreates: 0, deadRun: 3, untilMs: expect.any(Number), freedBy: 'darkroom retry --held' }]);
+    expect(beforeJson.heldSlots).toEqual([
+      { key: FP, slots: 3, heldCreates: 0, deadRun: 3, untilMs: expect.any(Number), freedBy: 'darkroom retry --held' },
+    ]);
     expect(beforeJson.heldSlots[0]!.untilMs).toBeGreaterThan(Date.now() + 5 * 60_000);
 
     // The rerun: the service answers again.
@@ -102,14 +109,16 @@ describe('a run killed with three creates in flight, their tasks long ended', ()
     // No 429 but on api_key_active_tasks (a probe the service refused, no credit).
     const k = audit.keys[FP]!;
     expect(k.rejected429).toBe(k.rejectedByScope.api_key_active_tasks ?? 0);
-    console.log(`resumed: 9 photos done ${((finished - tasksEnded) / 1000).toFixed(1)} s after the held tasks ended; ${k.rejected429} create(s) refused (api_key_active_tasks)`);
+    console.log(
+      `resumed: 9 photos done ${((finished - tasksEnded) / 1000).toFixed(1)} s after the held tasks ended; ${k.rejected429} create(s) refused (api_key_active_tasks)`,
+    );
 
     // The held creates' slots were shown free by the creates the service accepted: none counted now.
     const after = JSON.parse((await runCli(['status', job.jobsFile, '--json'], env)).stdout) as HeldSlotsJson;
     expect(after).toMatchObject({ held: 3, heldSlots: [] });
   }, 180_000);
 
-  it('`retry --held` lists the stopped run\'s creates in flight and frees their slots: the next run creates at once', async () => {
+  it("`retry --held` lists the stopped run's creates in flight and frees their slots: the next run creates at once", async () => {
     const { sim, state, job, env, args } = await killedWithThreeInFlight();
     const retry = await runCli(['retry', '--held', job.jobsFile, '--yes'], env);
     expect(retry.code, retry.stderr).toBe(0);

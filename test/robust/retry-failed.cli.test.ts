@@ -44,8 +44,13 @@ function failAsOldDarkroomDid(file: string, itemId: number): void {
   const db = new Database(file);
   try {
     db.transaction(() => {
-      db.prepare("UPDATE items SET state = 'failed', reason = ? WHERE id = ?").run('download of x failed: result host answered HTTP 503', itemId);
-      db.prepare("INSERT INTO transitions (item_id, at_ms, from_state, to_state, note) VALUES (?, 0, 'downloading', 'failed', 'old darkroom')").run(itemId);
+      db.prepare("UPDATE items SET state = 'failed', reason = ? WHERE id = ?").run(
+        'download of x failed: result host answered HTTP 503',
+        itemId,
+      );
+      db.prepare(
+        "INSERT INTO transitions (item_id, at_ms, from_state, to_state, note) VALUES (?, 0, 'downloading', 'failed', 'old darkroom')",
+      ).run(itemId);
     })();
   } finally {
     db.close();
@@ -103,7 +108,9 @@ describe('darkroom retry --failed', () => {
     expect(r.stderr).toContain(`${errored}  step 1 (enhance): enhance task`);
     expect(r.stderr).toMatch(/ended ERROR \(not retryable\)/);
     expect(r.stderr).toContain(`${paidOnly}  step 1 (enhance): download of x failed`);
-    expect(r.stderr).toMatch(/1 of them only need their download: the task succeeded and was paid for; they go back to be downloaded, at no cost/);
+    expect(r.stderr).toMatch(
+      /1 of them only need their download: the task succeeded and was paid for; they go back to be downloaded, at no cost/,
+    );
     expect(r.stderr).toMatch(/1 of them will be created again: 1 create\(s\), 1 credit\(s\)/);
     expect(r.stderr).toMatch(/1 skipped input\(s\) are not retried by this: they are bad files/);
     expect(r.stderr).toMatch(/retry --failed needs a yes, and there is no terminal to ask on: .* --yes/);
@@ -123,12 +130,17 @@ describe('darkroom retry --failed', () => {
   it('--yes re-queues: the paid one to be downloaded, the other to be created again; skipped stays skipped', async () => {
     const r = await runCli(['retry', '--failed', '--yes', job.jobsFile]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/re-queued 2 photo\(s\): 1 to be downloaded \(paid already, no cost\); 1 to be created again \(1 credit\(s\)\)\. Run `darkroom run .*` to continue\./);
+    expect(r.stdout).toMatch(
+      /re-queued 2 photo\(s\): 1 to be downloaded \(paid already, no cost\); 1 to be created again \(1 credit\(s\)\)\. Run `darkroom run .*` to continue\./,
+    );
     expect(stateOf(job.ledgerFile, paidOnly)).toBe('succeeded');
     expect(stateOf(job.ledgerFile, errored)).toBe('queued');
     expect(stateOf(job.ledgerFile, 'broken.jpg')).toBe('skipped');
     const notes = query<{ note: string }>(job.ledgerFile, "SELECT note FROM transitions WHERE from_state = 'failed' ORDER BY id");
-    expect(notes.map((n) => n.note)).toEqual(['darkroom retry --failed: paid, only the download was missing', 'darkroom retry --failed: uploaded and created again']);
+    expect(notes.map((n) => n.note)).toEqual([
+      'darkroom retry --failed: paid, only the download was missing',
+      'darkroom retry --failed: uploaded and created again',
+    ]);
   });
 
   it('the next run downloads the paid one without a create, and creates the other once more', async () => {
@@ -171,7 +183,14 @@ describe('darkroom retry --failed', () => {
 });
 
 describe('the cost of retrying', () => {
-  const failed = (fromStep: number, kind: 'create' | 'download' = 'create') => ({ id: 1, path: 'p.jpg', step: fromStep, reason: null, kind, fromStep });
+  const failed = (fromStep: number, kind: 'create' | 'download' = 'create') => ({
+    id: 1,
+    path: 'p.jpg',
+    step: fromStep,
+    reason: null,
+    kind,
+    fromStep,
+  });
 
   it('counts a create per step from where each photo starts again, priced by the jobs file or the spec', () => {
     expect(retryCost([failed(0), failed(1)], ['enhance', 'image2image'], {})).toEqual({ creates: 3, credits: 3, unpriced: [] });

@@ -96,7 +96,7 @@ describe('held photos at the command line', () => {
     const r = await runOnTty(['retry', '--held', job.jobsFile], 'y');
     expect(r.output).toMatch(/re-queued 1 photo\(s\): 1 to be created again/);
     expect(r.code).toBe(0);
-    expect(query(job.ledgerFile, "SELECT state, hold_kind FROM items WHERE rel_path = ?", heldPath)).toEqual([
+    expect(query(job.ledgerFile, 'SELECT state, hold_kind FROM items WHERE rel_path = ?', heldPath)).toEqual([
       { state: 'uploaded', hold_kind: null },
     ]);
     // The operator's decision is on record.

@@ -50,7 +50,8 @@ function filesUnder(dir: string): { file: string; bytes: Buffer }[] {
     });
 }
 
-const mentions = (bytes: Buffer | string) => Buffer.from(bytes).includes(Buffer.from(CANARY)) || Buffer.from(bytes).includes(Buffer.from(CANARY, 'utf16le'));
+const mentions = (bytes: Buffer | string) =>
+  Buffer.from(bytes).includes(Buffer.from(CANARY)) || Buffer.from(bytes).includes(Buffer.from(CANARY, 'utf16le'));
 
 describe('the key', () => {
   it('is nowhere in output, log or ledger after a whole job under faults, and never reached the result host', async () => {
@@ -122,7 +123,13 @@ describe('the key', () => {
     ledger.items.move(1, 'queued', 'uploading', { key_fp: 'k' });
     ledger.items.move(1, 'uploading', 'uploaded', { input_url: 'http://x/u.jpg' });
     const s = ledger.submissions.begin(ledger.items.get(1)!, 'enhance', 'k', 'dr-1');
-    ledger.submissions.accept(s, ledger.items.get(1)!, { taskId: 't1', businessType: 'ENHANCE', responseRequestId: null, waitHintMs: null, pollAtMs: 0 });
+    ledger.submissions.accept(s, ledger.items.get(1)!, {
+      taskId: 't1',
+      businessType: 'ENHANCE',
+      responseRequestId: null,
+      waitHintMs: null,
+      pollAtMs: 0,
+    });
     const item = ledger.tasks.succeeded(ledger.items.get(1)!, `${results.url}/r/p.jpg`, true);
     const outcome = await downloadStage(ledger, item, {
       outputDir: path.join(dir, 'out'),

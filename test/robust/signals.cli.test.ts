@@ -115,7 +115,10 @@ describe('an interrupted run', () => {
     const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
     const run = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], envFor(job));
-    await waitForLedger(job.ledgerFile, (db) => (db.prepare("SELECT COUNT(*) AS n FROM items WHERE state = 'active'").get() as { n: number }).n === 3);
+    await waitForLedger(
+      job.ledgerFile,
+      (db) => (db.prepare("SELECT COUNT(*) AS n FROM items WHERE state = 'active'").get() as { n: number }).n === 3,
+    );
     const t0 = Date.now();
     run.child.kill('SIGTERM');
     const r = await run;
@@ -173,7 +176,9 @@ describe('one runner per ledger (L6)', () => {
 
     const second = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl], envFor(job));
     expect(second.code).toBe(2);
-    expect(second.stderr.trim()).toMatch(/^darkroom: another darkroom run \(pid \d+\) is using the ledger .*darkroom\.db; wait for it to end or stop it/);
+    expect(second.stderr.trim()).toMatch(
+      /^darkroom: another darkroom run \(pid \d+\) is using the ledger .*darkroom\.db; wait for it to end or stop it/,
+    );
     expect(sim.model.audit().keys[fingerprintKey(KEY)]!.calls).toBeGreaterThan(0);
 
     const status = await runCli(['status', job.jobsFile, '--json']);

@@ -63,7 +63,10 @@ describe('task outcomes', () => {
     expect(r.result.status).toMatchObject({ total: 4, done: 4, failed: 0 });
     expect(r.audit.faults.vanishedTask).toBe(4);
     expect(Object.values(r.audit.createsPerSource)).toEqual([2, 2, 2, 2]);
-    const expired = query<{ status: string; reason: string }>(job.ledgerFile, "SELECT status, reason FROM attempts WHERE status = 'EXPIRED'");
+    const expired = query<{ status: string; reason: string }>(
+      job.ledgerFile,
+      "SELECT status, reason FROM attempts WHERE status = 'EXPIRED'",
+    );
     expect(expired).toHaveLength(4);
     for (const e of expired) expect(e.reason).toMatch(/vanished \(404\/-60404, requestId [^)]+\); creating it again once/);
   });
@@ -116,8 +119,8 @@ describe('task outcomes', () => {
     const r = await simulate({ job, ledger, sim: { latency: { medianMs: 8 * 60_000, sigma: 0.01 } } });
     expect(r.result.status).toMatchObject({ total: 2, held: 2, done: 0 });
     for (const p of r.result.status.problems) expect(p.reason).toMatch(/still (REQUESTED|PENDING) after the polling cap of 5 min; held/);
-    expect(query(job.ledgerFile, "SELECT DISTINCT hold_kind FROM items")).toEqual([{ hold_kind: 'timeout' }]);
-    expect(query(job.ledgerFile, "SELECT DISTINCT status FROM attempts")).toEqual([{ status: 'TIMEOUT' }]);
+    expect(query(job.ledgerFile, 'SELECT DISTINCT hold_kind FROM items')).toEqual([{ hold_kind: 'timeout' }]);
+    expect(query(job.ledgerFile, 'SELECT DISTINCT status FROM attempts')).toEqual([{ status: 'TIMEOUT' }]);
 
     const restore = installClock(r.clock); // the operator acts at the simulation's time
     const requeued = ledger.held.requeue(['ambiguous', 'timeout'], 'test');

@@ -13,7 +13,11 @@ afterEach(() => {
 /** A grey subject on a white ground: background removal has something to keep, colorize something to tint. */
 async function subject(file: string, width = 40, height = 32): Promise<void> {
   mkdirSync(path.dirname(file), { recursive: true });
-  const square = await sharp({ create: { width: Math.round(width / 2), height: Math.round(height / 2), channels: 3, background: { r: 90, g: 90, b: 90 } } }).png().toBuffer();
+  const square = await sharp({
+    create: { width: Math.round(width / 2), height: Math.round(height / 2), channels: 3, background: { r: 90, g: 90, b: 90 } },
+  })
+    .png()
+    .toBuffer();
   await sharp({ create: { width, height, channels: 3, background: { r: 255, g: 255, b: 255 } } })
     .composite([{ input: square, left: Math.round(width / 4), top: Math.round(height / 4) }])
     .jpeg({ quality: 95 })
@@ -98,7 +102,13 @@ describe('every capability, from config to downloaded result', () => {
     const job = await makeJob({
       photos: 0,
       steps: [{ capability: 'colorize' }, { capability: 'remove-background' }],
-      extra: { service: { apiKeyEnv: 'DARKROOM_TEST_KEY', baseUrl: 'http://sim.invalid', businessTypes: { colorize: 'COLORIZE', 'remove-background': 'REMOVE_BACKGROUND' } } },
+      extra: {
+        service: {
+          apiKeyEnv: 'DARKROOM_TEST_KEY',
+          baseUrl: 'http://sim.invalid',
+          businessTypes: { colorize: 'COLORIZE', 'remove-background': 'REMOVE_BACKGROUND' },
+        },
+      },
     });
     cleanups.push(job.cleanup);
     await subject(path.join(job.inputDir, 'p.jpg'));

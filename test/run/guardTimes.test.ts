@@ -12,10 +12,13 @@ describe('parseDuration (--max-duration)', () => {
     expect(parseDuration(' 5S ')).toBe(5000);
   });
 
-  it.each(['', '6', 'h', '1.5h', '-1h', '30m1h', '1h 30m', '1d', '0s', '0h0m', 'six hours'])('refuses %j with a one-line usage error', (text) => {
-    expect(() => parseDuration(text)).toThrow(GuardArgumentError);
-    expect(() => parseDuration(text)).toThrow(/--max-duration: expected a duration/);
-  });
+  it.each(['', '6', 'h', '1.5h', '-1h', '30m1h', '1h 30m', '1d', '0s', '0h0m', 'six hours'])(
+    'refuses %j with a one-line usage error',
+    (text) => {
+      expect(() => parseDuration(text)).toThrow(GuardArgumentError);
+      expect(() => parseDuration(text)).toThrow(/--max-duration: expected a duration/);
+    },
+  );
 });
 
 describe('nextLocalTime (--until)', () => {

@@ -21,7 +21,10 @@ describe('Guards: --max-credits', () => {
     clk = new VirtualClock();
     restore = installClock(clk);
     ledger = Ledger.open(':memory:');
-    discovered(ledger, Array.from({ length: 10 }, (_, i) => `p${i}.jpg`));
+    discovered(
+      ledger,
+      Array.from({ length: 10 }, (_, i) => `p${i}.jpg`),
+    );
     run = { stopped: false, noCreates: false, accountStop: undefined, halt: undefined };
   });
   afterEach(() => {
@@ -50,7 +53,14 @@ describe('Guards: --max-credits', () => {
     const reads: number[] = [];
     const guards = new Guards(
       { maxCredits: 4 },
-      { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => (reads.push(clk.now()), readings.shift() ?? 103) },
+      {
+        ledger,
+        config,
+        run,
+        log: silentLogger(),
+        wake: () => {},
+        readUsedCredit: async () => (reads.push(clk.now()), readings.shift() ?? 103),
+      },
     );
     await guards.begin(true);
     expect(reads).toHaveLength(1);
@@ -72,8 +82,11 @@ describe('Guards: --max-credits', () => {
     await guards.end();
   });
 
-  it('without a reading (the call failed) counts this run\'s creates at the price known, 1 when the spec gives none', async () => {
-    const guards = new Guards({ maxCredits: 2 }, { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => null });
+  it("without a reading (the call failed) counts this run's creates at the price known, 1 when the spec gives none", async () => {
+    const guards = new Guards(
+      { maxCredits: 2 },
+      { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => null },
+    );
     await guards.begin(true);
     expect(guards.mayCreate(item(1))).toBe(true);
     create(1);
@@ -85,12 +98,18 @@ describe('Guards: --max-credits', () => {
 
   it('reads nothing while nothing is created, and nothing at all with no work', async () => {
     let reads = 0;
-    const guards = new Guards({ maxCredits: 50 }, { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => (reads++, 0) });
+    const guards = new Guards(
+      { maxCredits: 50 },
+      { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => (reads++, 0) },
+    );
     await guards.begin(true);
     await pass(10 * 60_000);
     expect(reads).toBe(1);
     await guards.end();
-    const idle = new Guards({ maxCredits: 50 }, { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => (reads++, 0) });
+    const idle = new Guards(
+      { maxCredits: 50 },
+      { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => (reads++, 0) },
+    );
     await idle.begin(false);
     expect(reads).toBe(1);
     await idle.end();

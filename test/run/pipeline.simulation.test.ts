@@ -28,7 +28,7 @@ function attempts(s: SimSession): Attempt[] {
 }
 
 describe('a multi-step pipeline', () => {
-  it('passes each step\'s result URL to the next: one upload a photo, no intermediate downloaded, the last result is the output', async () => {
+  it("passes each step's result URL to the next: one upload a photo, no intermediate downloaded, the last result is the output", async () => {
     const job = await makeJob({ photos: 0, steps: THREE });
     cleanups.push(job.cleanup);
     const names = await photos(job.inputDir, 10);
@@ -93,7 +93,9 @@ describe('a multi-step pipeline', () => {
     expect(filesUnder(job.outputDir)).toEqual(['album/grandma.jpg', 'album/grandma.jpg.json', 'album/grandma.restore.jpg']);
     const car = JSON.parse(readFileSync(path.join(job.outputDir, 'album/grandma.jpg.json'), 'utf8'));
     const { createHash } = await import('node:crypto');
-    const sha = createHash('sha256').update(readFileSync(path.join(job.inputDir, 'album/grandma.jpg'))).digest('hex');
+    const sha = createHash('sha256')
+      .update(readFileSync(path.join(job.inputDir, 'album/grandma.jpg')))
+      .digest('hex');
     expect(car).toMatchObject({
       darkroom: 1,
       output: 'album/grandma.jpg',

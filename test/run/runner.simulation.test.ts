@@ -39,7 +39,12 @@ describe('a whole run against the in-process simulator under a virtual clock', (
   });
 
   it('creates a FAILed task again up to maxAttempts, reusing the uploaded image', async () => {
-    const r = await simulate({ photos: 6, steps: [{ capability: 'enhance' }], extra: { maxAttempts: 3 }, sim: { outcomes: { fail: 0.5 } } });
+    const r = await simulate({
+      photos: 6,
+      steps: [{ capability: 'enhance' }],
+      extra: { maxAttempts: 3 },
+      sim: { outcomes: { fail: 0.5 } },
+    });
     cleanups.push(r.job.cleanup);
     const k = Object.values(r.audit.keys)[0]!;
     expect(k.uploads).toBe(6);

@@ -8,8 +8,19 @@ let restore: (() => void) | undefined;
 afterEach(() => restore?.());
 
 const rec = (atMs: number, httpStatus: number | null, businessCode: number | null): CallRecord => ({
-  atMs, method: 'GET', endpoint: '/api/v1/tasks/{businessType}/{taskId}', path: '/x', httpStatus, businessCode,
-  requestId: null, sentRequestId: 'dr-1', durationMs: 1, errorCode: httpStatus === null ? 'NOT_SENT' : null, sent: httpStatus !== null, retryAfterMs: null, rateLimit: null,
+  atMs,
+  method: 'GET',
+  endpoint: '/api/v1/tasks/{businessType}/{taskId}',
+  path: '/x',
+  httpStatus,
+  businessCode,
+  requestId: null,
+  sentRequestId: 'dr-1',
+  durationMs: 1,
+  errorCode: httpStatus === null ? 'NOT_SENT' : null,
+  sent: httpStatus !== null,
+  retryAfterMs: null,
+  rateLimit: null,
 });
 
 describe('ServiceContact: an outage after the service answered', () => {

@@ -38,12 +38,25 @@ async function twoMachines(seed: number): Promise<TwoRuns> {
   const restore = installClock(clock);
   const cleanups: (() => void)[] = [];
   try {
-    const model = new SimModel({ keys: [KEY], seed, resultOrigin: 'http://results.invalid', processing: 'passthrough', latency: { medianMs: 3000, sigma: 0.3 }, limits: LIMITS });
+    const model = new SimModel({
+      keys: [KEY],
+      seed,
+      resultOrigin: 'http://results.invalid',
+      processing: 'passthrough',
+      latency: { medianMs: 3000, sigma: 0.3 },
+      limits: LIMITS,
+    });
     const answers: TwoRuns['answers'] = [];
     const ends: number[] = [];
     const runs: Promise<RunResult>[] = [];
     for (let m = 0; m < 2; m++) {
-      const job = await makeJob({ photos: PHOTOS, photoOffset: 100 * m, steps: [{ capability: 'enhance' }], baseUrl: 'http://sim.invalid', extra: { limits: LIMITS } });
+      const job = await makeJob({
+        photos: PHOTOS,
+        photoOffset: 100 * m,
+        steps: [{ capability: 'enhance' }],
+        baseUrl: 'http://sim.invalid',
+        extra: { limits: LIMITS },
+      });
       cleanups.push(job.cleanup);
       const config = loadConfig(job.jobsFile, { env: {} });
       const ledger = Ledger.open(':memory:');
@@ -107,20 +120,23 @@ function burstAfterFull(answers: readonly { atMs: number; status: number; scope?
 }
 
 describe('one key on two machines, simulated', () => {
-  it.each([1, 2, 3, 4])('seed %i: both finish with one create a photo, ≤ 10% of calls refused, the window ≥ 70% used while both run', async (seed) => {
-    const r = await twoMachines(seed);
-    for (const res of r.results) expect(res.status).toMatchObject({ total: PHOTOS, done: PHOTOS, pending: 0 });
-    const audit = r.model.audit();
-    expect(Object.values(audit.createsPerSource)).toEqual(Array.from({ length: 2 * PHOTOS }, () => 1));
-    const k = audit.keys[fingerprintKey(KEY)]!;
-    expect(k.rejected429 / k.calls, JSON.stringify(k.rejectedByScope)).toBeLessThanOrEqual(0.1);
-    expect(windowUse(r)).toBeGreaterThanOrEqual(0.7);
-    // Never a burst when the window frees: each machine spaces its calls under its share
-    // (without, both sent what had waited at once: 10 to 12 calls within 2 s).
-    expect(burstAfterFull(r.answers)).toBeLessThanOrEqual(6);
-    expect(k.maxActiveTasks).toBeLessThanOrEqual(LIMITS.activeTasks);
-    // Neither waits long on the other once alone: a key store that only counted the other's
-    // calls as its own would keep the second run at its share for minutes.
-    expect(Math.max(...r.ends)).toBeLessThan(300_000);
-  });
+  it.each([1, 2, 3, 4])(
+    'seed %i: both finish with one create a photo, ≤ 10% of calls refused, the window ≥ 70% used while both run',
+    async (seed) => {
+      const r = await twoMachines(seed);
+      for (const res of r.results) expect(res.status).toMatchObject({ total: PHOTOS, done: PHOTOS, pending: 0 });
+      const audit = r.model.audit();
+      expect(Object.values(audit.createsPerSource)).toEqual(Array.from({ length: 2 * PHOTOS }, () => 1));
+      const k = audit.keys[fingerprintKey(KEY)]!;
+      expect(k.rejected429 / k.calls, JSON.stringify(k.rejectedByScope)).toBeLessThanOrEqual(0.1);
+      expect(windowUse(r)).toBeGreaterThanOrEqual(0.7);
+      // Never a burst when the window frees: each machine spaces its calls under its share
+      // (without, both sent what had waited at once: 10 to 12 calls within 2 s).
+      expect(burstAfterFull(r.answers)).toBeLessThanOrEqual(6);
+      expect(k.maxActiveTasks).toBeLessThanOrEqual(LIMITS.activeTasks);
+      // Neither waits long on the other once alone: a key store that only counted the other's
+      // calls as its own would keep the second run at its share for minutes.
+      expect(Math.max(...r.ends)).toBeLessThan(300_000);
+    },
+  );
 });

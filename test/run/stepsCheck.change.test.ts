@@ -102,13 +102,18 @@ describe('a changed step list', () => {
     const refused = await runNight(n);
     expect(refused.exitCode).toBe(2);
     expect(callsSeen(n.model)).toBe(calls);
-    expect(refused.halt?.message).toMatch(/the job's steps changed: \d+ photo\(s\) were started under other steps .*nothing was sent.*--redo-steps/);
+    expect(refused.halt?.message).toMatch(
+      /the job's steps changed: \d+ photo\(s\) were started under other steps .*nothing was sent.*--redo-steps/,
+    );
     const c = refused.stepsChange!;
     expect(c.outcome).toBe('refused');
     expect(c.redo).toBe(started(n));
     expect(c.redo).toBeGreaterThan(first.status.done);
     expect(c.cost.creates).toBe(c.redo);
-    expect(c.others[0]!.steps).toEqual([{ capability: 'upscale', resolution: '4K' }, { capability: 'upscale', resolution: '4K' }]);
+    expect(c.others[0]!.steps).toEqual([
+      { capability: 'upscale', resolution: '4K' },
+      { capability: 'upscale', resolution: '4K' },
+    ]);
     // nothing moved: the refusal wrote nothing
     expect(refused.status.states).toEqual(first.status.states);
 
@@ -120,10 +125,13 @@ describe('a changed step list', () => {
       const size = n.job.sizes.get(rel)!;
       expect([o.width, o.height], rel).toEqual([size.width * 2, size.height * 2]);
       expect(o.sidecar.stepsSig, rel).toBe(sig);
-      expect(o.sidecar.steps.map((s) => s.capability), rel).toEqual(['upscale']);
+      expect(
+        o.sidecar.steps.map((s) => s.capability),
+        rel,
+      ).toEqual(['upscale']);
     }
     expect(filesUnder(n.job.outputDir).filter((f) => !/\.jpg(\.json)?$/.test(f))).toEqual([]);
-    expect(query<{ n: number }>(n.job.ledgerFile, "SELECT COUNT(*) AS n FROM items WHERE steps_sig != ?", sig)[0]!.n).toBe(0);
+    expect(query<{ n: number }>(n.job.ledgerFile, 'SELECT COUNT(*) AS n FROM items WHERE steps_sig != ?', sig)[0]!.n).toBe(0);
   });
 
   it('an added step: refused the same way; --redo-steps makes every output two steps, the old one-step outputs replaced', async () => {
@@ -141,7 +149,10 @@ describe('a changed step list', () => {
     for (const [rel, o] of await outputs(n)) {
       const size = n.job.sizes.get(rel)!;
       expect([o.width, o.height], rel).toEqual([size.width * 4, size.height * 4]);
-      expect(o.sidecar.steps.map((s) => s.capability), rel).toEqual(['upscale', 'upscale']);
+      expect(
+        o.sidecar.steps.map((s) => s.capability),
+        rel,
+      ).toEqual(['upscale', 'upscale']);
       expect(o.sidecar.stepsSig, rel).toBe(stepsSignature(TWO as StepConfig[]));
     }
   });
@@ -160,7 +171,10 @@ describe('a changed step list', () => {
     const redone = await runNight(n, { redoSteps: true });
     expect(redone.exitCode).toBe(0);
     for (const [rel, o] of await outputs(n)) {
-      expect(o.sidecar.steps.map((s) => s.options), rel).toEqual([{ mode: 'portrait' }]);
+      expect(
+        o.sidecar.steps.map((s) => s.options),
+        rel,
+      ).toEqual([{ mode: 'portrait' }]);
       expect(o.sidecar.steps[0]!.taskIds, rel).toHaveLength(1);
     }
     const abandoned = query<{ n: number; open: number }>(
@@ -199,7 +213,10 @@ describe('a changed step list', () => {
     const r = await runNight(n);
     expect(r.exitCode).toBe(1);
     expect(r.stepsChange).toMatchObject({ outcome: 'bound', redo: 0, failed: 3 });
-    const rows = query<{ steps_sig: string; step_index: number; state: string }>(job.ledgerFile, 'SELECT steps_sig, step_index, state FROM items');
+    const rows = query<{ steps_sig: string; step_index: number; state: string }>(
+      job.ledgerFile,
+      'SELECT steps_sig, step_index, state FROM items',
+    );
     expect(rows).toEqual(Array(3).fill({ steps_sig: stepsSignature(ONE as StepConfig[]), step_index: 0, state: 'failed' }));
   });
 });
@@ -219,7 +236,10 @@ describe('outputs redone under new steps', () => {
     expect(now).toEqual(old.map((f) => f.replace(/\.jpg(\.json)?$/, '.png$1')).sort());
     for (const f of now.filter((x) => x.endsWith('.json'))) {
       const sc = JSON.parse(readFileSync(path.join(n.job.outputDir, f), 'utf8')) as SidecarSteps;
-      expect(sc.steps.map((s) => s.capability), f).toEqual(['remove-background']);
+      expect(
+        sc.steps.map((s) => s.capability),
+        f,
+      ).toEqual(['remove-background']);
     }
     expect(query<{ n: number }>(n.job.ledgerFile, "SELECT COUNT(*) AS n FROM output_files WHERE path LIKE '%.jpg%'")[0]!.n).toBe(0);
   });

@@ -15,7 +15,7 @@ afterEach(() => {
 
 const sig = (steps: unknown[]) => stepsSignature(steps as StepConfig[]);
 
-describe('a step list\'s signature', () => {
+describe("a step list's signature", () => {
   it('changes with any field of any step and with their order, not with the order of keys or unset fields', () => {
     const base = [{ capability: 'restore' }, { capability: 'upscale', resolution: '4K', mode: 'general' }];
     expect(sig(base)).toMatch(/^[0-9a-f]{16}$/);
@@ -31,7 +31,9 @@ describe('a step list\'s signature', () => {
     ]) {
       expect(sig(other), JSON.stringify(other)).not.toBe(sig(base));
     }
-    expect(sig([{ capability: 'image2image', style: 'sepia', prompt: 'a' }])).not.toBe(sig([{ capability: 'image2image', style: 'sepia', prompt: 'b' }]));
+    expect(sig([{ capability: 'image2image', style: 'sepia', prompt: 'a' }])).not.toBe(
+      sig([{ capability: 'image2image', style: 'sepia', prompt: 'b' }]),
+    );
     expect(describeSteps(base as StepConfig[])).toBe('restore → upscale (mode general, resolution 4K)');
   });
 });
@@ -40,11 +42,13 @@ describe('a ledger from before step lists were recorded', () => {
   /** What migration 008 leaves of an older ledger: no signatures, meta `pipeline` naming the capabilities. */
   function forget(file: string): void {
     const db = new Database(file);
-    db.exec("UPDATE items SET steps_sig = NULL; UPDATE attempts SET steps_sig = NULL; UPDATE output_files SET steps_sig = NULL; DELETE FROM step_lists;");
+    db.exec(
+      'UPDATE items SET steps_sig = NULL; UPDATE attempts SET steps_sig = NULL; UPDATE output_files SET steps_sig = NULL; DELETE FROM step_lists;',
+    );
     db.close();
   }
 
-  it('photos of the same capabilities adopt the job\'s list; of other capabilities, they are refused, named from meta pipeline', async () => {
+  it("photos of the same capabilities adopt the job's list; of other capabilities, they are refused, named from meta pipeline", async () => {
     const job = await makeJob({ photos: 3, steps: [{ capability: 'restore' }, { capability: 'upscale' }] });
     const n = simSession({ job, seed: 4242, sim: { seed: 5 }, ledger: job.ledgerFile, runOptions: { graceMs: 0 } });
     cleanups.push(job.cleanup, () => n.ledger.close());
@@ -57,7 +61,9 @@ describe('a ledger from before step lists were recorded', () => {
     cleanups.push(() => m.ledger.close());
     const refused = (await simulate(m)).result;
     expect(refused.exitCode).toBe(2);
-    expect(refused.stepsChange!.others).toEqual([expect.objectContaining({ sig: LEGACY_SIG, done: 3, steps: [{ capability: 'restore' }, { capability: 'upscale' }] })]);
+    expect(refused.stepsChange!.others).toEqual([
+      expect.objectContaining({ sig: LEGACY_SIG, done: 3, steps: [{ capability: 'restore' }, { capability: 'upscale' }] }),
+    ]);
 
     // same capabilities (options unknown then): taken for the job's own list, nothing redone
     setSteps(job, [{ capability: 'restore' }, { capability: 'upscale', resolution: '4K' }]);
@@ -70,7 +76,7 @@ describe('a ledger from before step lists were recorded', () => {
     const db = new Database(':memory:');
     migrate(db, ':memory:', readMigrations().slice(0, 5));
     db.prepare("INSERT INTO meta (key, value) VALUES ('pipeline', ?)").run(JSON.stringify(['restore', 'upscale']));
-    const ins = db.prepare("INSERT INTO items (rel_path, src_path, state, step_index, created_ms, updated_ms) VALUES (?, ?, ?, ?, 0, 0)");
+    const ins = db.prepare('INSERT INTO items (rel_path, src_path, state, step_index, created_ms, updated_ms) VALUES (?, ?, ?, ?, 0, 0)');
     ins.run('a.jpg', '/a.jpg', 'done', 1);
     ins.run('b.jpg', '/b.jpg', 'active', 1);
     ins.run('c.jpg', '/c.jpg', 'queued', 0);

@@ -6,7 +6,6 @@ import { nextPollAt, solvePollTable } from '../../src/scheduler/schedule.js';
 import { Rng } from '../../src/sim/random.js';
 import { RollingWindow } from '../../src/spec/window.js';
 
-
 describe('shape-free latency (issue 16)', () => {
   it('the histogram learns a bimodal shape from the intervals tasks ended in', () => {
     const rng = new Rng(7);
@@ -31,7 +30,7 @@ describe('shape-free latency (issue 16)', () => {
     // the schedule it gives skips the gap: no poll between 8 s and 35 s at a moderate price
     const t = d.table(0.5 / 10);
     const polls: number[] = [];
-    for (let at = 0; polls.length < 60 && at < 6.5; ) polls.push((at = nextPollAt(t, at)) * 10);
+    for (let at = 0; polls.length < 60 && at < 6.5;) polls.push((at = nextPollAt(t, at)) * 10);
     expect(polls.some((s) => s > 4 && s < 7)).toBe(true); // the fast hump is polled
     const firstAfter8 = polls.find((s) => s > 8)!;
     expect(firstAfter8).toBeGreaterThan(30); // …then nothing until the slow one
@@ -60,7 +59,15 @@ describe('shape-free latency (issue 16)', () => {
 
 describe('one price per poll, from the work left and the calls left', () => {
   const typical = [[{ scaleMs: 12_000, dist: GridDist.normal(0.3) }]];
-  const work = (windows: WorkLeft['windows'], n = 30, callsPerMinute = 100): WorkLeft => ({ uploads: n, tasks: n, active: 0, slots: 3, callsPerMinute, capabilities: ['enhance'], windows });
+  const work = (windows: WorkLeft['windows'], n = 30, callsPerMinute = 100): WorkLeft => ({
+    uploads: n,
+    tasks: n,
+    active: 0,
+    slots: 3,
+    callsPerMinute,
+    capabilities: ['enhance'],
+    windows,
+  });
   const rolling = (limit: number, spanMs: number) => {
     const w = new RollingWindow(limit, spanMs);
     return { headroom: limit, waitFor: (k: number) => w.waitFor(0, k) };
@@ -104,7 +111,7 @@ describe('one price per poll, from the work left and the calls left', () => {
     expect(taskPrice(PRICE_FLOOR_MS, 10_000, relativeShare(plenty))).toBe(PRICE_FLOOR_MS);
   });
 
-  it('a tight key is sparing only while its calls bind: once the calls left fit, the spec key\'s floor', () => {
+  it("a tight key is sparing only while its calls bind: once the calls left fit, the spec key's floor", () => {
     // The last task of a run on a 20-a-minute key, the minute window with room: no sparing.
     const last: WorkLeft = { ...work([rolling(20, 61_000), rolling(1000, 3_601_000)], 30, 20), uploads: 0, tasks: 0, active: 1 };
     expect(priceFromBudget(last, typical)).toEqual({ priceMs: PRICE_FLOOR_MS / 3, binding: -1, share: 3 });

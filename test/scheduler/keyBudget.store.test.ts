@@ -22,20 +22,30 @@ const LIMITS = { callsPerMinute: 10, callsPerHour: 100, activeTasks: 3 };
 
 // Times are given explicitly; what the budget reads from the clock itself (an answer's time) is T0.
 const { stateDir, open, clock } = keyStores(T0, FP);
-const answer = (sentRequestId: string, httpStatus = 200, extra: Partial<CallRecord> = {}) => callAnswer(T0, sentRequestId, httpStatus, extra);
+const answer = (sentRequestId: string, httpStatus = 200, extra: Partial<CallRecord> = {}) =>
+  callAnswer(T0, sentRequestId, httpStatus, extra);
 
 /** One process's budget: its owner id, and which other processes it believes alive. */
 function budget(store: KeyStore, owner: string, o: Partial<KeyBudgetOptions> & { alive?: Set<number> } = {}, now = T0): KeyBudget {
   const alive = o.alive ?? new Set<number>();
   return new KeyBudget(
     store,
-    { owner, limits: LIMITS, taskBoundMs: () => BOUND, callTimeoutMs: TIMEOUT, marginMs: 0, createReserve: 0, liveness: (pid) => alive.has(pid), ...o },
+    {
+      owner,
+      limits: LIMITS,
+      taskBoundMs: () => BOUND,
+      callTimeoutMs: TIMEOUT,
+      marginMs: 0,
+      createReserve: 0,
+      liveness: (pid) => alive.has(pid),
+      ...o,
+    },
     now,
   );
 }
 
 describe('the key store file', () => {
-  it('is named by the key\'s fingerprint, 0600, in a folder darkroom makes 0700', () => {
+  it("is named by the key's fingerprint, 0600, in a folder darkroom makes 0700", () => {
     const dir = stateDir();
     open(dir);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
@@ -63,7 +73,7 @@ describe('reservations across two connections to one store (two processes)', () 
     expect(b.reserve(T0 + 60_001, 'poll')).toBeUndefined(); // A's call counts in B's window
   });
 
-  it('one slot count: creates of two processes share the key\'s three slots', () => {
+  it("one slot count: creates of two processes share the key's three slots", () => {
     const dir = stateDir();
     const a = budget(open(dir), 'run-a');
     const b = budget(open(dir), 'run-b');
@@ -209,7 +219,7 @@ describe('held creates (outcome unknown)', () => {
 });
 
 describe('whose rows count', () => {
-  it('a live owner\'s creates and tasks count in full; a dead owner\'s until they expire', () => {
+  it("a live owner's creates and tasks count in full; a dead owner's until they expire", () => {
     const dir = stateDir();
     const alive = new Set<number>([101]);
     const other = budget(open(dir), 'run-other');
@@ -274,7 +284,10 @@ describe('what the service says about other clients of the key', () => {
     p.sending(t, T0, 'dr-429');
     p.answered(
       t,
-      answer('dr-429', 429, { rateLimit: { limit: 10, remaining: 0, resetAtMs: T0 + 20_000, scope: 'api_key_minute' }, retryAfterMs: 20_000 }),
+      answer('dr-429', 429, {
+        rateLimit: { limit: 10, remaining: 0, resetAtMs: T0 + 20_000, scope: 'api_key_minute' },
+        retryAfterMs: 20_000,
+      }),
     );
     expect(p.usage(T0 + 1).minute).toBe(10);
     expect(p.reserve(T0 + 19_999, 'poll')).toBeUndefined();

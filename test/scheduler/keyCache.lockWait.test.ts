@@ -27,7 +27,19 @@ const answer = (sentRequestId: string) => callAnswer(T0, sentRequestId);
 
 function budget(): { a: KeyBudget; file: string } {
   const store = open(stateDir());
-  const a = new KeyBudget(store, { owner: 'run-a', limits: LIMITS, taskBoundMs: () => 5 * 60_000, callTimeoutMs: 1000, marginMs: 1000, createReserve: 0, liveness: () => true }, T0);
+  const a = new KeyBudget(
+    store,
+    {
+      owner: 'run-a',
+      limits: LIMITS,
+      taskBoundMs: () => 5 * 60_000,
+      callTimeoutMs: 1000,
+      marginMs: 1000,
+      createReserve: 0,
+      liveness: () => true,
+    },
+    T0,
+  );
   return { a, file: store.file };
 }
 
@@ -60,8 +72,8 @@ async function commitDuring(file: string, write: () => void): Promise<void> {
   expect(await exited).toBe(0);
 }
 
-describe('a write to the key store that waits for another process\'s commit', () => {
-  it('a task\'s end: the other process\'s create is still counted, and no fourth create is reserved', async () => {
+describe("a write to the key store that waits for another process's commit", () => {
+  it("a task's end: the other process's create is still counted, and no fourth create is reserved", async () => {
     const { a, file } = budget();
     const t = a.reserve(T0, 'create', { itemId: 1 })!;
     a.sending(t, T0, 'dr-c1');
@@ -78,7 +90,7 @@ describe('a write to the key store that waits for another process\'s commit', ()
     expect(a.reserve(T0 + 1002, 'create', { itemId: 4 })).toBeUndefined();
   });
 
-  it('a late answer (its call re-timed, then completed): the other process\'s create is still counted', async () => {
+  it("a late answer (its call re-timed, then completed): the other process's create is still counted", async () => {
     const { a, file } = budget();
     const t = a.reserve(T0, 'poll')!;
     a.sending(t, T0, 'dr-p1');

@@ -17,7 +17,19 @@ const BOUND_MS = 10 * 60_000;
 const { stateDir, open } = keyStores(T0, FP);
 
 function budget(): KeyBudget {
-  return new KeyBudget(open(stateDir()), { owner: 'run-a', limits: LIMITS, taskBoundMs: () => BOUND_MS, callTimeoutMs: 1000, marginMs: 1000, createReserve: 0, liveness: () => true }, T0);
+  return new KeyBudget(
+    open(stateDir()),
+    {
+      owner: 'run-a',
+      limits: LIMITS,
+      taskBoundMs: () => BOUND_MS,
+      callTimeoutMs: 1000,
+      marginMs: 1000,
+      createReserve: 0,
+      liveness: () => true,
+    },
+    T0,
+  );
 }
 
 /** A create sent at `at` and accepted as `taskId`. */

@@ -25,7 +25,11 @@ describe('optimal poll schedule', () => {
   const draws = normals(40_000);
 
   it('spends the polls and leaves the lag it says it will', () => {
-    for (const [sigma, price] of [[0.5, 0.05], [0.26, 0.4], [0.8, 0.02]] as const) {
+    for (const [sigma, price] of [
+      [0.5, 0.05],
+      [0.26, 0.4],
+      [0.8, 0.02],
+    ] as const) {
       const t = solvePollTable(sigma, price);
       const seen = follow(t, sigma, draws);
       expect(seen.polls).toBeCloseTo(t.polls, 1);

@@ -32,12 +32,18 @@ async function elsewhere(model: SimModel, clock: VirtualClock, n: number): Promi
   }
 }
 
-describe('the key\'s windows at the start of a run', () => {
+describe("the key's windows at the start of a run", () => {
   it('are seeded from GET /usage: calls made elsewhere with the key are counted, and never run into', async () => {
     const job = await makeJob({ photos: 10, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
     const clock = new VirtualClock(START);
-    const model = new SimModel({ keys: [SIM_KEY], seed: 8, resultOrigin: 'http://results.invalid', processing: 'passthrough', latency: { medianMs: 5_000, sigma: 0.3 } });
+    const model = new SimModel({
+      keys: [SIM_KEY],
+      seed: 8,
+      resultOrigin: 'http://results.invalid',
+      processing: 'passthrough',
+      latency: { medianMs: 5_000, sigma: 0.3 },
+    });
     // Another machine spent 90 of the minute's 100 calls a few seconds ago.
     await elsewhere(model, clock, 90);
     clock.advanceBy(5_000);

@@ -8,9 +8,13 @@ afterEach(() => {
 });
 
 describe('the places kept for creates', () => {
-  it('are kept while a create may come soon, the minute\'s given to a poll while every slot is held, all once nothing is left to create', () => {
+  it("are kept while a create may come soon, the minute's given to a poll while every slot is held, all once nothing is left to create", () => {
     // 19 of 20 calls in the minute (no arrival margin here): one place left, the one kept for creates.
-    const b = new CallBudget({ callsPerMinute: 20, callsPerHour: 1000 }, Array.from({ length: 19 }, (_, i) => i), 0);
+    const b = new CallBudget(
+      { callsPerMinute: 20, callsPerHour: 1000 },
+      Array.from({ length: 19 }, (_, i) => i),
+      0,
+    );
     expect(b.availableAt(100, true)).toBe(100);
     expect(b.availableAt(100)).toBe(60_000);
     b.setCreatesAhead('later');
@@ -18,7 +22,11 @@ describe('the places kept for creates', () => {
     b.setCreatesAhead('soon');
     expect(b.availableAt(100)).toBe(60_000);
     // The hour's kept places stay kept while creates are to come, and are the last polls' once none are.
-    const h = new CallBudget({ callsPerMinute: 100, callsPerHour: 30 }, Array.from({ length: 27 }, (_, i) => i * 1000), 0);
+    const h = new CallBudget(
+      { callsPerMinute: 100, callsPerHour: 30 },
+      Array.from({ length: 27 }, (_, i) => i * 1000),
+      0,
+    );
     h.setCreatesAhead('later');
     expect(h.availableAt(100_000)).toBe(3_600_000);
     h.setCreatesAhead('none');
@@ -26,7 +34,7 @@ describe('the places kept for creates', () => {
   });
 });
 
-describe('a tight key\'s windows, used whole', () => {
+describe("a tight key's windows, used whole", () => {
   it('40 photos of 2–5 s tasks at 20 calls a minute: every window before the last full, the work done as the seventh opens', async () => {
     const r = await simulate({
       photos: 40,

@@ -55,9 +55,7 @@ describe('window arithmetic', () => {
   it('maxInAnyWindow and countInWindow agree with brute force on random timestamps', () => {
     const rng = new Rng(11);
     for (let round = 0; round < 50; round++) {
-      const times = Array.from({ length: 1 + Math.floor(rng.uniform() * 60) }, () => Math.floor(rng.uniform() * 300)).sort(
-        (a, b) => a - b,
-      );
+      const times = Array.from({ length: 1 + Math.floor(rng.uniform() * 60) }, () => Math.floor(rng.uniform() * 300)).sort((a, b) => a - b);
       const span = 1 + Math.floor(rng.uniform() * 80);
       let brute = 0;
       for (const end of times) brute = Math.max(brute, times.filter((t) => t > end - span && t <= end).length);

@@ -146,7 +146,14 @@ describe('fault: malformed JSON on a 200', () => {
     expect(Object.values(audit.createsPerSource)).toEqual([1]);
     expect(audit.keys[fp]!.activeNow).toBe(1);
     expect(audit.faultedCreates).toEqual([
-      { fault: 'malformedJson', sentRequestId: 'create-1', requestId: 'create-1', taskId: expect.any(String), sourceId: expect.any(String), atMs: START },
+      {
+        fault: 'malformedJson',
+        sentRequestId: 'create-1',
+        requestId: 'create-1',
+        taskId: expect.any(String),
+        sourceId: expect.any(String),
+        atMs: START,
+      },
     ]);
     const taskId = audit.faultedCreates[0]!.taskId;
     const polled = await raw(model, 'GET', `/api/v1/tasks/RESTORE/${taskId}`);

@@ -53,10 +53,12 @@ async function modelWithImage(faults: NonNullable<Parameters<typeof newModel>[0]
 describe('fault: dropped create (in-process)', () => {
   it('throws TransportError ECONNRESET with sent: true, and the task is real', async () => {
     const { model, image } = await modelWithImage({ droppedCreate: { probability: 1 } });
-    const err = await inProcessTransport(model).send(createRequest(image, 'drop-1')).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await inProcessTransport(model)
+      .send(createRequest(image, 'drop-1'))
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(TransportError);
     expect(err).toMatchObject({ transportCode: 'ECONNRESET', sent: true });
 
@@ -66,7 +68,14 @@ describe('fault: dropped create (in-process)', () => {
     expect(Object.values(audit.createsPerSource)).toEqual([1]);
     expect(audit.faults.droppedCreate).toBe(1);
     expect(audit.faultedCreates).toEqual([
-      { fault: 'droppedCreate', sentRequestId: 'drop-1', requestId: 'drop-1', taskId: expect.any(String), sourceId: Object.keys(audit.createsPerSource)[0], atMs: START },
+      {
+        fault: 'droppedCreate',
+        sentRequestId: 'drop-1',
+        requestId: 'drop-1',
+        taskId: expect.any(String),
+        sourceId: Object.keys(audit.createsPerSource)[0],
+        atMs: START,
+      },
     ]);
     const polled = await raw(model, 'GET', `/api/v1/tasks/RESTORE/${audit.faultedCreates[0]!.taskId}`);
     expect(parse(polled).data.status).toBe('REQUESTED');

@@ -63,12 +63,10 @@ describe('fault: dropped create over HTTP', () => {
     // The project's transport sees it as "may have reached the service".
     const transport = undiciTransport();
     try {
-      const sent = await transport
-        .send({ url: `${s.apiUrl}/api/v1/restore/generate`, ...createOpts(image, 'http-drop-2') })
-        .then(
-          () => undefined,
-          (e: unknown) => e,
-        );
+      const sent = await transport.send({ url: `${s.apiUrl}/api/v1/restore/generate`, ...createOpts(image, 'http-drop-2') }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(sent).toBeInstanceOf(TransportError);
       expect((sent as TransportError).sent).toBe(true);
     } finally {
@@ -101,7 +99,10 @@ describe('fault: slow answer over HTTP', () => {
     await vi.waitFor(() => expect(s.model.audit().tasks).toBe(1));
     h.clock.advanceBy(34_999);
     let answered = false;
-    void pending.then(() => (answered = true), () => (answered = true));
+    void pending.then(
+      () => (answered = true),
+      () => (answered = true),
+    );
     await new Promise((r) => setImmediate(r));
     expect(answered).toBe(false);
     h.clock.advanceTo(START + 35_000);

@@ -104,7 +104,10 @@ const DENSE: FaultConfig = {
  * A scripted client: upload once, then create, poll and download in turn, one call every
  * 2 s, tolerating whatever it gets. Returns one line per answer.
  */
-async function script(faults: FaultProfileName | FaultConfig | undefined, seed: number): Promise<{ trace: string[]; audit: ReturnType<ReturnType<typeof newModel>['audit']> }> {
+async function script(
+  faults: FaultProfileName | FaultConfig | undefined,
+  seed: number,
+): Promise<{ trace: string[]; audit: ReturnType<ReturnType<typeof newModel>['audit']> }> {
   // Its own clock from START, so two scripts in one test start from the same moment.
   const vc = new VirtualClock(START);
   const restore = installClock(vc);
@@ -115,8 +118,17 @@ async function script(faults: FaultProfileName | FaultConfig | undefined, seed: 
   }
 }
 
-async function scriptOn(vc: VirtualClock, faults: FaultProfileName | FaultConfig | undefined, seed: number): Promise<{ trace: string[]; audit: ReturnType<ReturnType<typeof newModel>['audit']> }> {
-  const model = newModel({ seed, latency: { medianMs: 6_000, sigma: 0.5 }, processing: 'passthrough', ...(faults === undefined ? {} : { faults }) });
+async function scriptOn(
+  vc: VirtualClock,
+  faults: FaultProfileName | FaultConfig | undefined,
+  seed: number,
+): Promise<{ trace: string[]; audit: ReturnType<ReturnType<typeof newModel>['audit']> }> {
+  const model = newModel({
+    seed,
+    latency: { medianMs: 6_000, sigma: 0.5 },
+    processing: 'passthrough',
+    ...(faults === undefined ? {} : { faults }),
+  });
   const image = await testImage(24, 16);
   const trace: string[] = [];
   let imageUrl: string | undefined;

@@ -49,7 +49,12 @@ export async function call(
   return decode(await model.handleApi({ method, path, headers, body }));
 }
 
-export function multipart(field: string, bytes: Buffer, filename = 'photo.bin', boundary = 'XbOuNdArY123'): {
+export function multipart(
+  field: string,
+  bytes: Buffer,
+  filename = 'photo.bin',
+  boundary = 'XbOuNdArY123',
+): {
   body: Buffer;
   contentType: string;
 } {
@@ -69,11 +74,7 @@ export async function upload(model: SimModel, bytes: Buffer, key = KEY): Promise
 }
 
 /** A photo-like test image: a flat background with a differently coloured square in the middle. */
-export function testImage(
-  width = 64,
-  height = 48,
-  format: 'jpeg' | 'png' | 'webp' = 'png',
-): Promise<Buffer> {
+export function testImage(width = 64, height = 48, format: 'jpeg' | 'png' | 'webp' = 'png'): Promise<Buffer> {
   const square = Math.floor(Math.min(width, height) / 2);
   return sharp({ create: { width, height, channels: 3, background: { r: 240, g: 240, b: 240 } } })
     .composite([

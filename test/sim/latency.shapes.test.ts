@@ -43,7 +43,12 @@ describe('simulator latency shapes (issue 16)', () => {
   });
 
   it('bimodal puts its share in the slow hump and nothing between the humps', () => {
-    const shape: LatencyShape = { kind: 'bimodal', fast: { minMs: 4_000, maxMs: 6_000 }, slow: { minMs: 40_000, maxMs: 60_000 }, slowShare: 0.3 };
+    const shape: LatencyShape = {
+      kind: 'bimodal',
+      fast: { minMs: 4_000, maxMs: 6_000 },
+      slow: { minMs: 40_000, maxMs: 60_000 },
+      slowShare: 0.3,
+    };
     const xs = draws(shape, 4000);
     const slow = xs.filter((x) => x >= 40_000).length / xs.length;
     expect(slow).toBeGreaterThan(0.27);
@@ -72,6 +77,8 @@ describe('simulator latency shapes (issue 16)', () => {
     expect(o.latency.restore).toEqual({ kind: 'uniform', minMs: 1, maxMs: 2 });
     expect(o.latency.upscale).toEqual({ medianMs: 20_000, sigma: 0.5 });
     expect(o.waitTimeBias).toBe(0.5);
-    expect(() => resolveSimOptions({ keys: ['k'], resultOrigin: 'http://x.invalid', latency: { kind: 'uniform', minMs: 5, maxMs: 1 } })).toThrow(/uniform/);
+    expect(() =>
+      resolveSimOptions({ keys: ['k'], resultOrigin: 'http://x.invalid', latency: { kind: 'uniform', minMs: 5, maxMs: 1 } }),
+    ).toThrow(/uniform/);
   });
 });

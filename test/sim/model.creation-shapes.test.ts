@@ -75,7 +75,11 @@ describe('creation responses', () => {
     const a = await call(off, 'POST', '/api/v1/enhance/generate', { json: { image } });
     expect(a.body.data.tasks[0].asyncTaskQueueVO.waitTime).toBe(0);
 
-    const noisy = newModel({ latency: { medianMs: 20_000, sigma: 0 }, waitTimeHint: { noiseSigma: 0.3 }, limits: { activeTasks: 1000, callsPerMinute: 1000 } });
+    const noisy = newModel({
+      latency: { medianMs: 20_000, sigma: 0 },
+      waitTimeHint: { noiseSigma: 0.3 },
+      limits: { activeTasks: 1000, callsPerMinute: 1000 },
+    });
     const image2 = await upload(noisy, await testImage());
     const waits: number[] = [];
     for (let i = 0; i < 200; i++) {

@@ -52,7 +52,14 @@ describe('authentication', () => {
 describe('create validation', () => {
   it('rejects a missing image, base64, data: and non-http inputs with 400/-2', async () => {
     const model = newModel();
-    for (const body of [{}, { image: '' }, { image: 'iVBORw0KGgoAAAANSUhEUg==' }, { image: 'data:image/png;base64,iVBO' }, { image: 'ftp://x/y.png' }, { image: 42 }]) {
+    for (const body of [
+      {},
+      { image: '' },
+      { image: 'iVBORw0KGgoAAAANSUhEUg==' },
+      { image: 'data:image/png;base64,iVBO' },
+      { image: 'ftp://x/y.png' },
+      { image: 42 },
+    ]) {
       const a = await call(model, 'POST', '/api/v1/restore/generate', { json: body });
       expect(a.status, JSON.stringify(body)).toBe(400);
       expect(a.body.code, JSON.stringify(body)).toBe(-2);
@@ -129,7 +136,11 @@ describe('create validation', () => {
 describe('upload', () => {
   it('accepts JPG, PNG and WEBP by content, whatever the file name says', async () => {
     const model = newModel();
-    for (const [format, ext] of [['jpeg', 'jpg'], ['png', 'png'], ['webp', 'webp']] as const) {
+    for (const [format, ext] of [
+      ['jpeg', 'jpg'],
+      ['png', 'png'],
+      ['webp', 'webp'],
+    ] as const) {
       const url = await upload(model, await testImage(20, 20, format));
       expect(url).toMatch(new RegExp(`^${ORIGIN}/uploads/[A-Za-z0-9_-]+\\.${ext}$`));
     }
@@ -138,10 +149,7 @@ describe('upload', () => {
   it('rejects other content, a missing field and a non-multipart body with 400/-2', async () => {
     const model = newModel();
     const gif = Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;', 'latin1');
-    const cases = [
-      multipart('image', gif),
-      multipart('file', await testImage()),
-    ];
+    const cases = [multipart('image', gif), multipart('file', await testImage())];
     for (const { body, contentType } of cases) {
       const a = await call(model, 'POST', '/api/v1/image/upload', { body, headers: { 'content-type': contentType } });
       expect(a.status).toBe(400);

@@ -41,7 +41,11 @@ describe('result processing', () => {
   it('upscales really: ×2 for 4K and by default, ×4 for 8K', async () => {
     const model = newModel({ latency: fixed });
     const image = await upload(model, await testImage(64, 48));
-    for (const [resolution, w, h2] of [[undefined, 128, 96], ['4K', 128, 96], ['8K', 256, 192]] as const) {
+    for (const [resolution, w, h2] of [
+      [undefined, 128, 96],
+      ['4K', 128, 96],
+      ['8K', 256, 192],
+    ] as const) {
       const r = await runTask(model, '/api/v1/upscale/generate', 'UPSCALE', { image, ...(resolution ? { resolution } : {}) });
       const meta = await sharp(r.bytes).metadata();
       expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', w, h2]);
@@ -80,7 +84,10 @@ describe('result processing', () => {
 
   it('sketches dark lines on white, also from a PNG with an alpha channel', async () => {
     const model = newModel({ latency: fixed });
-    const rgba = await sharp(await testImage(64, 48)).ensureAlpha().png().toBuffer();
+    const rgba = await sharp(await testImage(64, 48))
+      .ensureAlpha()
+      .png()
+      .toBuffer();
     const image = await upload(model, rgba);
     const r = await runTask(model, '/api/v1/image2image/generate', 'IMAGE_TO_IMAGE', { image, style: 'sketch' });
     const stats = await sharp(r.bytes).stats();
@@ -90,7 +97,10 @@ describe('result processing', () => {
 
   it('removes the background of a greyscale PNG too', async () => {
     const model = newModel({ latency: fixed });
-    const grey = await sharp(await testImage(64, 48)).greyscale().png().toBuffer();
+    const grey = await sharp(await testImage(64, 48))
+      .greyscale()
+      .png()
+      .toBuffer();
     const image = await upload(model, grey);
     const r = await runTask(model, '/api/v1/background/remove/generate', 'REMOVE_BACKGROUND', { image });
     const { data, info } = await sharp(r.bytes).raw().toBuffer({ resolveWithObject: true });
@@ -100,7 +110,10 @@ describe('result processing', () => {
 
   it('colorizes a grey image into colour', async () => {
     const model = newModel({ latency: fixed });
-    const grey = await sharp(await testImage(64, 48)).greyscale().png().toBuffer();
+    const grey = await sharp(await testImage(64, 48))
+      .greyscale()
+      .png()
+      .toBuffer();
     const image = await upload(model, grey);
     const r = await runTask(model, '/api/v1/colorize/generate', 'COLORIZE', { image });
     const stats = await sharp(r.bytes).stats();

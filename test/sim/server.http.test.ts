@@ -79,9 +79,7 @@ describe('the HTTP simulator', () => {
     expect(leaky.statusCode).toBe(200); // still served: the leak is recorded, not prevented
     await leaky.body.dump();
     audit = await json(await request(`${sim.apiUrl}/__sim/audit`));
-    expect(audit.keyLeaks).toEqual([
-      { path: new URL(resultUrl).pathname, atMs: START + 5000, keyFingerprint: fingerprintKey(KEY) },
-    ]);
+    expect(audit.keyLeaks).toEqual([{ path: new URL(resultUrl).pathname, atMs: START + 5000, keyFingerprint: fingerprintKey(KEY) }]);
     expect(JSON.stringify(audit)).not.toContain(KEY);
     const k = audit.keys[fingerprintKey(KEY)];
     expect(k).toMatchObject({ calls: 3, accepted: 3, uploads: 1, creates: 1, polls: 1, maxActiveTasks: 1, activeNow: 0 });

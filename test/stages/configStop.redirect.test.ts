@@ -44,7 +44,11 @@ describe('a redirecting base URL', () => {
 
   it('one 307 on the first upload stops the run (exit 2); a rerun with the redirect gone finishes, one create a photo', async () => {
     const { job: j, ledger } = await job(4);
-    const r1 = await simulate({ job: j, ledger, sim: { faults: { redirect: { to: 'https://elsewhere.example', calls: 'upload', times: 1 } } } });
+    const r1 = await simulate({
+      job: j,
+      ledger,
+      sim: { faults: { redirect: { to: 'https://elsewhere.example', calls: 'upload', times: 1 } } },
+    });
     expect(r1.result.exitCode).toBe(2);
     expect(r1.result.halt!.message).toMatch(/the base URL redirects to https:\/\/elsewhere\.example\/api\/v1\/image\/upload \(.*HTTP 307/);
     expect(r1.result.status).toMatchObject({ failed: 0, held: 0 });
@@ -63,7 +67,9 @@ describe('a redirecting base URL', () => {
       expect(r1.result.status.failed, calls).toBe(0);
       expect(r1.result.status.held, calls).toBe(0);
       if (calls === 'create') {
-        expect(query(j.ledgerFile, "SELECT state, code FROM submissions WHERE http_status = 307"), calls).toEqual([{ state: 'rejected', code: null }]);
+        expect(query(j.ledgerFile, 'SELECT state, code FROM submissions WHERE http_status = 307'), calls).toEqual([
+          { state: 'rejected', code: null },
+        ]);
       }
       const r2 = await simulate({ job: j, ledger, model: r1.model, clock: r1.clock });
       expect(r2.result.exitCode, calls).toBe(0);

@@ -37,7 +37,10 @@ describe('a forgotten upload', () => {
     expect(Object.values(r.audit.uploadsPerSource)).toEqual([2, 2, 2, 2]);
     expect(Object.values(r.audit.createsPerSource)).toEqual([1, 1, 1, 1]);
     expect(r.audit.tasksByStatus).toEqual({ SUCCESS: 4 });
-    const subs = query<{ item_id: number; state: string; code: number | null }>(job.ledgerFile, 'SELECT item_id, state, code FROM submissions ORDER BY item_id, id');
+    const subs = query<{ item_id: number; state: string; code: number | null }>(
+      job.ledgerFile,
+      'SELECT item_id, state, code FROM submissions ORDER BY item_id, id',
+    );
     for (let id = 1; id <= 4; id++) {
       expect(subs.filter((s) => s.item_id === id).map((s) => [s.state, s.code])).toEqual([
         ['rejected', -2],
@@ -45,7 +48,10 @@ describe('a forgotten upload', () => {
       ]);
     }
     expect(query(job.ledgerFile, 'SELECT DISTINCT forgotten_uploads FROM items')).toEqual([{ forgotten_uploads: 1 }]);
-    const notes = query<{ note: string }>(job.ledgerFile, "SELECT note FROM transitions WHERE from_state = 'submitting' AND to_state = 'queued'");
+    const notes = query<{ note: string }>(
+      job.ledgerFile,
+      "SELECT note FROM transitions WHERE from_state = 'submitting' AND to_state = 'queued'",
+    );
     expect(notes).toHaveLength(4);
     expect(notes[0]!.note).toMatch(/no longer knows the uploaded image .*uploading it again/);
   });
