@@ -26,7 +26,7 @@ const PER_COMMAND: Record<CommandName, readonly string[]> = {
   report: [`${EXIT.ok} the report is written`, CODES.usage],
   manifest: [
     `${EXIT.ok} the manifests are written`,
-    `${EXIT.someFailed} written, and some file darkroom wrote is missing or changed since`,
+    `${EXIT.someFailed} written, and some file darkroom wrote is missing, changed since, or outside the output folder`,
     CODES.usage,
   ],
   sim: [`${EXIT.ok} stopped by Ctrl-C`, CODES.usage],

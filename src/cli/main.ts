@@ -386,7 +386,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('json', {
             type: 'boolean',
             default: false,
-            describe: '{"outputDir","files","outputs","written":[…],"missing":[…],"changed":[…],"takenNow"}',
+            describe: '{"outputDir","files","outputs","written":[…],"missing":[…],"changed":[…],"elsewhere":[…],"takenNow"}',
           })
           .example('darkroom manifest jobs.yaml', 'then: cd out && sha256sum -c manifest-sha256.txt')
           .epilog(exitCodesEpilog('manifest')),

@@ -16,7 +16,7 @@ const NAMES_SHOWN = 10;
 /**
  * `darkroom manifest`: the checksum manifests and provenance.csv written in the output
  * folder (lib/manifest.ts); the lines to print and the exit code: 1 when a file darkroom
- * wrote is missing or no longer what it wrote.
+ * wrote is missing, no longer what it wrote, or outside the output folder.
  */
 export async function manifestCommand(args: ManifestArgs): Promise<{ text: string; exitCode: number; summary: ManifestSummary }> {
   const cwd = args.cwd ?? process.cwd();

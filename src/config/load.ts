@@ -263,7 +263,7 @@ function fromZod(file: string, raw: unknown, error: z.ZodError): ConfigError {
   if (issue.code === 'unrecognized_keys') {
     const keys = (issue as { keys: string[] }).keys;
     const at = keyPath ? `${keyPath}.` : '';
-    return new ConfigError(file, `${at}${keys[0]}`, 'unknown key; check its spelling against jobs.example.yaml');
+    return new ConfigError(file, `${at}${keys[0]}`, 'unknown key; check its spelling against docs/guide/job-file.md');
   }
   const got = valueAt(raw, issue.path);
   if (got !== undefined && !/, got /.test(detail)) detail += `, got ${JSON.stringify(got)}`;
