@@ -419,16 +419,16 @@ export async function writeOutputsOfDone(ledger: Ledger, io: Omit<WriteIo, 'down
     const was = ledger.outputFiles.fileMetadata(source) ?? NO_METADATA;
     let meta = was;
     let facts: FileFacts | undefined;
-    const record = (f: FileFacts) =>
+    // The file as recorded: with its checksums once written here, else (the same file) as it was.
+    const record = (f?: FileFacts) =>
       ledger.outputFiles.recordFile({
         path: target.path,
         itemId: item.id,
         inputId: input.id,
         kind: 'output',
         stepIndex: last,
-        bytes: f.bytes,
-        sha256: f.sha256,
-        sha512: f.sha512,
+        bytes: f?.bytes ?? size,
+        ...(f ? { sha256: f.sha256, sha512: f.sha512 } : {}),
         meta,
       });
     if (target.path !== source) {
@@ -440,15 +440,7 @@ export async function writeOutputsOfDone(ledger: Ledger, io: Omit<WriteIo, 'down
       const from = { path: source, bytes: size, ext, meta: was, facts: { bytes: size, sha256: '', sha512: '' } };
       facts = await clock.hold(io.copy(target.path, from, { beforeRename: record, ...(finalize ? { finalize } : {}) }));
     } else {
-      ledger.outputFiles.recordFile({
-        path: target.path,
-        itemId: item.id,
-        inputId: input.id,
-        kind: 'output',
-        stepIndex: last,
-        bytes: size,
-        meta,
-      });
+      record();
     }
     if (opts.output.sidecar.json) await writeSidecar(ledger, item, target, { bytes: facts?.bytes ?? size, ext, facts, meta }, opts, io);
     if (opts.output.sidecar.xmp) await writeXmpSidecar(ledger, item, target, last, opts, io);

@@ -24,7 +24,7 @@ import { count, look, slowCreates, waitForLedger } from './ledgerHelpers.js';
  */
 
 const KEY = 'lock-race-key-3b8d51';
-const TRIALS = Number(process.env.DARKROOM_LOCK_TRIALS ?? 20);
+const TRIALS = Number(process.env.DARKROOM_LOCK_TRIALS ?? 10);
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
