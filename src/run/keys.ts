@@ -121,8 +121,9 @@ export async function seedFromUsage(
   let ticket;
   try {
     ticket = await budget.reserveWhenFree('account', { signal });
+    const askedAt = clock.now();
     const u = await client.withTicket(ticket).usage({ signal });
-    const foreign = budget.adoptUsage(u);
+    const foreign = budget.adoptUsage(u, clock.now(), askedAt);
     if (foreign.minute + foreign.hour > 0) {
       log.info(
         { ...foreign, minuteRemaining: u.minuteRemaining, hourRemaining: u.hourRemaining },

@@ -98,8 +98,13 @@ export class KeyBudget implements ReservationBook {
   }
 
   /** GET /usage: the service's count beyond ours is other clients' (KeyWindows.adoptUsage). */
-  adoptUsage(u: { minuteRemaining: number; hourRemaining: number }, now = clock.now()): { minute: number; hour: number } {
-    return this.windows.adoptUsage(u, now);
+  adoptUsage(u: { minuteRemaining: number; hourRemaining: number }, now = clock.now(), sentAtMs = now): { minute: number; hour: number } {
+    return this.windows.adoptUsage(u, now, sentAtMs);
+  }
+
+  /** A 429 on api_key_active_tasks no row here explains: another client holds tasks (KeyWindows.adoptOthersTasks). */
+  adoptOthersTasks(now = clock.now()): void {
+    this.windows.adoptOthersTasks(now);
   }
 
   /** Whether the service's own count was read lately; claims the reading when not (KeyWindows.claimSeed). */

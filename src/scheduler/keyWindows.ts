@@ -2,6 +2,7 @@ import type { KeyCache } from './keyCache.js';
 import { createReserve, type KeyBudgetOptions } from './keyOptions.js';
 import { shareAfterRefusal, shareFromUsage } from './keyShare.js';
 import { type Binding } from '../errors.js';
+import { MINUTE_MS } from '../spec/window.js';
 
 /**
  * A key's rolling call windows and pause, machine-wide: the CallBudget of the key's store
@@ -58,26 +59,53 @@ export class KeyWindows {
    * now — the safe side, as they may be older — so every process here counts them. The
    * hour's surplus beyond the minute's counts in the hour window only. Figures are read
    * against the configured limits, the only ones known.
+   *
+   * Ours are counted as the service surely counted them: made within its own minute before
+   * the reading (`sentAtMs`, when GET /usage left), not the wider window this machine keeps
+   * for its margin, nor calls that left while the reading was on its way. Counted in the
+   * wider window, a minute's first calls that the service had already forgotten hid as many
+   * of the others' (5 calls of another machine were read as none, and its share became the
+   * whole key: 7 calls in 50 ms at the window's reset).
    */
-  adoptUsage(u: { minuteRemaining: number; hourRemaining: number }, now: number): { minute: number; hour: number } {
+  adoptUsage(u: { minuteRemaining: number; hourRemaining: number }, now: number, sentAtMs = now): { minute: number; hour: number } {
     const cache = this.cache;
     return cache.store.immediate(() => {
       cache.refresh(now, true);
       const { callsPerMinute, callsPerHour } = this.opts.limits;
+      const after = now - MINUTE_MS;
+      const upTo = Math.min(now, sentAtMs);
       // Under a share already, the share is what keeps this machine to its part: the others'
       // calls of the last minute, put down at now, would shut the window for a minute more
       // after they were made (a machine whose partner had finished waited 40 s of each minute).
       const shared = cache.calls.shareAt(now) < 1;
-      const minute = shared ? 0 : Math.max(0, callsPerMinute - u.minuteRemaining - cache.calls.minute.count(now));
+      const ours = cache.calls.own.countBetween(now, after, upTo);
+      const othersKnown = cache.calls.minute.count(now) - cache.calls.own.count(now);
+      const minute = shared ? 0 : Math.max(0, callsPerMinute - u.minuteRemaining - ours - othersKnown);
       const hour = Math.max(0, callsPerHour - u.hourRemaining - cache.calls.hour.count(now) - minute);
       cache.addForeign(minute, now, 'both');
       cache.addForeign(hour, now, 'hour');
       // Others' calls of the last minute, as the service counts them, whatever this machine
       // had already put down to them: the share follows (keyShare.ts).
-      const others = Math.max(0, callsPerMinute - u.minuteRemaining - cache.calls.own.count(now));
+      const others = Math.max(0, callsPerMinute - u.minuteRemaining - ours);
       const share = shareFromUsage(cache.calls.shareState, others / callsPerMinute, now);
       if (share) cache.setShare(share);
       return { minute, hour };
+    });
+  }
+
+  /**
+   * A 429 on api_key_active_tasks that no slot row here explains (a create into a slot this
+   * machine counted free, held and gone runs' rows included): another client of the key
+   * holds tasks, so it spends the key's calls too. The share falls as on a window's 429
+   * (keyShare.ts), before the window is found full: two machines that each spent their
+   * windows whole met at every reset, 8 to 12 calls within 2 s.
+   */
+  adoptOthersTasks(now: number): void {
+    const cache = this.cache;
+    cache.store.immediate(() => {
+      cache.refresh(now, true);
+      const share = shareAfterRefusal(cache.calls.shareState, cache.calls.ownSpent(now), now);
+      if (share) cache.setShare(share);
     });
   }
 

@@ -243,7 +243,12 @@ export class Lane {
       const wait = Math.min(MAX_SLOT_WAIT_MS, Math.max(base, MIN_SLOT_WAIT_MS) * 2 ** (refusals - 1));
       const untilMs = Math.max(now + wait, fb.slotsRetryAtMs ?? 0);
       state.slotWait = { untilMs, probeUntilMs: untilMs, refusals, lastMs: now, lastWaitMs: untilMs - now };
-      if (!action.probe) state.slotLimit = Math.max(1, this.budget.certainSlotsInUse(now));
+      if (!action.probe) {
+        state.slotLimit = Math.max(1, this.budget.certainSlotsInUse(now));
+        // Not a probe: every row here, guessed ones too, left this slot free, so another
+        // client of the key holds it, and spends the key's calls as well.
+        this.budget.adoptOthersTasks(now);
+      }
     }
     // One of this run's tasks ended: a slot seen free, worth a create at once.
     if (fb.taskEnded && !fb.mayStillRun) state.slotWait.untilMs = 0;

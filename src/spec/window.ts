@@ -44,6 +44,14 @@ export class RollingWindow {
     return this.times.length - this.head;
   }
 
+  /** Calls of the window made after `after` and no later than `upTo`. */
+  countBetween(now: number, after: number, upTo: number): number {
+    this.evict(now);
+    let n = 0;
+    for (let i = this.head; i < this.times.length; i++) if (this.times[i]! > after && this.times[i]! <= upTo) n++;
+    return n;
+  }
+
   /** The earliest call in the window, if any. */
   earliest(now: number): number | undefined {
     return this.count(now) > 0 ? this.times[this.head] : undefined;

@@ -81,18 +81,25 @@ describe('one key on two machines (a state folder each)', () => {
     const both = Math.min(...ends);
     const answered = answers.filter((a) => a.status !== 429 && a.atMs <= both).length;
     const used = answered / (((both - t0) / 60_000) * LIMITS.callsPerMinute);
-    // Never a burst when the window frees: the most calls of the two in any 2 s once the key was first found full.
+    // Never a burst when the window frees while the key is shared: the most calls of the two in
+    // any 2 s from when the key was first found full until one machine ended. Once one has
+    // ended, the other takes the whole key back (it spends its windows whole, as a key alone
+    // does); that phase is printed, not held to the shared rule.
     const full = answers.find((a) => a.status === 429 && a.scope === 'api_key_minute')?.atMs ?? Infinity;
-    const after = answers.filter((a) => a.atMs >= full).map((a) => a.atMs);
-    let burst = 0;
-    for (let i = 0, j = 0; i < after.length; i++) {
-      while (j < after.length && after[j]! - after[i]! < 2000) j++;
-      burst = Math.max(burst, j - i);
-    }
+    const mostIn2s = (times: number[]) => {
+      let most = 0;
+      for (let i = 0, j = 0; i < times.length; i++) {
+        while (j < times.length && times[j]! - times[i]! < 2000) j++;
+        most = Math.max(most, j - i);
+      }
+      return most;
+    };
+    const burst = mostIn2s(answers.filter((a) => a.atMs >= full && a.atMs <= both).map((a) => a.atMs));
+    const aloneBurst = mostIn2s(answers.filter((a) => a.atMs > both).map((a) => a.atMs));
     console.log(
       `two machines, one key of ${LIMITS.callsPerMinute}/min, ${PHOTOS} photos each: ${k.calls} calls, ${k.rejected429} refused (${(100 * refused).toFixed(1)}%: ` +
         `${JSON.stringify(k.rejectedByScope)}); ends at ${ends.map((e) => ((e - t0) / 1000).toFixed(0)).join(' s and ')} s; ` +
-        `${answered} answered while both ran (${((both - t0) / 1000).toFixed(0)} s): the window ${(100 * used).toFixed(0)}% used; at most ${burst} calls in any 2 s once the window was full`,
+        `${answered} answered while both ran (${((both - t0) / 1000).toFixed(0)} s): the window ${(100 * used).toFixed(0)}% used; at most ${burst} calls in any 2 s once the window was full while both ran, ${aloneBurst} after one ended`,
     );
     expect(refused).toBeLessThanOrEqual(0.1);
     expect(used).toBeGreaterThanOrEqual(0.7);

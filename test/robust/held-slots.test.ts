@@ -6,7 +6,7 @@ import { installClock, VirtualClock } from '../../src/clock.js';
 import { KeyStore, Ledger } from '../../src/ledger/index.js';
 import { SimModel } from '../../src/sim/model.js';
 import { taskBoundMs } from '../../src/scheduler/taskBound.js';
-import { makeJob, writePhoto } from '../helpers/job.js';
+import { makeJob, makeTempDir, writePhoto } from '../helpers/job.js';
 import { SIM_KEY, simulate } from '../helpers/simulate.js';
 import { TransportError } from '../../src/errors.js';
 
@@ -28,9 +28,11 @@ const isCreate = (url: string) => url.endsWith('/generate');
 
 describe("held creates and the key's task slots", () => {
   it('a create whose connection was dropped holds its slot: never more than 3 tasks; refused only probes, each a while after a held create', async () => {
+    const stateDir = path.join(makeTempDir(), 'state');
     const r = await simulate({
       photos: 12,
       seed: 3,
+      stateDir,
       steps: [{ capability: 'enhance' }],
       sim: { faults: { droppedCreate: { probability: 0.3 } }, latency: { medianMs: 20_000, sigma: 0.5 } },
     });
@@ -46,6 +48,11 @@ describe("held creates and the key's task slots", () => {
     expect(k.rejected429).toBe(k.rejectedByScope.api_key_active_tasks ?? 0);
     expect(k.rejected429).toBeLessThanOrEqual(held);
     expect(Object.values(r.audit.createsPerSource).every((n) => n === 1)).toBe(true);
+    // A refused probe is explained by the held rows: no sign of another client of the key,
+    // so the machine's share of it never fell.
+    const store = KeyStore.openFor(stateDir, FP);
+    cleanups.push(() => store.close());
+    expect(store.getMeta('share')).toBeUndefined();
   });
 
   it('a resumed run asks the service once a held task has likely ended, instead of waiting as long as one could run', async () => {

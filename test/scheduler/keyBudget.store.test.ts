@@ -278,6 +278,46 @@ describe('what the service says about other clients of the key', () => {
     expect(b.usage(T0 + 60_006)).toEqual({ minute: 0, hour: 40 });
   });
 
+  it("GET /usage: our calls the service has already forgotten, or made after the reading left, hide none of the others'", () => {
+    // A machine that keeps the 1 s arrival margin: its minute window is 61 s long.
+    const a = budget(open(stateDir()), 'run-a', { marginMs: 1000 });
+    for (let i = 0; i < 4; i++) a.reserve(T0 + i, 'poll');
+    a.reserve(T0 + 60_400, 'account'); // the reading
+    a.reserve(T0 + 60_450, 'poll'); // left while the reading was on its way
+    // At T0 + 60.5 s the service's minute holds the reading and 3 calls of another machine:
+    // our four of T0 are a minute old for it (not for our wider window), the last not yet there.
+    expect(a.adoptUsage({ minuteRemaining: 6, hourRemaining: 92 }, T0 + 60_500, T0 + 60_400)).toEqual({ minute: 3, hour: 0 });
+  });
+
+  it("GET /usage while the key is shared: the others' calls of the last minute keep the share, whatever our margin", () => {
+    const a = budget(open(stateDir()), 'run-a', { marginMs: 1000 });
+    for (let i = 0; i < 4; i++) a.reserve(T0 + i, 'poll');
+    a.adoptOthersTasks(T0 + 10);
+    const shared = a.shareAt(T0 + 10);
+    expect(shared).toBeLessThan(1);
+    a.reserve(T0 + 60_400, 'account');
+    a.adoptUsage({ minuteRemaining: 6, hourRemaining: 90 }, T0 + 60_500, T0 + 60_400);
+    expect(a.shareAt(T0 + 60_500)).toBeLessThan(1);
+    // The others made none in the last minute: the whole key is ours again at once.
+    a.reserve(T0 + 130_000, 'account');
+    a.adoptUsage({ minuteRemaining: 9, hourRemaining: 80 }, T0 + 130_100, T0 + 130_000);
+    expect(a.shareAt(T0 + 130_100)).toBe(1);
+  });
+
+  it('a 429 on api_key_active_tasks no row here explains: the key is shared, for every process on this machine', () => {
+    const dir = stateDir();
+    const a = budget(open(dir), 'run-a');
+    for (let i = 0; i < 4; i++) a.reserve(T0 + i * 100, 'poll');
+    expect(a.shareAt(T0 + 1000)).toBe(1);
+    expect(a.availableAt(T0 + 1000)).toBe(T0 + 1000);
+    a.adoptOthersTasks(T0 + 1000);
+    // 0.7 of what it spent (the whole key, at 4 calls in under a second): 7 calls a minute of 10.
+    expect(a.shareAt(T0 + 1000)).toBeCloseTo(0.7, 9);
+    expect(budget(open(dir), 'run-b').shareAt(T0 + 1000)).toBeCloseTo(0.7, 9);
+    // Calls are spaced under it: the next leaves half its mean gap (60 s / 7 / 2) after the last.
+    expect(a.availableAt(T0 + 1000)).toBe(T0 + 300 + Math.ceil(60_000 / 14));
+  });
+
   it('a 429 on the minute window while ours shows room fills it until the service said it resets', () => {
     const p = budget(open(stateDir()), 'run-a');
     const t = p.reserve(T0, 'poll')!;
