@@ -104,9 +104,14 @@ export class KeyWindows {
     const cache = this.cache;
     cache.store.immediate(() => {
       cache.refresh(now, true);
-      const share = shareAfterRefusal(cache.calls.shareState, cache.calls.ownSpent(now), now);
-      if (share) cache.setShare(share);
+      this.shareFalls(cache.calls.ownSpent(now), now);
     });
+  }
+
+  /** Another client shows itself: the share falls from what this machine spent (keyShare.ts). Inside the store's transaction. */
+  private shareFalls(spent: number, now: number): void {
+    const share = shareAfterRefusal(this.cache.calls.shareState, spent, now);
+    if (share) this.cache.setShare(share);
   }
 
   /**
@@ -131,8 +136,7 @@ export class KeyWindows {
         // What this machine spent of the window that crowded: of the minute at its own rate,
         // and of the hour as that rate would spend it.
         const spent = calls.ownSpent(now) * (minute ? 1 : (calls.minute.limit * 60) / w.limit);
-        const share = shareAfterRefusal(calls.shareState, spent, now);
-        if (share) cache.setShare(share);
+        this.shareFalls(spent, now);
       }
       cache.addForeign(n, Math.min(now, until - span), minute ? 'minute' : 'hour');
       return n;
