@@ -1,13 +1,15 @@
 // @ts-check
 /**
  * Lint, and the import rules of docs/ARCHITECTURE.md § Import rules as machine checks:
- * a folder imports only the folders listed for it; only ledger/ runs SQL; only clock.ts
- * reads the time or defers; below cli/ nothing prints, exits or hooks process events.
+ * a folder imports only the folders listed for it; no import circle among src/ files, type-only
+ * imports included (eslint.cycles.js); only ledger/ runs SQL; only clock.ts reads the time or
+ * defers; below cli/ nothing prints, exits or hooks process events.
  */
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import { noImportCycle } from './eslint.cycles.js';
 
 /** Every part but the simulator and the entries: what the library and the commands are built on. */
 const ABOVE_RUN = [
@@ -30,8 +32,8 @@ const ABOVE_RUN = [
 /** Each folder of src/ and the folders it may import (besides itself); errors.ts every part may import. */
 const MAY_IMPORT = {
   spec: [],
-  // Every part imports errors.ts; it imports only types of the parts whose facts its errors carry (below).
-  errors: ['api', 'ledger', 'run'],
+  // Every part imports errors.ts, so it imports nothing of src/ (the facts its errors carry are declared in it).
+  errors: [],
   // How text from outside is shown (names, captions, messages): imported by every part.
   display: [],
   // mkdir -p without Node's loop on procfs, for every part that makes folders.
@@ -151,8 +153,10 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
+    plugins: { darkroom: { rules: { 'no-import-cycle': noImportCycle } } },
     rules: {
       'import-x/no-restricted-paths': ['error', { zones }],
+      'darkroom/no-import-cycle': 'error',
       'no-restricted-imports': [
         'error',
         { paths: [{ name: 'better-sqlite3', message: 'only src/ledger/ runs SQL (docs/ARCHITECTURE.md § Import rules)' }] },
@@ -170,8 +174,7 @@ export default tseslint.config(
           patterns: [
             {
               group: ['./*', '../*'],
-              allowTypeImports: true,
-              message: 'errors.ts imports types only: every part imports it (docs/ARCHITECTURE.md § Import rules)',
+              message: 'errors.ts imports nothing of src/: every part imports it (docs/ARCHITECTURE.md § Import rules)',
             },
           ],
         },

@@ -5,15 +5,10 @@
  * DarkroomErrorCode; finer distinctions ride in fields of their own (an API answer's class,
  * a download's `why`), never in a second kind of code.
  *
- * Every part imports this module, so it imports nothing of src/ but types (eslint holds it
- * to that): the messages that need a part's knowledge are built there and handed in.
+ * Every part imports this module, so it imports nothing of src/ (eslint holds it to that):
+ * the facts its errors carry are declared here, at the bottom (§ The facts errors carry),
+ * and the messages that need a part's knowledge are built there and handed in.
  */
-import type { ErrorKind } from './api/classify.js';
-import type { RateLimitInfo } from './api/headers.js';
-import type { LedgerChange } from './ledger/fileCheck.js';
-import type { HolderVerdict, LockHolder } from './ledger/lock.js';
-import type { SqliteFileRole } from './ledger/sqliteFile.js';
-import type { RunSummary } from './run/events.js';
 
 /**
  * The exit codes of `darkroom` (docs/ARCHITECTURE.md § Command-line contract): what every
@@ -612,4 +607,132 @@ export function toDarkroomError(err: unknown): DarkroomError {
   if (e?.name === 'AbortError') return new DarkroomError('ABORTED', 'aborted before any work started', { cause: err });
   const msg = String(e?.message ?? err).split('\n')[0];
   return new DarkroomError('INTERNAL', `unexpected error: ${msg} (details in the log beside the ledger)`, { cause: err });
+}
+
+// ---- the facts errors carry --------------------------------------------------------
+
+/* Declared here rather than in the parts that make them, so that this module, which every
+ * part imports, imports none of them (no import circle): each part imports them from here. */
+
+/**
+ * - retry-later: definitely not performed (429, 503); wait and send again.
+ * - fix-request: this request will fail the same way until it is changed.
+ * - stop-account: the account or key is unusable (401, 24403, 20601); stop the run.
+ * - not-found: the task does not exist for this businessType.
+ * - ambiguous: the service may have acted. For a create the task may exist: hold the
+ *   item, never resend (L2). For a read it is simply retryable.
+ * - not-sent: the request never left this process; safe to send again.
+ * - stop-config: the configuration is wrong for every call (the base URL redirects): stop
+ *   the run at once, exit 2; the call was definitely not performed, so nothing is failed.
+ */
+export type ErrorKind = 'retry-later' | 'fix-request' | 'stop-account' | 'not-found' | 'ambiguous' | 'not-sent' | 'stop-config';
+
+export interface RateLimitInfo {
+  limit: number | null;
+  remaining: number | null;
+  /** Epoch milliseconds. */
+  resetAtMs: number | null;
+  /** The scope a 429 names (spec/scopes.ts), or an unknown one kept verbatim: limits "may change". */
+  scope: string | null;
+}
+
+/** What became of the ledger's path while darkroom had the file open. */
+export type LedgerChange =
+  /** Renamed: the open file now answers to `to` (found through /proc/self/fd). */
+  | { readonly kind: 'moved'; readonly to: string }
+  /** Unlinked: the open file has no name left. */
+  | { readonly kind: 'deleted' }
+  /** Gone from its path, and where it went cannot be told (no /proc). */
+  | { readonly kind: 'gone' }
+  /** Another file is at the path; `original` says what became of the one that was open. */
+  | {
+      readonly kind: 'replaced';
+      readonly original: { readonly kind: 'moved'; readonly to: string } | { readonly kind: 'deleted' } | { readonly kind: 'gone' };
+    };
+
+/**
+ * Who holds a ledger's run lock, in enough detail that another process can tell whether
+ * that holder still runs. A pid alone is not enough: pids are reused (Linux hands them out
+ * again after 32768, or 4 million, starts), so a lock left by a run killed yesterday may
+ * name a pid that today belongs to a shell. The process's start time (field 22 of
+ * /proc/<pid>/stat, in clock ticks since boot) tells the two apart; the boot id tells a
+ * holder from before a reboot (every pid is gone then); the pid namespace tells a holder in
+ * another container on this host (whose pids mean nothing here).
+ */
+export interface ProcessIdentity {
+  readonly pid: number;
+  readonly host: string;
+  /** /proc/sys/kernel/random/boot_id; null where there is no /proc. */
+  readonly bootId: string | null;
+  /** readlink /proc/self/ns/pid, e.g. `pid:[4026531836]`; null where there is none. */
+  readonly pidNs: string | null;
+  /** starttime of /proc/<pid>/stat; null where there is no /proc. */
+  readonly procStart: string | null;
+}
+
+/** The run lock's row (migrations/007_run_lock.sql). */
+export interface LockHolder extends ProcessIdentity {
+  readonly token: string;
+  /** What holds it: 'run' or 'retry --held'. */
+  readonly command: string;
+  readonly startedMs: number;
+}
+
+/**
+ * What this process can tell of a holder: `live` (it runs here, now), `gone` (its process
+ * ended, its pid now belongs to another process, or the machine rebooted since), or that it
+ * cannot be checked from here: `another-host`, or `another-container` (another pid
+ * namespace on this host, whose pids mean nothing here).
+ */
+export type HolderVerdict = 'live' | 'gone' | 'another-host' | 'another-container';
+
+/** What a SQLite file darkroom writes is to the operator: its name in a line, and what to do when the path holds something else. */
+export interface SqliteFileRole {
+  /** "ledger", "key store". */
+  readonly name: string;
+  /** What to do instead, in a few words. */
+  readonly fix: string;
+  /** How to put it on a local disk instead, in a few words. */
+  readonly localFix: string;
+  /** The folder's mode when darkroom makes it (the key store's state folder is the user's alone). */
+  readonly dirMode?: number;
+}
+
+/** Where a job's photos stand, as `darkroom status --json` counts them (the run's summary carries the same). */
+export interface PhotoCounts {
+  /** Photos in all: `total = done + failed + held + pending`. */
+  readonly total: number;
+  /** Photos with every step's output in place. */
+  readonly done: number;
+  /** Photos that will not finish without a change; includes `skipped`. */
+  readonly failed: number;
+  /** Photos an operator must decide on (`darkroom retry --held`, `retry(job, { held: true })`). */
+  readonly held: number;
+  /** Photos not yet in an end state: a later run takes them on. */
+  readonly pending: number;
+  /** Inputs refused before any create (not an image, an output path that cannot be written). */
+  readonly skipped: number;
+  /** Of `pending`: paid for, output not on disk yet; the next run downloads them first. */
+  readonly paidNotDownloaded: number;
+}
+
+/** The last event: the ledger's figures after the run, and how the process exits. */
+export interface SummaryEvent extends PhotoCounts {
+  readonly type: 'summary';
+  readonly exitCode: number;
+  /** Why the run stopped early (a limit, the account, the disk, a config problem, an interrupt); null when it ran to the end. */
+  readonly stopped: { readonly kind: string; readonly message: string } | null;
+  /** Credits this run spent as far as known (only with a credit limit set); null otherwise. */
+  readonly creditsSpent: number | null;
+  readonly atMs: number;
+}
+
+/** The run's ending figures: the `summary` event of `run --json`, less its type. */
+export interface RunSummary extends Omit<SummaryEvent, 'type'> {
+  /**
+   * The run was stopped before its end: the caller's signal (or, in an `EVENT_HANDLER`
+   * error's summary, the handler's throw) stopped it; nothing new was started, `pending`
+   * photos wait for the next run.
+   */
+  readonly interrupted: boolean;
 }

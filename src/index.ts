@@ -16,11 +16,12 @@ import type { Job, JobOptions } from './lib/job.js';
 import type { Plan, PlanOptions, PlanResult, PlanStep } from './lib/plan.js';
 import type { ManifestSummary } from './lib/manifest.js';
 import type { RetrySummary } from './lib/retry.js';
-import type { RunOptions, RunSummary } from './lib/run.js';
+import type { RunOptions } from './lib/run.js';
 import type { StatusSummary } from './lib/status.js';
-import type { LimitEvent, PhotoCounts, PhotoEvent, RunEvent, SummaryEvent } from './run/events.js';
+import type { LimitEvent, PhotoEvent, RunEvent } from './run/events.js';
 
 export { DarkroomError, EXIT, RunStoppedError, type DarkroomErrorCode, type ExitCode } from './errors.js';
+import type { PhotoCounts, RunSummary, SummaryEvent } from './errors.js';
 // How names, captions and messages from outside are shown without acting on a terminal (docs/names.md).
 export { jsonSafe, shownText, terminalSafe } from './display.js';
 

@@ -1,6 +1,6 @@
 import type { Mode, Resolution } from '../spec/capabilities.js';
 import type { Transport } from '../spec/wire.js';
-import type { RateLimitInfo } from './headers.js';
+import type { RateLimitInfo } from '../errors.js';
 
 /** What a caller hands the client and what it hears back about each call (client.ts makes the calls). */
 

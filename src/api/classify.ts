@@ -3,19 +3,7 @@
  * The spec says several codes share a status, so both are always checked.
  */
 import { CODES } from '../spec/codes.js';
-
-/**
- * - retry-later: definitely not performed (429, 503); wait and send again.
- * - fix-request: this request will fail the same way until it is changed.
- * - stop-account: the account or key is unusable (401, 24403, 20601); stop the run.
- * - not-found: the task does not exist for this businessType.
- * - ambiguous: the service may have acted. For a create the task may exist: hold the
- *   item, never resend (L2). For a read it is simply retryable.
- * - not-sent: the request never left this process; safe to send again.
- * - stop-config: the configuration is wrong for every call (the base URL redirects): stop
- *   the run at once, exit 2; the call was definitely not performed, so nothing is failed.
- */
-export type ErrorKind = 'retry-later' | 'fix-request' | 'stop-account' | 'not-found' | 'ambiguous' | 'not-sent' | 'stop-config';
+import type { ErrorKind } from '../errors.js';
 
 export interface Classification {
   kind: ErrorKind | 'ok';

@@ -1,9 +1,7 @@
 import type { Classification } from './classify.js';
-import type { RateLimitInfo } from './headers.js';
+import type { RateLimitInfo } from '../errors.js';
 import { redact } from '../spec/key.js';
 import { ApiError } from '../errors.js';
-
-export type { ErrorKind } from './classify.js';
 
 export interface ApiErrorInit {
   classification: Classification;

@@ -1,16 +1,6 @@
 import { clock } from '../clock.js';
 import { RATE_LIMIT_SCOPES, type KnownRateLimitScope } from '../spec/scopes.js';
-
-/** Unknown scopes are kept verbatim: limits "may change", and a new scope is still worth logging. */
-export type RateLimitScope = KnownRateLimitScope | (string & {});
-
-export interface RateLimitInfo {
-  limit: number | null;
-  remaining: number | null;
-  /** Epoch milliseconds. */
-  resetAtMs: number | null;
-  scope: RateLimitScope | null;
-}
+import type { RateLimitInfo } from '../errors.js';
 
 export type HeaderBag = Readonly<Record<string, string | readonly string[] | undefined>>;
 

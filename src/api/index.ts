@@ -1,12 +1,10 @@
 export { ApiClient } from './client.js';
 export type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './calls.js';
 export { isApiError } from './errors.js';
-export type { ErrorKind } from './errors.js';
 export { serviceAnswer } from './classify.js';
 export type { Classification, ErrorTableEntry, ServiceAnswer } from './classify.js';
 export { probeService } from './probe.js';
 export type { ProbeResult } from './probe.js';
-export type { RateLimitInfo, RateLimitScope } from './headers.js';
 export { newRequestId } from './requestId.js';
 export type { CreateResult, CreatedTask, Credits, TaskInfo, TaskStatus, UploadResult, Usage } from './shapes.js';
 export type { UndiciTransportOptions } from './transport.js';

@@ -1,19 +1,5 @@
 import { readdirSync, readlinkSync, statSync } from 'node:fs';
-import { LedgerMovedError } from '../errors.js';
-
-/** What became of the ledger's path while darkroom had the file open. */
-export type LedgerChange =
-  /** Renamed: the open file now answers to `to` (found through /proc/self/fd). */
-  | { readonly kind: 'moved'; readonly to: string }
-  /** Unlinked: the open file has no name left. */
-  | { readonly kind: 'deleted' }
-  /** Gone from its path, and where it went cannot be told (no /proc). */
-  | { readonly kind: 'gone' }
-  /** Another file is at the path; `original` says what became of the one that was open. */
-  | {
-      readonly kind: 'replaced';
-      readonly original: { readonly kind: 'moved'; readonly to: string } | { readonly kind: 'deleted' } | { readonly kind: 'gone' };
-    };
+import { LedgerMovedError, type LedgerChange } from '../errors.js';
 
 /**
  * The ledger's file as it was opened (device and inode), so that a ledger moved, replaced

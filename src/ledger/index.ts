@@ -3,8 +3,7 @@ export type { ItemRow, SubmissionRow, CallRow } from './rows.js';
 export type { LedgerStatus, MetadataNote, ProblemItem, StepStatus } from './status.js';
 export type { RecoveryReport } from './recover.js';
 export { STATES, TERMINAL, canTransition, createsLeft, inPhase, phaseOf, type ItemState, type Phase } from './transitions.js';
-export { holderId, type HeldLock, type LockHolder, type LockRequest } from './lock.js';
-export { type LedgerChange } from './fileCheck.js';
+export { holderId, type HeldLock, type LockRequest } from './lock.js';
 export type { Rescue } from './rescue.js';
 export {
   type ReportData,

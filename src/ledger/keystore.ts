@@ -1,9 +1,9 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { KEYSTORE_MIGRATIONS_DIR, migrate, readMigrations, type Migration } from './migrate.js';
-import { openWritable, type SqliteFileRole, type WritableOptions } from './sqliteFile.js';
+import { openWritable, type WritableOptions } from './sqliteFile.js';
 import { stmt } from './statements.js';
-import { KeyStoreError, NetworkFsError, NotSqliteFileError } from '../errors.js';
+import { KeyStoreError, NetworkFsError, NotSqliteFileError, type SqliteFileRole } from '../errors.js';
 
 /** Which rolling windows a call counts in (see migrations/keystore/001_initial.sql). */
 export type CountsIn = 'both' | 'minute' | 'hour';

@@ -1,8 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { holderFromRow, judgeHolder, ledgerBusy, SELECT_HOLDER, type LockHolder, type LockRow } from './lock.js';
+import { holderFromRow, judgeHolder, ledgerBusy, SELECT_HOLDER, type LockRow } from './lock.js';
 import { systemProbe, type ProcessProbe } from './processIdentity.js';
-import { LedgerLinkedError } from '../errors.js';
+import { LedgerLinkedError, type LockHolder } from '../errors.js';
 
 /**
  * Before a ledger is opened for writing: refuse a file with more than one name.

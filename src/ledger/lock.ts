@@ -1,31 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
-import { systemProbe, type ProcessIdentity, type ProcessProbe } from './processIdentity.js';
+import { systemProbe, type ProcessProbe } from './processIdentity.js';
 import { stmt } from './statements.js';
-import { LedgerBusyError } from '../errors.js';
-
-/** The run lock's row (migrations/007_run_lock.sql). */
-export interface LockHolder extends ProcessIdentity {
-  readonly token: string;
-  /** What holds it: 'run' or 'retry --held'. */
-  readonly command: string;
-  readonly startedMs: number;
-}
+import { LedgerBusyError, type HolderVerdict, type LockHolder, type ProcessIdentity } from '../errors.js';
 
 /** How long a contender waits out a dying holder or an instant SQLITE_BUSY (the busy timeout's), and how often it looks again. */
 const LOCK_WAIT_MS = 5000;
 const LOCK_RETRY_MS = 20;
 const LOCK_ATTEMPTS = LOCK_WAIT_MS / LOCK_RETRY_MS;
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
-
-/**
- * What this process can tell of a holder: `live` (it runs here, now), `gone` (its process
- * ended, its pid now belongs to another process, or the machine rebooted since), or that it
- * cannot be checked from here: `another-host`, or `another-container` (another pid
- * namespace on this host, whose pids mean nothing here).
- */
-export type HolderVerdict = 'live' | 'gone' | 'another-host' | 'another-container';
 
 export interface LockRequest {
   /** What takes the lock, as the holder's line will name it: 'run', 'retry --held'. */

@@ -3,8 +3,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { refuseSecondName } from './links.js';
 import { migrate, schemaVersion } from './migrate.js';
-import { openWritable, type SqliteFileRole, type WritableFile, type WritableOptions } from './sqliteFile.js';
-import { LedgerMissingError, LedgerUnwritableError } from '../errors.js';
+import { openWritable, type WritableFile, type WritableOptions } from './sqliteFile.js';
+import { LedgerMissingError, LedgerUnwritableError, type SqliteFileRole } from '../errors.js';
 
 export interface OpenOptions extends WritableOptions {
   /** Open an existing ledger for reading only (status, report): never creates or migrates. */

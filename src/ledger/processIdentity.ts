@@ -1,25 +1,6 @@
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-
-/**
- * Who holds a ledger's run lock, in enough detail that another process can tell whether
- * that holder still runs. A pid alone is not enough: pids are reused (Linux hands them out
- * again after 32768, or 4 million, starts), so a lock left by a run killed yesterday may
- * name a pid that today belongs to a shell. The process's start time (field 22 of
- * /proc/<pid>/stat, in clock ticks since boot) tells the two apart; the boot id tells a
- * holder from before a reboot (every pid is gone then); the pid namespace tells a holder in
- * another container on this host (whose pids mean nothing here).
- */
-export interface ProcessIdentity {
-  readonly pid: number;
-  readonly host: string;
-  /** /proc/sys/kernel/random/boot_id; null where there is no /proc. */
-  readonly bootId: string | null;
-  /** readlink /proc/self/ns/pid, e.g. `pid:[4026531836]`; null where there is none. */
-  readonly pidNs: string | null;
-  /** starttime of /proc/<pid>/stat; null where there is no /proc. */
-  readonly procStart: string | null;
-}
+import type { ProcessIdentity } from '../errors.js';
 
 /** What a lock needs to know about this machine's processes; tests give their own. */
 export interface ProcessProbe {

@@ -1,7 +1,8 @@
 import { closeSync, existsSync, openSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
-import { openHere, type LedgerChange } from './fileCheck.js';
+import { openHere } from './fileCheck.js';
+import type { LedgerChange } from '../errors.js';
 import { makeDirs } from '../fsdirs.js';
 
 /** Where a lost ledger was saved (and whether its path is free to put it back), or why it could not be. */

@@ -1,21 +1,9 @@
 import { chmodSync, closeSync, existsSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { NetworkFsError, NotSqliteFileError } from '../errors.js';
+import { NetworkFsError, NotSqliteFileError, type SqliteFileRole } from '../errors.js';
 import { makeDirs } from '../fsdirs.js';
 import { fileSystemOf, type FsProbe } from './fsType.js';
-
-/** What a SQLite file darkroom writes is to the operator: its name in a line, and what to do when the path holds something else. */
-export interface SqliteFileRole {
-  /** "ledger", "key store". */
-  readonly name: string;
-  /** What to do instead, in a few words. */
-  readonly fix: string;
-  /** How to put it on a local disk instead, in a few words. */
-  readonly localFix: string;
-  /** The folder's mode when darkroom makes it (the key store's state folder is the user's alone). */
-  readonly dirMode?: number;
-}
 
 export interface WritableOptions {
   /**

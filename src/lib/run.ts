@@ -1,7 +1,7 @@
 import { requireBaseUrl, requireInputDir, resolveKeys } from '../config/index.js';
-import { DarkroomError, EXIT, type RunStopCode, RunStoppedError, toDarkroomError } from '../errors.js';
+import { DarkroomError, EXIT, type RunStopCode, RunStoppedError, type RunSummary, toDarkroomError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { RunEvent, RunSummary } from '../run/events.js';
+import type { RunEvent } from '../run/events.js';
 import type { RunHooks, RunResult } from '../run/runner.js';
 import { checkRunHooks, GuardedHandler, safeLogger } from './callerHooks.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
@@ -22,8 +22,6 @@ export interface RunOptions extends JobOptions, RunHooks {
    */
   readonly logger?: Logger | undefined;
 }
-
-export type { RunSummary };
 
 function failureOf(r: RunResult, summary: RunSummary): RunStoppedError | null {
   if (r.accountStop) return new RunStoppedError('ACCOUNT', r.accountStop.error.message, summary, r.accountStop.error);

@@ -1,4 +1,5 @@
-import { holderId, Ledger, type LockHolder } from '../ledger/index.js';
+import { holderId, Ledger } from '../ledger/index.js';
+import type { LockHolder } from '../errors.js';
 import { closeLogger, fileLogger, type Logger } from '../log.js';
 import { warnNetworkFs } from '../run/networkFs.js';
 import { runJob, type RunHooks, type RunnerOptions, type RunResult } from '../run/runner.js';

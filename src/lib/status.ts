@@ -1,4 +1,4 @@
-import { toDarkroomError } from '../errors.js';
+import { toDarkroomError, type PhotoCounts } from '../errors.js';
 import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import { fingerprintKey } from '../spec/key.js';
@@ -11,7 +11,6 @@ import { KeyStore } from '../ledger/keystore.js';
 import { guessedSlots } from '../scheduler/keySlots.js';
 import { pidLiveness } from '../scheduler/owners.js';
 import { stateDirFrom } from './stateDir.js';
-import type { PhotoCounts } from '../run/events.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 
 /** The service's published per-key limits, used for the ETA when no job names its own. */

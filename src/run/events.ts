@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Ledger, LedgerStatus } from '../ledger/index.js';
 import type { GuardName } from './guards.js';
+import type { SummaryEvent } from '../errors.js';
 
 /**
  * The events of one run, in the order they happened: what `darkroom run --json` writes
@@ -37,45 +38,6 @@ export interface LimitEvent {
   readonly guard: GuardName;
   readonly message: string;
   readonly atMs: number;
-}
-
-/** Where a job's photos stand, as `darkroom status --json` counts them (the run's summary carries the same). */
-export interface PhotoCounts {
-  /** Photos in all: `total = done + failed + held + pending`. */
-  readonly total: number;
-  /** Photos with every step's output in place. */
-  readonly done: number;
-  /** Photos that will not finish without a change; includes `skipped`. */
-  readonly failed: number;
-  /** Photos an operator must decide on (`darkroom retry --held`, `retry(job, { held: true })`). */
-  readonly held: number;
-  /** Photos not yet in an end state: a later run takes them on. */
-  readonly pending: number;
-  /** Inputs refused before any create (not an image, an output path that cannot be written). */
-  readonly skipped: number;
-  /** Of `pending`: paid for, output not on disk yet; the next run downloads them first. */
-  readonly paidNotDownloaded: number;
-}
-
-/** The last event: the ledger's figures after the run, and how the process exits. */
-export interface SummaryEvent extends PhotoCounts {
-  readonly type: 'summary';
-  readonly exitCode: number;
-  /** Why the run stopped early (a limit, the account, the disk, a config problem, an interrupt); null when it ran to the end. */
-  readonly stopped: { readonly kind: string; readonly message: string } | null;
-  /** Credits this run spent as far as known (only with a credit limit set); null otherwise. */
-  readonly creditsSpent: number | null;
-  readonly atMs: number;
-}
-
-/** The run's ending figures: the `summary` event of `run --json`, less its type. */
-export interface RunSummary extends Omit<SummaryEvent, 'type'> {
-  /**
-   * The run was stopped before its end: the caller's signal (or, in an `EVENT_HANDLER`
-   * error's summary, the handler's throw) stopped it; nothing new was started, `pending`
-   * photos wait for the next run.
-   */
-  readonly interrupted: boolean;
 }
 
 /** Input paths as events name them: '/'-separated on every platform. */

@@ -25,7 +25,7 @@ import { createStage } from '../stages/create.js';
 import { discoverInto } from '../inputs/discover.js';
 import { checkOutputSpace, probeOutputFolder } from '../outputs/diskcheck.js';
 import { downloadLoop, Patience } from '../stages/downloader.js';
-import { PhotoEventFeed, summaryEvent, type RunEvent, type RunSummary } from './events.js';
+import { PhotoEventFeed, summaryEvent, type RunEvent } from './events.js';
 import { Guards, type GuardLimits, type GuardTrip } from './guards.js';
 import { stopForConfig } from '../stages/configStop.js';
 import { openKeyBudgets, seedFromUsage, watchShare, type KeyStoreOptions } from './keys.js';
@@ -41,7 +41,7 @@ import { retireStaleOutputs } from '../outputs/staleOutputs.js';
 import { checkSteps, stampNewPhotos, type StepsChange, type StepsCheck } from './stepsCheck.js';
 import { uploadStage } from '../stages/upload.js';
 import { warnNetworkFs } from './networkFs.js';
-import { ExifToolUnavailable, EXIT, type ExitCode } from '../errors.js';
+import { ExifToolUnavailable, EXIT, type ExitCode, type RunSummary } from '../errors.js';
 
 /**
  * What every run is given by whoever starts it, the same from `run()` and `darkroom run`
