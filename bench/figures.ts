@@ -4,8 +4,7 @@
  */
 import type { Audit } from '../src/sim/audit.js';
 import type { BoundFigures } from './bound.js';
-import type { Workload } from './workloads.js';
-import { tStarOf } from './workloads.js';
+import { type Workload, tStarOf } from './workloads.js';
 
 export interface RunFigures {
   readonly workload: string;

@@ -1,7 +1,6 @@
 import type { Classification } from './classify.js';
-import type { RateLimitInfo } from '../errors.js';
+import { type RateLimitInfo, ApiError } from '../errors.js';
 import { redact } from '../spec/key.js';
-import { ApiError } from '../errors.js';
 
 export interface ApiErrorInit {
   classification: Classification;

@@ -1,14 +1,11 @@
 export { ApiClient } from './client.js';
 export type { ApiClientOptions, CallOpts, CallRecord, CallTicket, CreateBody } from './calls.js';
 export { isApiError } from './errors.js';
-export { serviceAnswer } from './classify.js';
-export type { Classification, ErrorTableEntry, ServiceAnswer } from './classify.js';
-export { probeService } from './probe.js';
-export type { ProbeResult } from './probe.js';
+export { serviceAnswer, type Classification, type ErrorTableEntry, type ServiceAnswer } from './classify.js';
+export { probeService, type ProbeResult } from './probe.js';
 export { newRequestId } from './requestId.js';
 export type { CreateResult, CreatedTask, Credits, TaskInfo, TaskStatus, UploadResult, Usage } from './shapes.js';
 export type { UndiciTransportOptions } from './transport.js';
 export type { Transport, WireRequest, WireResponse } from '../spec/wire.js';
-export { CAPABILITIES, isCapability } from '../spec/capabilities.js';
-export type { Capability, CapabilityInfo, Mode, Resolution } from '../spec/capabilities.js';
+export { CAPABILITIES, isCapability, type Capability, type CapabilityInfo, type Mode, type Resolution } from '../spec/capabilities.js';
 export { fingerprintKey, maskKey, redact } from '../spec/key.js';

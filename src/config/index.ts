@@ -13,6 +13,5 @@ export {
   type LoadOptions,
   type ResolvedKey,
 } from './load.js';
-export type { JobFile, JobInput, StepConfig } from './schema.js';
+export { type JobFile, type JobInput, type StepConfig, DEFAULT_MAX_INPUT_PIXELS } from './schema.js';
 export { checkPattern, fillPattern, type Placeholder } from './pattern.js';
-export { DEFAULT_MAX_INPUT_PIXELS } from './schema.js';

@@ -1,10 +1,9 @@
-export { Ledger } from './ledger.js';
+export { Ledger, type RecoveryReport } from './ledger.js';
 export type { ItemRow, SubmissionRow, CallRow } from './rows.js';
 export type { LedgerStatus, MetadataNote, ProblemItem, StepStatus } from './status.js';
-export type { RecoveryReport } from './recover.js';
 export { STATES, TERMINAL, canTransition, createsLeft, inPhase, phaseOf, type ItemState, type Phase } from './transitions.js';
 export { holderId, type HeldLock, type LockRequest } from './lock.js';
-export type { Rescue } from './rescue.js';
+export type { Rescue } from './fileCheck.js';
 export {
   type ReportData,
   type ReportPhoto,
@@ -27,7 +26,7 @@ export {
 } from './progress.js';
 export { type HeldItem, type HoldKind, type Requeued } from './held.js';
 export { type FailedItem, type FailedRequeued } from './failed.js';
-export { PARKED_MS, type NotDownloaded } from './undownloaded.js';
+export { PARKED_MS, type NotDownloaded } from './outputs.js';
 export { crashPoint, CRASH_PHASES, type CrashPhase } from './crashpoint.js';
 export { CONTENT_CHANGED_NOTE, type FoundFile, type FoundUrl, type ReconcileReport, type ReconcileOptions } from './discovery.js';
 export type { InputRow } from './inputs.js';
@@ -35,5 +34,5 @@ export type { OutputFile, AttemptRecord, FileMetadata, WrittenFileRow } from './
 export { STEPS_REDO_NOTE, type Applied } from './stepLists.js';
 export { LEGACY_SIG, blocking, readStepsCensus, type OtherList, type StepsCensus } from './stepsCensus.js';
 export { KeyStore, type SlotRow, type NewSlot, type SlotKind, type CallKind, type StoredCall } from './keystore.js';
-export { type LoggedCall } from './keyFacts.js';
-export { type PhotoTransition } from './photoEvents.js';
+export { type LoggedCall } from './calls.js';
+export { type PhotoTransition } from './items.js';

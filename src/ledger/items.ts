@@ -3,7 +3,7 @@ import { clock } from '../clock.js';
 import { crashPoint } from './crashpoint.js';
 import type { ItemPatch, ItemRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
-import { assertTransition, type ItemState } from './transitions.js';
+import { assertTransition, type ItemState, createsLeftSql, inPhase, sqlList } from './transitions.js';
 import { StaleStateError } from '../errors.js';
 
 const PATCHABLE = new Set([
@@ -270,5 +270,61 @@ export class Items {
     } ORDER BY due_ms, id LIMIT 1`);
     const s = stmt<unknown[], { id: number; due_ms: number }>(this.db, sql);
     return n === 0 ? s.get(...params) : s.get(...params, ...exclude);
+  }
+}
+
+/**
+ * Creates still to be made for every photo that is not finished (createsLeft in
+ * transitions.ts, summed in SQL): one per remaining step, the current one included unless
+ * its task exists. Held, failed and skipped photos need none until an operator acts.
+ */
+export function createsNeeded(db: Database.Database, stepCount: number): number {
+  const r = stmt<[{ steps: number }], { n: number | null }>(
+    db,
+    `SELECT SUM(${createsLeftSql()}) AS n FROM items WHERE state IN ${sqlList(inPhase('upload', 'create', 'running', 'paid'))}`,
+  ).get({ steps: stepCount });
+  return Math.max(0, r?.n ?? 0);
+}
+
+/** A photo reaching a state that `run --json` reports, as the transitions table recorded it. */
+export interface PhotoTransition {
+  /** The transition's id: events are read in this order, each once. */
+  readonly id: number;
+  readonly itemId: number;
+  readonly state: 'done' | 'failed' | 'held' | 'skipped';
+  readonly atMs: number;
+  /** The photo's label: its path under input.dir (or a URL input's name). */
+  readonly path: string;
+  readonly stepIndex: number;
+  /** Why it failed, was held or skipped (items.reason, else the transition's note). */
+  readonly reason: string | null;
+  readonly requestId: string | null;
+  readonly taskId: string | null;
+}
+
+/**
+ * The run's photo events come from the ledger's transitions, not from the stages: every
+ * state change of a photo is one row there, written in the same transaction as the change,
+ * so a reader that follows the rows by id sees each outcome exactly once and never one that
+ * did not happen.
+ */
+export class PhotoEvents {
+  constructor(private readonly db: Database.Database) {}
+
+  /** The newest transition's id (0 when none): a run reports what comes after it. */
+  lastId(): number {
+    return stmt<[], { id: number | null }>(this.db, 'SELECT MAX(id) AS id FROM transitions').get()?.id ?? 0;
+  }
+
+  /** Photos that reached done, failed, held or skipped after transition `afterId`, oldest first. */
+  since(afterId: number, limit = 1000): PhotoTransition[] {
+    return stmt<[number, number], PhotoTransition>(
+      this.db,
+      `SELECT t.id AS id, t.item_id AS itemId, t.to_state AS state, t.at_ms AS atMs, i.rel_path AS path,
+              i.step_index AS stepIndex, COALESCE(i.reason, t.note) AS reason, i.request_id AS requestId, i.task_id AS taskId
+       FROM transitions t JOIN items i ON i.id = t.item_id
+       WHERE t.id > ? AND t.to_state IN ('done', 'failed', 'held', 'skipped')
+       ORDER BY t.id LIMIT ?`,
+    ).all(afterId, limit);
   }
 }

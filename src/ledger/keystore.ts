@@ -1,7 +1,6 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { KEYSTORE_MIGRATIONS_DIR, migrate, readMigrations, type Migration } from './migrate.js';
-import { openWritable, type WritableOptions } from './sqliteFile.js';
+import { KEYSTORE_MIGRATIONS_DIR, migrate, readMigrations, type Migration, openWritable, type WritableOptions } from './sqliteFile.js';
 import { stmt } from './statements.js';
 import { KeyStoreError, NetworkFsError, NotSqliteFileError, type SqliteFileRole } from '../errors.js';
 

@@ -1,29 +1,25 @@
 import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
-import { Calls } from './calls.js';
+import { Calls, KeyFacts } from './calls.js';
 import { Failed } from './failed.js';
-import { InputChecks } from './checks.js';
+import { InputChecks, Inputs } from './inputs.js';
 import { Discovery } from './discovery.js';
-import { Inputs } from './inputs.js';
 import { OutputFiles } from './outputFiles.js';
 import { Held, type HeldItem } from './held.js';
-import { Items } from './items.js';
-import { KeyFacts } from './keyFacts.js';
-import { LedgerFile } from './fileCheck.js';
+import { Items, createsNeeded, PhotoEvents } from './items.js';
+import { LedgerFile, rescueDeleted, type Rescue } from './fileCheck.js';
 import { RunLock, type HeldLock, type LockRequest } from './lock.js';
 import type { LockHolder } from '../errors.js';
-import { createsNeeded } from './needs.js';
 import { openLedgerFile, type OpenOptions } from './open.js';
-import { PhotoEvents } from './photoEvents.js';
-import { Spend } from './spend.js';
+import { Spend, Submissions } from './submissions.js';
 import { Outputs } from './outputs.js';
-import { recoverStale, type RecoveryReport } from './recover.js';
-import { rescueDeleted, type Rescue } from './rescue.js';
 import { readReport, type ReportData, type ReportOptions } from './report.js';
 import { readStatus, type LedgerStatus } from './status.js';
 import { StepLists } from './stepLists.js';
-import { Submissions } from './submissions.js';
 import { Tasks } from './tasks.js';
+import type { ItemRow } from './rows.js';
+import { stmt } from './statements.js';
+import { assertSubmissionTransition } from './transitions.js';
 
 /** The ledger: the only holder of state that matters. Only this folder runs SQL. */
 export class Ledger {
@@ -178,4 +174,53 @@ export class Ledger {
     if (token !== undefined) this.lock.releaseToken(token);
     this.db.close();
   }
+}
+
+export interface RecoveryReport {
+  /** Creates found still `sending`: their outcome is unknown (L2), their items held. */
+  readonly ambiguous: number;
+  readonly uploadsRestarted: number;
+  readonly downloadsRestarted: number;
+}
+
+/**
+ * Run at the start of every `darkroom run`: rows a killed run left mid-step are moved to
+ * where the next run can take them safely. Uploads and downloads are repeated (they cost
+ * no credit); a create that may have left the process is never repeated (L2).
+ */
+export function recoverStale(db: Database.Database, items: Items): RecoveryReport {
+  return db
+    .transaction(() => {
+      const now = clock.now();
+      const sending = stmt<[], { id: number; item_id: number; request_id: string }>(
+        db,
+        "SELECT id, item_id, request_id FROM submissions WHERE state = 'sending'",
+      ).all();
+      for (const s of sending) {
+        assertSubmissionTransition('sending', 'ambiguous');
+        stmt(db, "UPDATE submissions SET state = 'ambiguous', error = ?, resolved_ms = ? WHERE id = ?").run(
+          'the run stopped while this create was in flight',
+          now,
+          s.id,
+        );
+        const item = items.get(s.item_id);
+        if (item?.state === 'submitting') {
+          items.move(item.id, 'submitting', 'held', {
+            reason: `create outcome unknown: the run stopped while it was in flight (X-Request-Id ${s.request_id})`,
+            hold_kind: 'ambiguous',
+          });
+        }
+      }
+      // A `submitting` item whose submission is resolved cannot exist (one transaction), but
+      // one without any row is a crash between begin's statements: it was never sent.
+      for (const item of stmt<[], ItemRow>(db, "SELECT * FROM items WHERE state = 'submitting'").all()) {
+        items.move(item.id, 'submitting', 'uploaded', { due_ms: 0 }, 'recovered: create never sent');
+      }
+      const uploads = stmt<[], ItemRow>(db, "SELECT * FROM items WHERE state = 'uploading'").all();
+      for (const item of uploads) items.move(item.id, 'uploading', 'queued', { due_ms: 0 }, 'recovered: upload restarted');
+      const downloads = stmt<[], ItemRow>(db, "SELECT * FROM items WHERE state = 'downloading'").all();
+      for (const item of downloads) items.move(item.id, 'downloading', 'succeeded', { due_ms: 0 }, 'recovered: download restarted');
+      return { ambiguous: sending.length, uploadsRestarted: uploads.length, downloadsRestarted: downloads.length };
+    })
+    .immediate();
 }

@@ -2,8 +2,6 @@ import type Database from 'better-sqlite3';
 import type { Items } from './items.js';
 import type { ItemRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
-import { readSpaceFacts, type SpaceFacts } from './space.js';
-import { countNotDownloaded, PARKED_MS } from './undownloaded.js';
 
 /** The download stage's writes (L4: an item is `done` only after its file is in place). */
 export class Outputs {
@@ -137,4 +135,79 @@ export class Outputs {
       return this.items.move(item.id, 'downloading', 'active', { result_url: null, due_ms: dueMs, reason: null, retries: 0 }, reason);
     });
   }
+}
+
+/**
+ * Photos paid for whose result is not on disk yet: the last task succeeded (the service
+ * charged for it and holds the result), the output is not written. They are pending, not
+ * failed: every `darkroom run` downloads them first. One the run could not write stays
+ * `succeeded` with a reason (its due time PARKED_MS until the next run starts).
+ *
+ * Also counted: an item polled again for a fresh result URL (its last URL expired), back in
+ * `active` with its task's attempt still SUCCESS.
+ */
+export interface NotDownloaded {
+  readonly id: number;
+  readonly path: string;
+  /** Why the last try failed (what to do, for a parked one), or null before any try. */
+  readonly reason: string | null;
+}
+
+/** due_ms of a photo parked until the next run (the largest time a JS Date holds): no retry in this run. */
+export const PARKED_MS = 8_640_000_000_000_000;
+
+const WHERE = `(i.state IN ('succeeded', 'downloading')
+   OR (i.state = 'active' AND EXISTS (SELECT 1 FROM attempts a WHERE a.item_id = i.id AND a.task_id = i.task_id AND a.status = 'SUCCESS')))`;
+
+export function countNotDownloaded(db: Database.Database): number {
+  return stmt<[], { n: number }>(db, `SELECT COUNT(*) AS n FROM items i WHERE ${WHERE}`).get()!.n;
+}
+
+/** The first `limit` of them, by id, with their reasons. */
+export function listNotDownloaded(db: Database.Database, limit = 200): NotDownloaded[] {
+  return stmt<[number], NotDownloaded>(
+    db,
+    `SELECT i.id, i.rel_path AS path, i.reason FROM items i WHERE ${WHERE} ORDER BY i.id LIMIT ?`,
+  ).all(limit);
+}
+
+/** What the disk check before a run needs to know from the ledger (src/outputs/diskcheck.ts). */
+export interface SpaceFacts {
+  /** Photos whose output is still to be written: not done, held, failed or skipped. */
+  readonly photos: number;
+  /** Their input bytes, where known (a URL input's size is not). */
+  readonly inputBytes: number;
+  /** Of `photos`, those whose input size is not known. */
+  readonly unknownSize: number;
+  /** Further names of those photos (duplicates): each gets a copy of the output. */
+  readonly extraNames: number;
+  /** Photos done whose output and input sizes are both known: what the service's results weighed against their inputs. */
+  readonly observed: { readonly photos: number; readonly outputBytes: number; readonly inputBytes: number };
+}
+
+const PENDING = "state NOT IN ('done', 'held', 'failed', 'skipped')";
+
+export function readSpaceFacts(db: Database.Database): SpaceFacts {
+  const p = stmt<[], { photos: number; bytes: number | null; unknown: number | null }>(
+    db,
+    `SELECT COUNT(*) AS photos, SUM(size_bytes) AS bytes, SUM(size_bytes IS NULL) AS unknown FROM items WHERE ${PENDING}`,
+  ).get()!;
+  const gen = Number(stmt<[], { value: string }>(db, "SELECT value FROM meta WHERE key = 'inputs.generation'").get()?.value ?? 0);
+  const names = stmt<[number], { n: number }>(
+    db,
+    `SELECT COUNT(*) AS n FROM inputs n JOIN items i ON i.id = n.item_id WHERE n.seen_gen = ? AND i.${PENDING}`,
+  ).get(gen)!.n;
+  const o = stmt<[], { photos: number; out: number | null; inb: number | null }>(
+    db,
+    `SELECT COUNT(*) AS photos, SUM(f.bytes) AS out, SUM(i.size_bytes) AS inb
+     FROM items i JOIN output_files f ON f.path = i.output_path
+     WHERE i.state = 'done' AND i.size_bytes > 0 AND f.bytes > 0`,
+  ).get()!;
+  return {
+    photos: p.photos,
+    inputBytes: p.bytes ?? 0,
+    unknownSize: p.unknown ?? 0,
+    extraNames: Math.max(0, names - p.photos),
+    observed: { photos: o.photos, outputBytes: o.out ?? 0, inputBytes: o.inb ?? 0 },
+  };
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { readVerdict } from './checks.js';
+import { readVerdict } from './inputs.js';
 import { openDatabase } from './open.js';
 import { stmt } from './statements.js';
 import { readRedoPaths, readStepsCensus, type StepsCensus } from './stepsCensus.js';

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { stmt } from './statements.js';
 import { inPhase, phaseOf, sqlList, STATES, TERMINAL, type ItemState } from './transitions.js';
-import { countNotDownloaded, listNotDownloaded, type NotDownloaded } from './undownloaded.js';
+import { countNotDownloaded, listNotDownloaded, type NotDownloaded } from './outputs.js';
 
 export interface ProblemItem {
   readonly id: number;

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import type { SpaceFacts } from '../ledger/space.js';
+import type { SpaceFacts } from '../ledger/outputs.js';
 import { tempPathIn } from './atomic.js';
 import { nodeOutputFs, type OutputFs } from './outputfs.js';
 import { OutputWriteError } from '../errors.js';

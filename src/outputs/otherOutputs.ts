@@ -1,9 +1,8 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { clock } from '../clock.js';
-import type { ItemRow, Ledger } from '../ledger/index.js';
+import type { ItemRow, Ledger, FileMetadata } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import type { FileMetadata } from '../ledger/index.js';
 import { tempPathIn, type WriteOptions } from './atomic.js';
 import { carryStep, metadataSource, NO_METADATA, provenanceOf, type MetadataOptions } from './metadata.js';
 import { Checksums, type FileFacts } from './outputfs.js';

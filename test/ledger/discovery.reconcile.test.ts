@@ -2,9 +2,8 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { Ledger, type FoundFile, type FoundUrl, type ItemRow } from '../../src/ledger/index.js';
-import type { ItemState } from '../../src/ledger/index.js';
-import { migrate, readMigrations } from '../../src/ledger/migrate.js';
+import { Ledger, type FoundFile, type FoundUrl, type ItemRow, type ItemState } from '../../src/ledger/index.js';
+import { migrate, readMigrations } from '../../src/ledger/sqliteFile.js';
 import { urlIdentity } from '../../src/inputs/identity.js';
 import { makeTempDir } from '../helpers/job.js';
 

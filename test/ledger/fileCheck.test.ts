@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { Ledger } from '../../src/ledger/index.js';
-import { rescueDeleted } from '../../src/ledger/rescue.js';
+import { rescueDeleted } from '../../src/ledger/fileCheck.js';
 import { makeTempDir } from '../helpers/job.js';
 import { LedgerMovedError } from '../../src/errors.js';
 

@@ -3,12 +3,10 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/index.js';
-import { judgeHolder, RunLock } from '../../src/ledger/lock.js';
-import type { LockHolder, ProcessIdentity } from '../../src/errors.js';
+import { judgeHolder, RunLock, systemProbe, type ProcessProbe } from '../../src/ledger/lock.js';
+import { type LockHolder, type ProcessIdentity, LedgerBusyError, LedgerLinkedError } from '../../src/errors.js';
 import { openDatabase } from '../../src/ledger/open.js';
-import { systemProbe, type ProcessProbe } from '../../src/ledger/processIdentity.js';
 import { makeTempDir } from '../helpers/job.js';
-import { LedgerBusyError, LedgerLinkedError } from '../../src/errors.js';
 
 /**
  * The run lock (issue 12, point 5): a row inside the ledger, taken in one IMMEDIATE

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readMigrations } from '../../src/ledger/migrate.js';
+import { readMigrations } from '../../src/ledger/sqliteFile.js';
 import { makeTempDir } from '../helpers/job.js';
 
 /**

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/index.js';
-import { MIGRATIONS_DIR, migrate, readMigrations, schemaVersion } from '../../src/ledger/migrate.js';
+import { MIGRATIONS_DIR, migrate, readMigrations, schemaVersion } from '../../src/ledger/sqliteFile.js';
 import { makeTempDir } from '../helpers/job.js';
 import { LedgerMissingError, LedgerTooNewError } from '../../src/errors.js';
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProgressFacts } from '../../src/ledger/index.js';
-import type { ItemState } from '../../src/ledger/index.js';
+import type { ProgressFacts, ItemState } from '../../src/ledger/index.js';
 import { estimate, formatDuration } from '../../src/progress/model.js';
 import stringWidth from 'string-width';
 import { colorWanted, fit, frameRows, stripAnsi, summaryLine } from '../../src/progress/render.js';

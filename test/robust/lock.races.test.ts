@@ -4,9 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/index.js';
-import { RunLock } from '../../src/ledger/lock.js';
+import { RunLock, systemProbe } from '../../src/ledger/lock.js';
 import { openDatabase } from '../../src/ledger/open.js';
-import { systemProbe } from '../../src/ledger/processIdentity.js';
 import { makeTempDir } from '../helpers/job.js';
 
 /**
