@@ -2,7 +2,7 @@
 /**
  * Lint, and the import rules of docs/ARCHITECTURE.md § Import rules as machine checks:
  * a folder imports only the folders listed for it; no import circle among src/ files, type-only
- * imports included (eslint.cycles.js); only ledger/ runs SQL; only clock.ts reads the time or
+ * imports included (eslint.cycles.js); only ledger/ and keystore/ run SQL; only clock.ts reads the time or
  * defers; below cli/ nothing prints, exits or hooks process events.
  */
 import js from '@eslint/js';
@@ -18,6 +18,7 @@ const ABOVE_RUN = [
   'log',
   'config',
   'ledger',
+  'keystore',
   'api',
   'scheduler',
   'inputs',
@@ -41,17 +42,19 @@ const MAY_IMPORT = {
   log: ['clock', 'spec'],
   config: ['clock', 'spec'],
   ledger: ['clock', 'spec'],
+  // Each API key's machine-wide store: a SQLite file opened as the ledger's are.
+  keystore: ['clock', 'spec', 'ledger'],
   api: ['clock', 'spec'],
   sim: ['clock', 'spec'],
   // ExifTool: the inputs' metadata on the outputs, knowing nothing of the ledger.
   metadata: ['clock', 'spec'],
-  scheduler: ['clock', 'spec', 'log', 'config', 'api', 'ledger'],
+  scheduler: ['clock', 'spec', 'log', 'config', 'api', 'ledger', 'keystore'],
   outputs: ['clock', 'spec', 'log', 'config', 'ledger', 'metadata'],
   inputs: ['clock', 'spec', 'log', 'config', 'ledger', 'outputs'],
   stages: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs'],
   progress: ['clock', 'spec', 'ledger'],
   report: ['clock', 'spec', 'log', 'config', 'ledger'],
-  run: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'metadata'],
+  run: ['clock', 'spec', 'log', 'config', 'ledger', 'keystore', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'metadata'],
   // The library: what the public entry hands out, built on every part but the simulator.
   lib: [...ABOVE_RUN],
   // Each command as a function that returns what to print and its exit code (cli/ prints and exits).
@@ -77,6 +80,7 @@ const PARTS = [
   'log',
   'config',
   'ledger',
+  'keystore',
   'api',
   'sim',
   'metadata',
@@ -159,12 +163,14 @@ export default tseslint.config(
       'darkroom/no-import-cycle': 'error',
       'no-restricted-imports': [
         'error',
-        { paths: [{ name: 'better-sqlite3', message: 'only src/ledger/ runs SQL (docs/ARCHITECTURE.md § Import rules)' }] },
+        {
+          paths: [{ name: 'better-sqlite3', message: 'only src/ledger/ and src/keystore/ run SQL (docs/ARCHITECTURE.md § Import rules)' }],
+        },
       ],
       'no-restricted-syntax': ['error', ...TIME, ...EDGE],
     },
   },
-  { files: ['src/ledger/**/*.ts'], rules: { 'no-restricted-imports': 'off' } },
+  { files: ['src/ledger/**/*.ts', 'src/keystore/**/*.ts'], rules: { 'no-restricted-imports': 'off' } },
   {
     files: ['src/errors.ts'],
     rules: {

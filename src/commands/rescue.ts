@@ -1,6 +1,6 @@
 import type { Rescue } from '../ledger/index.js';
 
-/** What the operator reads after a run stopped because its ledger was deleted (see ledger/rescue.ts). */
+/** What the operator reads after a run stopped because its ledger was deleted (see ledger/fileCheck.ts, rescueDeleted). */
 export function rescueLines(rescue: Rescue | null, file: string): string[] {
   if (!rescue) return [];
   if ('savedTo' in rescue) {

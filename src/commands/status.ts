@@ -2,7 +2,7 @@ import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import { DEFAULT_LEDGER_FILE, resolveLedgerPath } from '../config/ledgerPath.js';
 // From its module, not ledger/index.js: the 20 modules of the whole ledger are not needed here.
-import { ProgressReader } from '../ledger/progress.js';
+import { ProgressReader } from '../ledger/read/progress.js';
 import { keyFingerprints, readSummary } from '../lib/status.js';
 import { stateDirFrom } from '../lib/stateDir.js';
 import { formatProgress } from './format.js';

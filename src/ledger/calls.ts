@@ -2,7 +2,6 @@ import type Database from 'better-sqlite3';
 import type { CallRow } from './rows.js';
 import { stmt } from './statements.js';
 import { randomUUID } from 'node:crypto';
-import type { CallKind, NewSlot } from './keystore.js';
 
 /** The fields of the API client's CallRecord the log keeps. */
 export interface CallReport {
@@ -94,8 +93,23 @@ const UPLOAD = '/api/v1/image/upload';
 const POLL = '/api/v1/tasks/{businessType}/{taskId}';
 const ACCOUNT = new Set(['/api/v1/credits', '/api/v1/usage']);
 
+/* The rows a key's store (src/keystore/store.ts) keeps, as the ledger hands them over. */
+
+/** Which rolling windows a call counts in (see migrations/keystore/001_initial.sql). */
+export type CountsIn = 'both' | 'minute' | 'hour';
+export type CallKind = 'upload' | 'create' | 'poll' | 'account' | 'foreign';
+export type SlotKind = 'create' | 'active' | 'held' | 'released';
+
+export interface NewSlot {
+  readonly itemId: number | null;
+  readonly ref: string | null;
+  readonly kind: SlotKind;
+  readonly sinceMs: number;
+  readonly expiresMs: number;
+}
+
 /**
- * What a ledger tells its keys' machine-wide stores (src/ledger/keystore.ts): which task
+ * What a ledger tells its keys' machine-wide stores (src/keystore/store.ts): which task
  * slots its photos hold, which calls it made lately, how long its tasks took, and the
  * ledger's own id, under which its rows are kept there.
  */

@@ -64,7 +64,7 @@ export interface ReconcileReport {
   readonly duplicates: number;
   /** Skipped items whose reason no longer applies (a config change), queued again. */
   readonly requeued: number;
-  /** Photos whose every name disappeared since the last discovery, before they were done (ledger/gone.ts). */
+  /** Photos whose every name disappeared since the last discovery, before they were done (markGone, below). */
   readonly gone: number;
   /** Gone photos found again. */
   readonly back: number;
@@ -419,7 +419,7 @@ const GONE_FROM: readonly ItemState[] = ['queued', 'skipped', 'failed'];
  * Move to `gone` every photo in GONE_FROM with names recorded but none seen by discovery
  * `gen`. Items with no names at all (made before identities, or by tests) are left alone.
  */
-export function markGone(db: Database.Database, items: Items, gen: number): number {
+function markGone(db: Database.Database, items: Items, gen: number): number {
   const rows = stmt<[number], { id: number; state: ItemState }>(
     db,
     `SELECT i.id, i.state FROM items i
@@ -433,7 +433,7 @@ export function markGone(db: Database.Database, items: Items, gen: number): numb
 }
 
 /** A gone photo found again: back to the state it was gone from. Returns whether it was gone. */
-export function bringBack(db: Database.Database, items: Items, itemId: number): boolean {
+function bringBack(db: Database.Database, items: Items, itemId: number): boolean {
   const item = items.get(itemId);
   if (item?.state !== 'gone') return false;
   const last = stmt<[number], { from_state: ItemState | null }>(

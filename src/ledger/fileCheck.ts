@@ -101,7 +101,7 @@ function describeChange(file: string, c: LedgerChange): string {
  * Whether this process has the file at `path` open (its inode among /proc/self/fd); false
  * where that cannot be told.
  */
-export function openHere(path: string): boolean {
+function openHere(path: string): boolean {
   let target;
   let fds: string[];
   try {

@@ -49,7 +49,7 @@ export class Held {
 
   /**
    * Creates a run left in flight when it stopped (killed, a power cut): still `sending`,
-   * the next writer's recovery holds them (recover.ts). Listed as held already, for `darkroom
+   * the next writer's recovery holds them (ledger.ts, recoverStale). Listed as held already, for `darkroom
    * retry --held` (which recovers first) — only when no run holds the ledger: the caller checks.
    */
   inFlightOfStoppedRun(): HeldItem[] {

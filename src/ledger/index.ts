@@ -1,6 +1,6 @@
 export { Ledger, type RecoveryReport } from './ledger.js';
 export type { ItemRow, SubmissionRow, CallRow } from './rows.js';
-export type { LedgerStatus, MetadataNote, ProblemItem, StepStatus } from './status.js';
+export type { LedgerStatus, MetadataNote, ProblemItem, StepStatus } from './read/status.js';
 export { STATES, TERMINAL, canTransition, createsLeft, inPhase, phaseOf, type ItemState, type Phase } from './transitions.js';
 export { holderId, type HeldLock, type LockRequest } from './lock.js';
 export type { Rescue } from './fileCheck.js';
@@ -13,8 +13,11 @@ export {
   type ReportStep,
   type ReportLatency,
   type ReportOptions,
-} from './report.js';
-export { chooseBucketMs, IDLE_GAP_MS, type ReportActivity, type ReportBucket } from './reportTime.js';
+  chooseBucketMs,
+  IDLE_GAP_MS,
+  type ReportActivity,
+  type ReportBucket,
+} from './read/report.js';
 export {
   ProgressReader,
   readProgress,
@@ -23,7 +26,7 @@ export {
   RECENT_WINDOW_MS,
   type ProgressFacts,
   type ProgressOptions,
-} from './progress.js';
+} from './read/progress.js';
 export { type HeldItem, type HoldKind, type Requeued } from './held.js';
 export { type FailedItem, type FailedRequeued } from './failed.js';
 export { PARKED_MS, type NotDownloaded } from './outputs.js';
@@ -32,7 +35,7 @@ export { CONTENT_CHANGED_NOTE, type FoundFile, type FoundUrl, type ReconcileRepo
 export type { InputRow } from './inputs.js';
 export type { OutputFile, AttemptRecord, FileMetadata, WrittenFileRow } from './outputFiles.js';
 export { STEPS_REDO_NOTE, type Applied } from './stepLists.js';
-export { LEGACY_SIG, blocking, readStepsCensus, type OtherList, type StepsCensus } from './stepsCensus.js';
-export { KeyStore, type SlotRow, type NewSlot, type SlotKind, type CallKind, type StoredCall } from './keystore.js';
+export { LEGACY_SIG, blocking, readStepsCensus, type OtherList, type StepsCensus } from './read/census.js';
+export type { NewSlot, SlotKind, CallKind } from './calls.js';
 export { type LoggedCall } from './calls.js';
 export { type PhotoTransition } from './items.js';

@@ -13,8 +13,8 @@ import type { LockHolder } from '../errors.js';
 import { openLedgerFile, type OpenOptions } from './open.js';
 import { Spend, Submissions } from './submissions.js';
 import { Outputs } from './outputs.js';
-import { readReport, type ReportData, type ReportOptions } from './report.js';
-import { readStatus, type LedgerStatus } from './status.js';
+import { readReport, type ReportData, type ReportOptions } from './read/report.js';
+import { readStatus, type LedgerStatus } from './read/status.js';
 import { StepLists } from './stepLists.js';
 import { Tasks } from './tasks.js';
 import type { ItemRow } from './rows.js';
@@ -125,7 +125,7 @@ export class Ledger {
 
   /**
    * When the ledger was deleted during the run, save what this process still holds of it
-   * beside its path (see rescue.ts); null when it was not deleted. Call once the run has
+   * beside its path (see fileCheck.ts, rescueDeleted); null when it was not deleted. Call once the run has
    * stopped, before close.
    */
   rescueIfDeleted(): Rescue | null {
@@ -188,7 +188,7 @@ export interface RecoveryReport {
  * where the next run can take them safely. Uploads and downloads are repeated (they cost
  * no credit); a create that may have left the process is never repeated (L2).
  */
-export function recoverStale(db: Database.Database, items: Items): RecoveryReport {
+function recoverStale(db: Database.Database, items: Items): RecoveryReport {
   return db
     .transaction(() => {
       const now = clock.now();

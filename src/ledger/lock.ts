@@ -49,7 +49,7 @@ export interface LockRow {
  * resolves it, journal included), `a/../b` (resolved as the kernel does, see
  * config/ledgerPath.ts); a lock file beside the path was passed by any of them. A hard link
  * is the one name SQLite cannot follow to the journal: it is refused before anything is
- * opened under it (links.ts).
+ * opened under it (open.ts, refuseSecondName).
  *
  * Taking it and taking it over happen in one BEGIN IMMEDIATE transaction: SQLite admits one
  * writer at a time (a second waits, busy_timeout 5 s), so of two runs that find the same
@@ -132,7 +132,7 @@ export class RunLock {
     this.ours = token;
     // Into the main file at once: a process that meets the ledger under another name (a
     // hard link, which SQLite cannot follow to this journal) reads the holder from there
-    // (links.ts). FULL waits (busy_timeout) for readers on older snapshots; a checkpoint
+    // (open.ts, refuseSecondName). FULL waits (busy_timeout) for readers on older snapshots; a checkpoint
     // that still cannot finish costs only that the other process says less.
     try {
       this.db.pragma('wal_checkpoint(FULL)');

@@ -33,10 +33,10 @@ export function openLedgerFile(file: string, opts: OpenOptions = {}): WritableFi
     return { db, networkFs: null };
   }
   if (!memory) {
-    // A folder has a name per entry in it: said as what it is, not as hard links (links.ts).
+    // A folder has a name per entry in it: said as what it is, not as hard links (refuseSecondName, below).
     if (isFolder(file))
       throw new LedgerUnwritableError(file, `it is a folder, not a file (name a file in it, such as ${path.join(file, 'darkroom.db')})`);
-    // Before anything is written under this name (see links.ts).
+    // Before anything is written under this name (see refuseSecondName, below).
     refuseSecondName(file);
   }
   let db: Database.Database | undefined;
@@ -107,7 +107,7 @@ function unwritableReason(err: unknown): string | undefined {
  * (the lock row is checkpointed into the main file when taken, see RunLock.acquire, so it
  * can be read here without SQLite's journal); otherwise the line says what the links do.
  */
-export function refuseSecondName(file: string, probe: ProcessProbe = systemProbe): void {
+function refuseSecondName(file: string, probe: ProcessProbe = systemProbe): void {
   let names: number;
   try {
     names = statSync(file).nlink;

@@ -32,7 +32,7 @@ export class Outputs {
     )!.n;
   }
 
-  /** Photos paid for whose result is not on disk yet (undownloaded.ts). */
+  /** Photos paid for whose result is not on disk yet (countNotDownloaded, below). */
   notDownloaded(): number {
     return countNotDownloaded(this.db);
   }
@@ -187,7 +187,7 @@ export interface SpaceFacts {
 
 const PENDING = "state NOT IN ('done', 'held', 'failed', 'skipped')";
 
-export function readSpaceFacts(db: Database.Database): SpaceFacts {
+function readSpaceFacts(db: Database.Database): SpaceFacts {
   const p = stmt<[], { photos: number; bytes: number | null; unknown: number | null }>(
     db,
     `SELECT COUNT(*) AS photos, SUM(size_bytes) AS bytes, SUM(size_bytes IS NULL) AS unknown FROM items WHERE ${PENDING}`,

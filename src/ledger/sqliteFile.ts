@@ -123,7 +123,7 @@ function createPrivate(file: string, dirMode: number | undefined, wal: boolean):
 
 /** migrations/ sits two levels above both src/ledger/ (tests) and dist/ledger/ (built). */
 export const MIGRATIONS_DIR = new URL('../../migrations/', import.meta.url);
-/** The per-key store's own migrations (src/ledger/keystore.ts), numbered from 001 apart from the ledger's. */
+/** The per-key store's own migrations (src/keystore/store.ts), numbered from 001 apart from the ledger's. */
 export const KEYSTORE_MIGRATIONS_DIR = new URL('../../migrations/keystore/', import.meta.url);
 
 export interface Migration {

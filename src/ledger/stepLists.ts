@@ -12,7 +12,7 @@ import {
   NOT_STARTED,
   readStepsCensus,
   type StepsCensus,
-} from './stepsCensus.js';
+} from './read/census.js';
 import { StepsBlockedError } from '../errors.js';
 
 /**

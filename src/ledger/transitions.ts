@@ -35,7 +35,7 @@ interface StateInfo {
 }
 
 const ITEM = {
-  // to gone: discovery found none of its names (src/ledger/gone.ts), also from skipped and failed
+  // to gone: discovery found none of its names (src/ledger/discovery.ts, markGone), also from skipped and failed
   queued: { phase: 'upload', entry: true, next: ['uploading', 'skipped', 'failed', 'gone'] },
   // back to queued: the upload call failed in a way that is safe to repeat
   uploading: { phase: 'upload', next: ['uploaded', 'queued', 'failed', 'skipped'] },
@@ -62,10 +62,10 @@ const ITEM = {
   held: { phase: 'held', terminal: true, next: ['uploaded', 'active'] },
   // `darkroom retry --failed` (src/ledger/failed.ts): queued or uploaded to be created again;
   // succeeded for a photo an older darkroom failed after its task succeeded (only its download was missing);
-  // gone: its input disappeared (src/ledger/gone.ts)
+  // gone: its input disappeared (src/ledger/discovery.ts, markGone)
   failed: { phase: 'failed', terminal: true, next: ['queued', 'uploaded', 'succeeded', 'gone'] },
   skipped: { phase: 'skipped', terminal: true, next: ['queued', 'gone'] },
-  // every name of the photo disappeared from the inputs before it was done (src/ledger/gone.ts);
+  // every name of the photo disappeared from the inputs before it was done (src/ledger/discovery.ts, markGone);
   // a name of it found again: back to the state it was gone from; to queued also when its name has new content
   gone: { phase: 'gone', terminal: true, next: ['queued', 'skipped', 'failed'] },
 } as const satisfies Record<string, StateInfo>;

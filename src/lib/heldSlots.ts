@@ -1,4 +1,5 @@
-import { KeyStore, type HeldItem, type Ledger } from '../ledger/index.js';
+import { type HeldItem, type Ledger } from '../ledger/index.js';
+import { KeyStore } from '../keystore/store.js';
 import { stateDirFrom } from './stateDir.js';
 
 /**

@@ -2,12 +2,12 @@ import { toDarkroomError, type PhotoCounts } from '../errors.js';
 import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import { fingerprintKey } from '../spec/key.js';
-import type { LedgerStatus } from '../ledger/status.js';
+import type { LedgerStatus } from '../ledger/read/status.js';
 // From its module, not ledger/index.js: the 20 modules of the whole ledger are not needed here.
-import { ProgressReader } from '../ledger/progress.js';
+import { ProgressReader } from '../ledger/read/progress.js';
 import type { ModelLimits } from '../progress/model.js';
 import { buildProgress, type GuessedSlotsView, type Progress } from '../progress/snapshot.js';
-import { KeyStore } from '../ledger/keystore.js';
+import { KeyStore } from '../keystore/store.js';
 import { guessedSlots } from '../scheduler/keySlots.js';
 import { pidLiveness } from '../scheduler/owners.js';
 import { stateDirFrom } from './stateDir.js';

@@ -147,7 +147,7 @@ export interface RunResult {
   readonly exitCode: ExitCode;
   /** The figures a caller is given (the library's `run()` resolves with them): the summary event's. */
   readonly summary: RunSummary;
-  /** Set when the run stopped because its ledger was deleted: where what it held was saved (ledger/rescue.ts). */
+  /** Set when the run stopped because its ledger was deleted: where what it held was saved (ledger/fileCheck.ts). */
   readonly rescue: Rescue | null;
 }
 

@@ -1,6 +1,7 @@
 import type { CallRecord } from '../api/client.js';
 import { clock } from '../clock.js';
-import type { CallKind, KeyStore, NewSlot } from '../ledger/keystore.js';
+import type { KeyStore } from '../keystore/store.js';
+import type { CallKind, NewSlot } from '../ledger/index.js';
 import type { CallBudget } from './budget.js';
 import { KeyCache } from './keyCache.js';
 import type { KeyBudgetOptions, KeyLimits } from './keyOptions.js';

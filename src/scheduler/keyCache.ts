@@ -1,5 +1,6 @@
 import { clock } from '../clock.js';
-import type { KeyStore, NewSlot, SlotRow } from '../ledger/keystore.js';
+import type { KeyStore, SlotRow } from '../keystore/store.js';
+import type { NewSlot } from '../ledger/index.js';
 import { ARRIVAL_MARGIN_MS, CallBudget } from './budget.js';
 import { createReserve, type KeyBudgetOptions } from './keyOptions.js';
 import { parseShare, type ShareState } from './keyShare.js';

@@ -1,4 +1,5 @@
-import type { NewSlot, SlotRow } from '../ledger/keystore.js';
+import type { SlotRow } from '../keystore/store.js';
+import type { NewSlot } from '../ledger/index.js';
 import type { KeyCache } from './keyCache.js';
 import { callTimeoutMs, type KeyBudgetOptions } from './keyOptions.js';
 

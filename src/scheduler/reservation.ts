@@ -1,5 +1,5 @@
 import type { CallRecord, CallTicket } from '../api/client.js';
-import type { CallKind } from '../ledger/keystore.js';
+import type { CallKind } from '../ledger/index.js';
 
 export type ReserveKind = Exclude<CallKind, 'foreign'>;
 

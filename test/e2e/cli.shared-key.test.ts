@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { fingerprintKey } from '../../src/spec/key.js';
-import { KeyStore } from '../../src/ledger/index.js';
+import { KeyStore } from '../../src/keystore/store.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { makeJob, type TestJob } from '../helpers/job.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 import type { CallRecord } from '../../src/api/index.js';
 import { installClock, VirtualClock } from '../../src/clock.js';
-import { KeyStore } from '../../src/ledger/index.js';
+import { KeyStore } from '../../src/keystore/store.js';
 
 /**
  * Key stores in temp folders under a virtual clock from `t0`, for tests of the budget two

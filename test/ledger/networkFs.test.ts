@@ -2,7 +2,8 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileSystemOf, type FsProbe } from '../../src/ledger/fsType.js';
-import { KeyStore, Ledger } from '../../src/ledger/index.js';
+import { Ledger } from '../../src/ledger/index.js';
+import { KeyStore } from '../../src/keystore/store.js';
 import { makeTempDir } from '../helpers/job.js';
 import { NetworkFsError } from '../../src/errors.js';
 

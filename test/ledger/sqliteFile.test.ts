@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DarkroomError } from '../../src/errors.js';
-import { KeyStore } from '../../src/ledger/keystore.js';
+import { KeyStore } from '../../src/keystore/store.js';
 import { openDatabase } from '../../src/ledger/open.js';
 
 /**

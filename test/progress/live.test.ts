@@ -3,7 +3,7 @@ import { installClock, VirtualClock } from '../../src/clock.js';
 import { LiveProgress } from '../../src/progress/live.js';
 import { buildProgress, type Progress } from '../../src/progress/snapshot.js';
 import type { ProgressFacts } from '../../src/ledger/index.js';
-import { foldSteps } from '../../src/ledger/status.js';
+import { foldSteps } from '../../src/ledger/read/status.js';
 
 const LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
 

@@ -3,7 +3,7 @@ import type { ProgressFacts, ItemState } from '../../src/ledger/index.js';
 import { estimate, formatDuration } from '../../src/progress/model.js';
 import stringWidth from 'string-width';
 import { colorWanted, fit, frameRows, stripAnsi, summaryLine } from '../../src/progress/render.js';
-import { foldSteps } from '../../src/ledger/status.js';
+import { foldSteps } from '../../src/ledger/read/status.js';
 import { buildProgress } from '../../src/progress/snapshot.js';
 
 const H = 3_600_000;

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { describeSteps, stepsSignature } from '../../src/config/steps.js';
 import type { StepConfig } from '../../src/config/index.js';
 import { LEGACY_SIG, Ledger, readStepsCensus } from '../../src/ledger/index.js';
-import { readRedoPaths } from '../../src/ledger/stepsCensus.js';
+import { readRedoPaths } from '../../src/ledger/read/census.js';
 import { migrate, readMigrations } from '../../src/ledger/sqliteFile.js';
 import { makeJob, setSteps } from '../helpers/job.js';
 import { simSession, simulate } from '../helpers/simulate.js';

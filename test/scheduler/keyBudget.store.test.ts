@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/api/index.js';
-import { KeyStore } from '../../src/ledger/index.js';
+import { KeyStore } from '../../src/keystore/store.js';
 import { KeyBudget } from '../../src/scheduler/keyBudget.js';
 import type { KeyBudgetOptions } from '../../src/scheduler/keyOptions.js';
 import { callAnswer, keyStores } from '../helpers/keyStores.js';

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import { stmt } from './statements.js';
-import { inPhase, phaseOf, sqlList, STATES, TERMINAL, type ItemState } from './transitions.js';
-import { countNotDownloaded, listNotDownloaded, type NotDownloaded } from './outputs.js';
+import { stmt } from '../statements.js';
+import { inPhase, phaseOf, sqlList, STATES, TERMINAL, type ItemState } from '../transitions.js';
+import { countNotDownloaded, listNotDownloaded, type NotDownloaded } from '../outputs.js';
 
 export interface ProblemItem {
   readonly id: number;
@@ -62,7 +62,7 @@ export interface LedgerStatus {
   readonly pending: number;
   /**
    * Photos whose files were deleted (or URL lines removed) before they were done
-   * (ledger/gone.ts): not in `total`, nor in any of the figures above.
+   * (ledger/discovery.ts, markGone): not in `total`, nor in any of the figures above.
    */
   readonly gone: number;
   readonly states: Record<ItemState, number>;
@@ -70,7 +70,7 @@ export interface LedgerStatus {
   readonly problems: readonly ProblemItem[];
   /** Per step of a multi-step pipeline; one entry for a single step. */
   readonly steps: readonly StepStatus[];
-  /** Of pending: photos whose last task succeeded (paid) and whose output is not on disk yet (undownloaded.ts). */
+  /** Of pending: photos whose last task succeeded (paid) and whose output is not on disk yet (ledger/outputs.ts). */
   readonly paidNotDownloaded: number;
   /** The first 200 of them, with why their last download failed. */
   readonly notDownloaded: readonly NotDownloaded[];

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { stmt } from './statements.js';
-import { inPhase, sqlList, type ItemState } from './transitions.js';
+import { stmt } from '../statements.js';
+import { inPhase, sqlList, type ItemState } from '../transitions.js';
 
 /**
  * The census of step lists (stepLists.ts says why photos follow one list each): which other

@@ -1,13 +1,16 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { KEYSTORE_MIGRATIONS_DIR, migrate, readMigrations, type Migration, openWritable, type WritableOptions } from './sqliteFile.js';
-import { stmt } from './statements.js';
+import {
+  KEYSTORE_MIGRATIONS_DIR,
+  migrate,
+  readMigrations,
+  type Migration,
+  openWritable,
+  type WritableOptions,
+} from '../ledger/sqliteFile.js';
+import { stmt } from '../ledger/statements.js';
+import type { CallKind, CountsIn, NewSlot, SlotKind } from '../ledger/calls.js';
 import { KeyStoreError, NetworkFsError, NotSqliteFileError, type SqliteFileRole } from '../errors.js';
-
-/** Which rolling windows a call counts in (see migrations/keystore/001_initial.sql). */
-export type CountsIn = 'both' | 'minute' | 'hour';
-export type CallKind = 'upload' | 'create' | 'poll' | 'account' | 'foreign';
-export type SlotKind = 'create' | 'active' | 'held' | 'released';
 
 export interface StoredCall {
   readonly at_ms: number;
@@ -27,14 +30,6 @@ export interface SlotRow {
   /** The owner's process, when it registered (a run does; rows of an unregistered owner count until they expire). */
   readonly pid: number | null;
   readonly host: string | null;
-}
-
-export interface NewSlot {
-  readonly itemId: number | null;
-  readonly ref: string | null;
-  readonly kind: SlotKind;
-  readonly sinceMs: number;
-  readonly expiresMs: number;
 }
 
 export interface CallAnswer {

@@ -1,10 +1,10 @@
 import type Database from 'better-sqlite3';
-import { readVerdict } from './inputs.js';
-import { openDatabase } from './open.js';
-import { stmt } from './statements.js';
-import { readRedoPaths, readStepsCensus, type StepsCensus } from './stepsCensus.js';
+import { readVerdict } from '../inputs.js';
+import { openDatabase } from '../open.js';
+import { stmt } from '../statements.js';
+import { readRedoPaths, readStepsCensus, type StepsCensus } from './census.js';
 import { readStatus, type LedgerStatus, type StepGroup } from './status.js';
-import { inPhase, sqlList, type ItemState } from './transitions.js';
+import { inPhase, sqlList, type ItemState } from '../transitions.js';
 
 /**
  * Read-only figures for the live progress display, `darkroom status` and `darkroom plan`:
@@ -224,7 +224,7 @@ export class ProgressReader {
     return readCallWindows(this.db, now);
   }
 
-  /** What the full decode of a content found (ledger/checks.ts); undefined on a ledger older than those checks. */
+  /** What the full decode of a content found (ledger/inputs.ts, InputChecks); undefined on a ledger older than those checks. */
   decodeVerdict(contentHash: string): string | null | undefined {
     this.hasChecks ??= stmt(this.db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'input_checks'").get() !== undefined;
     return this.hasChecks ? readVerdict(this.db, contentHash) : undefined;
