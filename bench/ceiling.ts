@@ -19,7 +19,7 @@
  * noise: so it is computed only for workloads where that holds (W1–W4). Elsewhere the bench
  * sets darkroom beside the clairvoyant bound (bound.ts) and the naive peers instead.
  */
-import { pollsUntil, solvePollTable, type PollTable } from '../src/scheduler/schedule.js';
+import { pollsUntil, solvePollTable, type PollTable } from '../src/scheduler/polling/schedule.js';
 import { Rng } from '../src/sim/random.js';
 import { HOUR_MS, MINUTE_MS } from '../src/spec/window.js';
 import { pickOutcome } from '../src/sim/tasks.js';

@@ -36,6 +36,5 @@ export type { InputRow } from './inputs.js';
 export type { OutputFile, AttemptRecord, FileMetadata, WrittenFileRow } from './outputFiles.js';
 export { STEPS_REDO_NOTE, type Applied } from './stepLists.js';
 export { LEGACY_SIG, blocking, readStepsCensus, type OtherList, type StepsCensus } from './read/census.js';
-export type { NewSlot, SlotKind, CallKind } from './calls.js';
-export { type LoggedCall } from './calls.js';
+export type { NewSlot, SlotKind, CallKind, LoggedCall } from './calls.js';
 export { type PhotoTransition } from './items.js';

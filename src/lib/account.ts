@@ -7,7 +7,7 @@ import { loadConfig, requireBaseUrl, resolveKeys, type Config, type ResolvedKey 
 import { clock } from '../clock.js';
 import { Ledger, ProgressReader } from '../ledger/index.js';
 import { KeyStore } from '../keystore/store.js';
-import { KeyBudget } from '../scheduler/keyBudget.js';
+import { KeyBudget } from '../scheduler/budget/keyBudget.js';
 import { SPEC_LIMITS } from './status.js';
 import { stateDirFrom } from './stateDir.js';
 import { type Binding, ConfigError, humanWait } from '../errors.js';

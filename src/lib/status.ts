@@ -8,8 +8,8 @@ import { ProgressReader } from '../ledger/read/progress.js';
 import type { ModelLimits } from '../progress/model.js';
 import { buildProgress, type GuessedSlotsView, type Progress } from '../progress/snapshot.js';
 import { KeyStore } from '../keystore/store.js';
-import { guessedSlots } from '../scheduler/keySlots.js';
-import { pidLiveness } from '../scheduler/owners.js';
+import { guessedSlots } from '../scheduler/budget/keySlots.js';
+import { pidLiveness } from '../scheduler/budget/keyCache.js';
 import { stateDirFrom } from './stateDir.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 
@@ -50,7 +50,7 @@ export function readSummary(
 
 /**
  * Per key, the slots its store on this machine counts busy that no live run tracks: held
- * creates, and a stopped run's creates and tasks (scheduler/keySlots.ts guessedSlots). Read
+ * creates, and a stopped run's creates and tasks (scheduler/budget/keySlots.ts guessed). Read
  * only, beside a run; a store missing or unreadable counts none.
  */
 export function guessedSlotsOf(stateDir: string, fps: readonly string[], now: number): Record<string, GuessedSlotsView> {

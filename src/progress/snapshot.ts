@@ -52,7 +52,7 @@ export interface KeyProgress {
  * Task slots a key's store (on this machine) counts busy that no live run tracks: creates
  * whose answer was lost (held) and the creates and tasks of a run that stopped. Each counts
  * until its task could have ended at most (`untilMs`), unless a create the service accepts
- * beside them shows it free sooner (a run asks, scheduler/laneQueues.ts), or `darkroom
+ * beside them shows it free sooner (a run asks, scheduler/lane/queues.ts), or `darkroom
  * retry --held` frees it.
  */
 export interface GuessedSlotsView {

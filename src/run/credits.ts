@@ -2,8 +2,7 @@ import type { ApiClient } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import type { Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import type { KeyBudget } from '../scheduler/keyBudget.js';
-import type { Reservation } from '../scheduler/reservation.js';
+import type { KeyBudget, Reservation } from '../scheduler/budget/keyBudget.js';
 
 /** 20601: what the account has against what the work left needs. */
 export interface CreditsShortfall {

@@ -3,7 +3,7 @@ import { clock, type TimerHandle } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { ItemRow, Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import type { StartGate } from '../scheduler/laneTypes.js';
+import type { StartGate } from '../scheduler/lane/types.js';
 import { formatDuration } from '../progress/model.js';
 import { haltRun, type RunState } from '../stages/context.js';
 import { EXIT } from '../errors.js';

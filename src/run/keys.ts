@@ -5,9 +5,9 @@ import type { Config, ResolvedKey } from '../config/index.js';
 import { type Ledger } from '../ledger/index.js';
 import { KeyStore } from '../keystore/store.js';
 import type { Logger } from '../log.js';
-import { ARRIVAL_MARGIN_MS } from '../scheduler/budget.js';
-import { KeyBudget } from '../scheduler/keyBudget.js';
-import { taskBoundMs } from '../scheduler/taskBound.js';
+import { ARRIVAL_MARGIN_MS } from '../scheduler/budget/callBudget.js';
+import { KeyBudget } from '../scheduler/budget/keyBudget.js';
+import { taskBoundMs } from '../scheduler/budget/keySlots.js';
 import { retryAt } from '../stages/context.js';
 
 /** Where a run's keys keep their machine-wide budgets. */
@@ -151,7 +151,7 @@ export async function seedFromUsage(
 const SHARE_LOOK_MS = 15_000;
 
 /**
- * While this machine spends under a share of the key (scheduler/keyShare.ts: other clients
+ * While this machine spends under a share of the key (scheduler/budget/keyShare.ts: other clients
  * use it too), GET /usage once a minute, machine-wide (seedFromUsage), says what the others
  * still spend: when they spent nothing in the last minute, the whole key is this machine's
  * again at once, not after minutes of additive growth. A call each, only while shared and

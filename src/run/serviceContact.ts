@@ -1,7 +1,7 @@
 import { probeService, redact, serviceAnswer, type CallRecord, type ProbeResult, type Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import type { Feedback } from '../scheduler/laneTypes.js';
+import type { Feedback } from '../scheduler/lane/types.js';
 import { ServiceUrlError } from '../errors.js';
 
 /**

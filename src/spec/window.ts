@@ -3,7 +3,7 @@
  * `spanMs`. Rolling is the strictest reading of "100 a minute", so it is safe whatever
  * window (fixed or sliding) the server keeps. A call at t counts while it lies in
  * (now − spanMs, now]. Both sides count with it: the client's call budget
- * (src/scheduler/budget.ts) and the simulator's limits (src/sim/limits.ts).
+ * (src/scheduler/budget/callBudget.ts) and the simulator's limits (src/sim/limits.ts).
  */
 /** The spans of the service's two call windows (the spec's "a minute", "an hour"). */
 export const MINUTE_MS = 60_000;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { clock } from '../clock.js';
 import { crashPoint, type ItemRow, type Ledger, type FileMetadata } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import { fullJitter } from '../scheduler/backoff.js';
+import { fullJitter } from '../scheduler/budget/backoff.js';
 import { copyAtomically, writeBufferAtomically, writeStreamAtomically } from '../outputs/atomic.js';
 import { carryStep, NO_METADATA, type MetadataOptions } from '../outputs/metadata.js';
 import { checkTargets, DEFAULT_OUTPUT, outputTargets, type NamingOptions } from '../outputs/naming.js';

@@ -3,7 +3,7 @@ import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import type { Notifier } from '../scheduler/notifier.js';
+import type { Notifier } from '../scheduler/lane/notifier.js';
 import { haltRun, type RunState } from './context.js';
 import { downloadStage, type DownloadOptions } from './download.js';
 import { namingOptions } from '../outputs/naming.js';

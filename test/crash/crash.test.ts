@@ -19,7 +19,7 @@ describe('the crash test, reduced', () => {
       faults: { base: 'hostile', burst503: { probability: 0.005, minMs: 1000, maxMs: 3000 } },
       limits: { callsPerMinute: 300, callsPerHour: 5000, activeTasks: 3 },
       // Creates whose answers are lost before any task was seen to end hold their slots for
-      // the polling cap at most (src/scheduler/taskBound.ts): 30 s, within a run's 60 s.
+      // the polling cap at most (src/scheduler/budget/keySlots.ts, taskBoundMs): 30 s, within a run's 60 s.
       pollCapMinutes: 0.5,
       runTimeoutMs: 60_000,
       log: (l) => lines.push(l),

@@ -55,7 +55,7 @@ export interface CrashTestOptions {
   readonly limits?: { callsPerMinute: number; callsPerHour: number; activeTasks: number };
   /**
    * The job's polling cap (default 30 min). It also caps how long a create whose answer
-   * was lost holds its task slot before any task was seen to end (src/scheduler/taskBound.ts):
+   * was lost holds its task slot before any task was seen to end (src/scheduler/budget/keySlots.ts, taskBoundMs):
    * a loop that kills runs before their first task ends may want it short.
    */
   readonly pollCapMinutes?: number;

@@ -6,7 +6,7 @@ import { installClock, VirtualClock } from '../../src/clock.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { KeyStore } from '../../src/keystore/store.js';
 import { SimModel } from '../../src/sim/model.js';
-import { taskBoundMs } from '../../src/scheduler/taskBound.js';
+import { taskBoundMs } from '../../src/scheduler/budget/keySlots.js';
 import { makeJob, makeTempDir, writePhoto } from '../helpers/job.js';
 import { SIM_KEY, simulate } from '../helpers/simulate.js';
 import { TransportError } from '../../src/errors.js';

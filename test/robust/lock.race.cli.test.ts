@@ -67,7 +67,7 @@ describe('two runs racing for a stale lock', () => {
       cleanups.push(() => sim.close());
       // One task slot: each run sends one create, which hangs (slow answers) until it is killed.
       // The killed create may be running at the service, so its slot stays counted busy for the
-      // next winner (src/scheduler/taskBound.ts) for at most the polling cap: 1.2 s here.
+      // next winner (src/scheduler/budget/keySlots.ts, taskBoundMs) for at most the polling cap: 1.2 s here.
       const job = await makeJob({
         photos: TRIALS + 2,
         steps: [{ capability: 'enhance' }],

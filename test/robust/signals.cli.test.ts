@@ -135,7 +135,7 @@ describe('an interrupted run', () => {
     const sim = await slowCreates();
     // The creates in flight at the interrupt are held by the next run, and keep their task
     // slots for as long as such a task could run: no task was ever seen to end, so that is
-    // the polling cap at most (src/scheduler/taskBound.ts), here 6 s, not the default 10 min.
+    // the polling cap at most (src/scheduler/budget/keySlots.ts, taskBoundMs), here 6 s, not the default 10 min.
     const job = await makeJob({ photos: 4, steps: [{ capability: 'enhance' }], extra: { limits: { pollCapMinutes: 0.1 } } });
     cleanups.push(job.cleanup);
     const run = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], envFor(job));

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CallBudget } from '../../src/scheduler/budget.js';
-import { LatencyModel } from '../../src/scheduler/latency.js';
-import { PollPlanner } from '../../src/scheduler/polling.js';
-import { PollTables } from '../../src/scheduler/schedule.js';
+import { CallBudget } from '../../src/scheduler/budget/callBudget.js';
+import { LatencyModel } from '../../src/scheduler/polling/latency.js';
+import { PollPlanner } from '../../src/scheduler/polling/polling.js';
+import { PollTables } from '../../src/scheduler/polling/schedule.js';
 
 describe('CallBudget', () => {
   it('inherits calls already made (from the ledger) and obeys server pauses', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { fitResiduals, GridDist } from '../../src/scheduler/empirical.js';
-import { LatencyModel } from '../../src/scheduler/latency.js';
-import { PRICE_FLOOR_MS, priceFromBudget, relativeShare, taskPrice, type WorkLeft } from '../../src/scheduler/price.js';
-import { nextPollAt, solvePollTable } from '../../src/scheduler/schedule.js';
+import { fitResiduals, GridDist } from '../../src/scheduler/polling/empirical.js';
+import { LatencyModel } from '../../src/scheduler/polling/latency.js';
+import { PRICE_FLOOR_MS, priceFromBudget, relativeShare, taskPrice, type WorkLeft } from '../../src/scheduler/polling/price.js';
+import { nextPollAt, solvePollTable } from '../../src/scheduler/polling/schedule.js';
 import { Rng } from '../../src/sim/random.js';
 import { RollingWindow } from '../../src/spec/window.js';
 

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/api/index.js';
 import { KeyStore } from '../../src/keystore/store.js';
-import { KeyBudget } from '../../src/scheduler/keyBudget.js';
-import type { KeyBudgetOptions } from '../../src/scheduler/keyOptions.js';
+import { KeyBudget } from '../../src/scheduler/budget/keyBudget.js';
+import type { KeyBudgetOptions } from '../../src/scheduler/budget/keyCache.js';
 import { callAnswer, keyStores } from '../helpers/keyStores.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { KeyBudget } from '../../src/scheduler/keyBudget.js';
+import { KeyBudget } from '../../src/scheduler/budget/keyBudget.js';
 import { callAnswer, keyStores } from '../helpers/keyStores.js';
 
 /**

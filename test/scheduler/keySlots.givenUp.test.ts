@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeyBudget } from '../../src/scheduler/keyBudget.js';
+import { KeyBudget } from '../../src/scheduler/budget/keyBudget.js';
 import { callAnswer, keyStores } from '../helpers/keyStores.js';
 
 /**

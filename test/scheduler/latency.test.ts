@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LatencyModel } from '../../src/scheduler/latency.js';
+import { LatencyModel } from '../../src/scheduler/polling/latency.js';
 import { Rng } from '../../src/sim/random.js';
 
 /** Seeded standard normals: the simulator's generator, one for the whole code base. */

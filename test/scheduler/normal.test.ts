@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { erf, normalCdf } from '../../src/scheduler/normal.js';
+import { erf, normalCdf } from '../../src/scheduler/polling/normal.js';
 
 describe('erf (was simple-statistics errorFunction, issue 13)', () => {
   it('gives bit for bit what errorFunction 7.8 gave, so seeded simulations replay as before', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextPollAt, pollsUntil, PollTables, solvePollTable, type PollTable } from '../../src/scheduler/schedule.js';
+import { nextPollAt, pollsUntil, PollTables, solvePollTable, type PollTable } from '../../src/scheduler/polling/schedule.js';
 import { Rng } from '../../src/sim/random.js';
 
 /** Deterministic standard normals. */

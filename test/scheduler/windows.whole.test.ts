@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CallBudget } from '../../src/scheduler/budget.js';
+import { CallBudget } from '../../src/scheduler/budget/callBudget.js';
 import { simulate } from '../helpers/simulate.js';
 
 const cleanups: (() => void)[] = [];

@@ -1,10 +1,9 @@
-import { clock } from '../clock.js';
-import type { KeyStore, SlotRow } from '../keystore/store.js';
-import type { NewSlot } from '../ledger/index.js';
-import { ARRIVAL_MARGIN_MS, CallBudget } from './budget.js';
-import { createReserve, type KeyBudgetOptions } from './keyOptions.js';
+import { clock } from '../../clock.js';
+import type { KeyStore, SlotRow } from '../../keystore/store.js';
+import type { NewSlot } from '../../ledger/index.js';
+import { ARRIVAL_MARGIN_MS, CallBudget } from './callBudget.js';
 import { parseShare, type ShareState } from './keyShare.js';
-import { pidLiveness, type Liveness } from './owners.js';
+import { hostname } from 'node:os';
 
 /** How often (clock time) the windows and slots are compared with the store outside a reservation. */
 const REFRESH_MS = 100;
@@ -162,4 +161,73 @@ export class KeyCache {
     this.calls.setShare(parseShare(this.store.getMeta(SHARE_META)));
     this.slotRows = this.store.slots();
   }
+}
+
+/* What a key's budget (keyBudget.ts) is told, shared by the parts it is made of. */
+
+export interface KeyLimits {
+  readonly callsPerMinute: number;
+  readonly callsPerHour: number;
+  readonly activeTasks: number;
+}
+
+export interface KeyBudgetOptions {
+  /** Whose rows these are: the ledger's id, or an account command's one-off id. */
+  readonly owner: string;
+  readonly limits: KeyLimits;
+  /**
+   * How long a task may run from its start (src/scheduler/taskBound.ts). `fresh`: the
+   * caller holds slots it can only guess about and wants the latest observations.
+   */
+  readonly taskBoundMs: (fresh?: boolean) => number;
+  /** The client's per-call timeout: a create may be accepted until its client gives up. Default 30 s. */
+  readonly callTimeoutMs?: number;
+  readonly marginMs?: number;
+  /** Places in each window only creates may take (CallBudget). Default 3. */
+  readonly createReserve?: number;
+  /** Whether another owner's process still runs; default: by pid, on this host. */
+  readonly liveness?: Liveness;
+}
+
+/** A create may be accepted until its client gives up on the request. */
+export const callTimeoutMs = (o: KeyBudgetOptions): number => o.callTimeoutMs ?? 30_000;
+
+/** Places in each window only creates may take. */
+export const createReserve = (o: KeyBudgetOptions): number => o.createReserve ?? 3;
+
+/** Whether the process that owns key-store rows is still running. */
+export type Liveness = (pid: number, host: string, now: number) => boolean;
+
+/** This process, as key-store rows name their owner's process. */
+export function thisProcess(): { pid: number; host: string } {
+  return { pid: process.pid, host: hostname() };
+}
+
+/**
+ * Liveness of processes on this machine by pid (signal 0 sends nothing; EPERM means it
+ * exists under another user). A process on another host cannot be asked: its rows are
+ * treated as an owner that is gone, which counts them until they expire — the safe side.
+ *
+ * A pid reused by an unrelated process makes a dead owner look alive, so its rows count
+ * in full until a run of its ledger reconciles them; the cost is slots waited for, never a
+ * limit broken. Answers are kept for `ttlMs`: the slot count asks on every pick.
+ */
+export function pidLiveness(ttlMs = 2000): Liveness {
+  const me = hostname();
+  const seen = new Map<number, { alive: boolean; at: number }>();
+  return (pid, host, now) => {
+    if (host !== me) return false;
+    if (pid === process.pid) return true;
+    const c = seen.get(pid);
+    if (c && now - c.at < ttlMs && now >= c.at) return c.alive;
+    let alive: boolean;
+    try {
+      process.kill(pid, 0);
+      alive = true;
+    } catch (err) {
+      alive = (err as { code?: string }).code === 'EPERM';
+    }
+    seen.set(pid, { alive, at: now });
+    return alive;
+  };
 }

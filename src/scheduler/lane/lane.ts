@@ -1,11 +1,10 @@
-import { clock } from '../clock.js';
-import type { ItemRow, Ledger } from '../ledger/index.js';
-import type { KeyBudget } from './keyBudget.js';
-import type { CreateOutcome } from './keySlots.js';
-import { LanePacing } from './lanePacing.js';
-import { LaneQueues, type Action } from './laneQueues.js';
-import type { Feedback, LaneOptions, LaneStages, LaneState, RunControl } from './laneTypes.js';
-import type { Reservation } from './reservation.js';
+import { clock } from '../../clock.js';
+import type { ItemRow, Ledger } from '../../ledger/index.js';
+import type { KeyBudget, Reservation } from '../budget/keyBudget.js';
+import type { CreateOutcome } from '../budget/keySlots.js';
+import { LanePacing } from './pacing.js';
+import { LaneQueues, type Action } from './queues.js';
+import type { Feedback, LaneOptions, LaneStages, LaneState, RunControl } from './types.js';
 
 /** The first wait after a 429 on api_key_active_tasks before any task was seen to end (SlotWait). */
 const FIRST_SLOT_WAIT_MS = 15_000;

@@ -1,6 +1,6 @@
-import type { ItemRow } from '../ledger/index.js';
-import type { PollPlanner } from './polling.js';
-import type { Reservation } from './reservation.js';
+import type { ItemRow } from '../../ledger/index.js';
+import type { PollPlanner } from '../polling/polling.js';
+import type { Reservation } from '../budget/keyBudget.js';
 
 /*
  * What a lane (lane.ts) is handed: its stages, the run's switches and guards, its options;

@@ -1,8 +1,7 @@
-import type { KeyCache } from './keyCache.js';
-import { createReserve, type KeyBudgetOptions } from './keyOptions.js';
+import { type KeyCache, createReserve, type KeyBudgetOptions } from './keyCache.js';
 import { shareAfterRefusal, shareFromUsage } from './keyShare.js';
-import { type Binding } from '../errors.js';
-import { MINUTE_MS } from '../spec/window.js';
+import { type Binding } from '../../errors.js';
+import { MINUTE_MS } from '../../spec/window.js';
 
 /**
  * A key's rolling call windows and pause, machine-wide: the CallBudget of the key's store

@@ -1,4 +1,4 @@
-import { clock, type TimerHandle } from '../clock.js';
+import { clock, type TimerHandle } from '../../clock.js';
 
 /** Sleep until a time on the clock or until someone calls notify(), whichever is first. */
 export class Notifier {

@@ -1,6 +1,6 @@
-import type { Ledger } from '../ledger/index.js';
-import type { KeyBudget } from './keyBudget.js';
-import type { LaneOptions, LaneState } from './laneTypes.js';
+import type { Ledger } from '../../ledger/index.js';
+import type { KeyBudget } from '../budget/keyBudget.js';
+import type { LaneOptions, LaneState } from './types.js';
 
 /**
  * A lane's pacing: whether its calls go at the hour rate (CallBudget.setPacing), what the

@@ -1,17 +1,14 @@
-import type { CallRecord } from '../api/client.js';
-import { clock } from '../clock.js';
-import type { KeyStore } from '../keystore/store.js';
-import type { CallKind, NewSlot } from '../ledger/index.js';
-import type { CallBudget } from './budget.js';
-import { KeyCache } from './keyCache.js';
-import type { KeyBudgetOptions, KeyLimits } from './keyOptions.js';
+import type { CallRecord, CallTicket } from '../../api/client.js';
+import { clock } from '../../clock.js';
+import type { KeyStore } from '../../keystore/store.js';
+import type { CallKind, NewSlot } from '../../ledger/index.js';
+import type { CallBudget } from './callBudget.js';
+import { KeyCache, type KeyBudgetOptions, type KeyLimits, thisProcess } from './keyCache.js';
 import { KeySlots, type CreateOutcome, type GuessedSlots } from './keySlots.js';
 import { KeyWindows } from './keyWindows.js';
-import { thisProcess } from './owners.js';
-import { Reservation, type ReservationBook, type ReserveKind } from './reservation.js';
-import { type Binding, KeyBusyError } from '../errors.js';
+import { type Binding, KeyBusyError } from '../../errors.js';
 
-export type { KeyLimits } from './keyOptions.js';
+export type { KeyLimits } from './keyCache.js';
 
 /** What a run's reconciliation puts in the store from its ledger. */
 export interface LedgerFacts {
@@ -322,5 +319,41 @@ export class KeyBudget implements ReservationBook {
       cache.prune(now);
       cache.resync(now);
     });
+  }
+}
+
+export type ReserveKind = Exclude<CallKind, 'foreign'>;
+
+/** Where a reservation reports its call (KeyBudget: it records them in the key's store). */
+export interface ReservationBook {
+  sending(t: Reservation, atMs: number, sentRequestId: string): void;
+  answered(t: Reservation, rec: CallRecord): void;
+}
+
+/** One call's reservation (CallTicket): the client reports its sending and its answer. */
+export class Reservation implements CallTicket {
+  sentRequestId: string | undefined;
+  settled = false;
+  /** Calls beyond the first made under this reservation (a stage should make one). */
+  readonly extra = new Map<string, { id: number; atMs: number }>();
+
+  constructor(
+    private readonly budget: ReservationBook,
+    readonly callId: number,
+    public atMs: number,
+    readonly kind: ReserveKind,
+    readonly slotId: number | undefined,
+  ) {}
+
+  get sent(): boolean {
+    return this.sentRequestId !== undefined;
+  }
+
+  sending(atMs: number, _endpoint: string, sentRequestId: string): void {
+    this.budget.sending(this, atMs, sentRequestId);
+  }
+
+  answered(rec: CallRecord): void {
+    this.budget.answered(this, rec);
   }
 }

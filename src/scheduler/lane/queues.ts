@@ -1,7 +1,7 @@
-import { clock } from '../clock.js';
-import type { ItemRow, Ledger } from '../ledger/index.js';
-import type { KeyBudget } from './keyBudget.js';
-import type { LaneOptions, LaneState, RunControl } from './laneTypes.js';
+import { clock } from '../../clock.js';
+import type { ItemRow, Ledger } from '../../ledger/index.js';
+import type { KeyBudget } from '../budget/keyBudget.js';
+import type { LaneOptions, LaneState, RunControl } from './types.js';
 
 /**
  * Photos uploaded ahead of the slots, beyond one. Uploads come last (due polls, then

@@ -1,4 +1,4 @@
-import { RollingWindow } from '../spec/window.js';
+import { RollingWindow } from '../../spec/window.js';
 import { shareAt, type ShareState } from './keyShare.js';
 
 export interface BudgetLimits {
