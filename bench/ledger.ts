@@ -10,7 +10,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
-import { statusCommand } from '../src/commands/status.js';
+import { statusCommand } from '../src/cli/commands/status.js';
 import { loadConfig } from '../src/config/index.js';
 import { Ledger, type ItemState } from '../src/ledger/index.js';
 import { discoverInto } from '../src/inputs/discover.js';

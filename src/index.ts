@@ -1,7 +1,7 @@
 /**
  * darkroom as a library: the package's main entry (`import { run } from 'darkroom'`). What a
  * program needs and no more: the functions, their options and results, the events, the
- * errors. The CLI is another client of the same functions, through src/commands/ (its
+ * errors. The CLI is another client of the same functions, through src/cli/commands/ (its
  * wording is not API). docs/library.md has a complete example.
  *
  * Nothing here touches the process: importing and running darkroom adds no signal or exit

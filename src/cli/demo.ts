@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSimulator } from '../simulator.js';
 import { describeError } from './errors.js';
-import { progressFor, runCommand } from '../commands/index.js';
+import { progressFor, runCommand } from './commands/index.js';
 import { terminalSafe } from '../display.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextStepLines } from '../../src/commands/nextSteps.js';
+import { nextStepLines } from '../../src/cli/commands/nextSteps.js';
 
 type Arg = Parameters<typeof nextStepLines>[0];
 const status = (s: Partial<{ total: number; pending: number; held: number; failed: number; skipped: number }>) =>

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { maskKey } from '../../src/api/index.js';
-import { reportCommand } from '../../src/commands/report.js';
+import { reportCommand } from '../../src/cli/commands/report.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { discovered } from '../helpers/discovered.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WireResponse } from '../../src/api/index.js';
-import { accountStopLines } from '../../src/commands/stops.js';
+import { accountStopLines } from '../../src/cli/commands/stops.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { SimModel } from '../../src/sim/model.js';
 import { startSim } from '../../src/sim/server.js';

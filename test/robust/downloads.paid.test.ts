@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { formatStatus } from '../../src/commands/format.js';
+import { formatStatus } from '../../src/cli/commands/format.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { renderReport } from '../../src/report/index.js';
 import type { FetchedResult } from '../../src/stages/result.js';

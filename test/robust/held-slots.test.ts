@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { retryCommand } from '../../src/commands/retry.js';
+import { retryCommand } from '../../src/cli/commands/retry.js';
 import { fingerprintKey } from '../../src/spec/key.js';
 import { installClock, VirtualClock } from '../../src/clock.js';
 import { Ledger } from '../../src/ledger/index.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WireResponse } from '../../src/api/index.js';
-import { retryCost } from '../../src/commands/retryFailed.js';
+import { retryCost } from '../../src/cli/commands/retryFailed.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { makeJob } from '../helpers/job.js';

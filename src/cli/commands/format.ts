@@ -1,7 +1,7 @@
-import { shownText } from '../display.js';
-import type { LedgerStatus } from '../ledger/index.js';
-import { formatDuration } from '../progress/model.js';
-import type { GuessedSlotsView, Progress } from '../progress/snapshot.js';
+import { shownText } from '../../display.js';
+import type { LedgerStatus } from '../../ledger/index.js';
+import { formatDuration } from '../../progress/model.js';
+import type { GuessedSlotsView, Progress } from '../../progress/snapshot.js';
 
 /** The human form of a status: counts first, then every item that needs a person's attention. */
 export function formatStatus(

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { lstat, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { clock } from '../clock.js';
-import { makeDirs } from '../fsdirs.js';
-import { OutputTargetError } from '../errors.js';
+import { clock } from '../../clock.js';
+import { makeDirs } from '../../fsdirs.js';
+import { OutputTargetError } from '../../errors.js';
 
 /**
  * Every file a user names for darkroom to write (`report --out`, and any later output

@@ -1,5 +1,5 @@
-import type { Credits, Usage } from '../api/index.js';
-import { accountTarget, peekCallWindows, withAccountClient, type AccountArgs, type AccountIo } from '../lib/account.js';
+import type { Credits, Usage } from '../../api/index.js';
+import { accountTarget, peekCallWindows, withAccountClient, type AccountArgs, type AccountIo } from '../../lib/account.js';
 
 export interface AccountCommandArgs extends AccountArgs {
   readonly json?: boolean | undefined;

@@ -1,10 +1,10 @@
-import { shownText } from '../display.js';
-import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
-import type { HeldItem } from '../ledger/index.js';
-import { readRetryable, requeueHeld } from '../lib/retry.js';
+import { shownText } from '../../display.js';
+import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../../config/index.js';
+import type { HeldItem } from '../../ledger/index.js';
+import { readRetryable, requeueHeld } from '../../lib/retry.js';
 import { retryFailedCommand } from './retryFailed.js';
 import type { RetryArgs, RetryIo, RetryOutcome } from './retryTypes.js';
-import { EXIT } from '../errors.js';
+import { EXIT } from '../../errors.js';
 
 /**
  * `darkroom retry --held`: put held photos back to work, after saying plainly that a

@@ -1,11 +1,11 @@
 // From their modules, not the index files: the api index brings undici with it.
-import { shownText } from '../display.js';
-import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
-import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
-import type { FailedItem } from '../ledger/index.js';
-import { readRetryable, requeueFailed } from '../lib/retry.js';
+import { shownText } from '../../display.js';
+import { CAPABILITIES, isCapability } from '../../spec/capabilities.js';
+import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../../config/index.js';
+import type { FailedItem } from '../../ledger/index.js';
+import { readRetryable, requeueFailed } from '../../lib/retry.js';
 import type { RetryArgs, RetryIo, RetryOutcome } from './retryTypes.js';
-import { EXIT } from '../errors.js';
+import { EXIT } from '../../errors.js';
 
 /** What re-creating the failed photos costs, as far as it is known. */
 export interface RetryCost {

@@ -1,7 +1,7 @@
-import { shownText } from '../display.js';
+import { shownText } from '../../display.js';
 import path from 'node:path';
-import { manifestOfJob, type ManifestSummary } from '../lib/manifest.js';
-import { EXIT } from '../errors.js';
+import { manifestOfJob, type ManifestSummary } from '../../lib/manifest.js';
+import { EXIT } from '../../errors.js';
 
 export interface ManifestArgs {
   readonly jobs?: string | undefined;

@@ -4,19 +4,19 @@
  * never printing or exiting itself; internal, not the package's API (src/index.ts is). Each loads its modules when first called: `darkroom --help` and `status` load
  * none of the run's (undici, sharp, zod, yaml…).
  */
-import type { PlanIo, PlanResult } from '../lib/plan.js';
+import type { PlanIo, PlanResult } from '../../lib/plan.js';
 import type { AccountCommandArgs } from './credits.js';
 import type { PlanArgs } from './plan.js';
 import type { ReportArgs, ReportResult } from './report.js';
 import type { ManifestArgs } from './manifest.js';
-import type { ManifestSummary } from '../lib/manifest.js';
+import type { ManifestSummary } from '../../lib/manifest.js';
 import type { RetryArgs, RetryIo, RetryOutcome } from './retryTypes.js';
 import type { RunArgs, RunIo, RunOutcome } from './run.js';
 import type { StatusArgs } from './status.js';
 import type { WriteStreams } from './outputFile.js';
-import type { AccountIo } from '../lib/account.js';
+import type { AccountIo } from '../../lib/account.js';
 
-export { DEFAULT_LEDGER_FILE } from '../config/ledgerPath.js';
+export { DEFAULT_LEDGER_FILE } from '../../config/ledgerPath.js';
 export type {
   AccountCommandArgs,
   AccountIo,

@@ -1,19 +1,19 @@
 import path from 'node:path';
-import { clock } from '../clock.js';
-import { loadConfig, requireBaseUrl, requireInputDir, resolveKeys } from '../config/index.js';
-import { ProgressReader } from '../ledger/index.js';
-import { hiddenLine } from '../inputs/hidden.js';
-import type { RunHooks, RunResult } from '../run/runner.js';
-import { runSession, type SessionOptions } from '../lib/session.js';
-import { LiveProgress, type TtyStream } from '../progress/live.js';
-import { buildProgress } from '../progress/snapshot.js';
+import { clock } from '../../clock.js';
+import { loadConfig, requireBaseUrl, requireInputDir, resolveKeys } from '../../config/index.js';
+import { ProgressReader } from '../../ledger/index.js';
+import { hiddenLine } from '../../inputs/hidden.js';
+import type { RunHooks, RunResult } from '../../run/runner.js';
+import { runSession, type SessionOptions } from '../../lib/session.js';
+import { LiveProgress, type TtyStream } from '../../progress/live.js';
+import { buildProgress } from '../../progress/snapshot.js';
 import { formatStatus } from './format.js';
 import { nextStepLines, shellArg } from './nextSteps.js';
 import { rescueLines } from './rescue.js';
 import { stepsChangeLines } from './stepsChange.js';
 import { guardLimitsFrom, type GuardArgs } from './guards.js';
-import { stateDirFrom } from '../lib/stateDir.js';
-import { guessedSlotsOf } from '../lib/status.js';
+import { stateDirFrom } from '../../lib/stateDir.js';
+import { guessedSlotsOf } from '../../lib/status.js';
 import { accountStopLines } from './stops.js';
 
 /** What the CLI's screen needs of a live display (src/progress/live.ts), to route every line through it while it draws. */

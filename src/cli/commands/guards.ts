@@ -1,6 +1,6 @@
-import { checkClockTime, nextLocalTime, parseDuration } from '../run/guardTimes.js';
-import type { GuardLimits } from '../run/guards.js';
-import { GuardArgumentError } from '../errors.js';
+import { checkClockTime, nextLocalTime, parseDuration } from '../../run/guardTimes.js';
+import type { GuardLimits } from '../../run/guards.js';
+import { GuardArgumentError } from '../../errors.js';
 
 /** The spending guards as `darkroom run` takes them: --max-photos, --max-credits, --max-duration, --until. */
 export interface GuardArgs {

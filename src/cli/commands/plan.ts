@@ -1,12 +1,12 @@
-import { shownText } from '../display.js';
+import { shownText } from '../../display.js';
 import path from 'node:path';
-import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
-import { loadConfig, requireInputDir } from '../config/index.js';
-import { hiddenLine } from '../inputs/hidden.js';
-import { formatDuration } from '../progress/model.js';
-import { makePlan, type PlanIo, type PlanOptions, type PlanResult } from '../lib/plan.js';
+import { CAPABILITIES, isCapability } from '../../spec/capabilities.js';
+import { loadConfig, requireInputDir } from '../../config/index.js';
+import { hiddenLine } from '../../inputs/hidden.js';
+import { formatDuration } from '../../progress/model.js';
+import { makePlan, type PlanIo, type PlanOptions, type PlanResult } from '../../lib/plan.js';
 import { stepsChangeLines } from './stepsChange.js';
-import { ConfigError, EXIT } from '../errors.js';
+import { ConfigError, EXIT } from '../../errors.js';
 
 export interface PlanArgs extends PlanOptions {
   readonly jobs: string;

@@ -1,5 +1,5 @@
-import { describeSteps } from '../config/steps.js';
-import type { StepsChange } from '../run/stepsCheck.js';
+import { describeSteps } from '../../config/steps.js';
+import type { StepsChange } from '../../run/stepsCheck.js';
 
 /**
  * The lines below `stopped: …` (run) or in `plan` that say what changed in the job's steps,

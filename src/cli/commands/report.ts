@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { CAPABILITIES, isCapability, redact } from '../api/index.js';
-import { clock } from '../clock.js';
-import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../config/index.js';
-import { Ledger } from '../ledger/index.js';
-import { buildReport, creditsSpent, formatBytes, reportPaths } from '../report/index.js';
+import { CAPABILITIES, isCapability, redact } from '../../api/index.js';
+import { clock } from '../../clock.js';
+import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../../config/index.js';
+import { Ledger } from '../../ledger/index.js';
+import { buildReport, creditsSpent, formatBytes, reportPaths } from '../../report/index.js';
 import { outputBaseDir, outputTarget, writeOutput, type OutputTarget, type WriteStreams } from './outputFile.js';
 
 export interface ReportArgs {

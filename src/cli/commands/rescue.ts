@@ -1,4 +1,4 @@
-import type { Rescue } from '../ledger/index.js';
+import type { Rescue } from '../../ledger/index.js';
 
 /** What the operator reads after a run stopped because its ledger was deleted (see ledger/fileCheck.ts, rescueDeleted). */
 export function rescueLines(rescue: Rescue | null, file: string): string[] {

@@ -1,10 +1,10 @@
-import { clock } from '../clock.js';
-import type { Config } from '../config/index.js';
-import { DEFAULT_LEDGER_FILE, resolveLedgerPath } from '../config/ledgerPath.js';
+import { clock } from '../../clock.js';
+import type { Config } from '../../config/index.js';
+import { DEFAULT_LEDGER_FILE, resolveLedgerPath } from '../../config/ledgerPath.js';
 // From its module, not ledger/index.js: the 20 modules of the whole ledger are not needed here.
-import { ProgressReader } from '../ledger/read/progress.js';
-import { keyFingerprints, readSummary } from '../lib/status.js';
-import { stateDirFrom } from '../lib/stateDir.js';
+import { ProgressReader } from '../../ledger/read/progress.js';
+import { keyFingerprints, readSummary } from '../../lib/status.js';
+import { stateDirFrom } from '../../lib/stateDir.js';
 import { formatProgress } from './format.js';
 
 export interface StatusArgs {
@@ -32,7 +32,7 @@ async function target(args: StatusArgs, env: NodeJS.ProcessEnv): Promise<Target>
     return { file: resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE), config: null, keys: undefined, stateDir };
   // Imported only here: config brings zod and yaml (~0.2 s to load), which a status by
   // --ledger alone does without.
-  const { loadConfig } = await import('../config/index.js');
+  const { loadConfig } = await import('../../config/index.js');
   const config = loadConfig(args.jobs, { ledger: args.ledger, env });
   // The job's keys are listed even before they made a call, by fingerprint only, when set.
   return { file: config.ledger, config, keys: keyFingerprints(config, env), jobs: args.jobs, stateDir };

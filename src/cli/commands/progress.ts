@@ -1,5 +1,5 @@
-import type { TtyStream } from '../progress/live.js';
-import { colorWanted } from '../progress/render.js';
+import type { TtyStream } from '../../progress/live.js';
+import { colorWanted } from '../../progress/render.js';
 import type { RunIo } from './run.js';
 
 /**
