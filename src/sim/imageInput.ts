@@ -5,7 +5,7 @@
  */
 import { request as httpRequest } from 'undici';
 import { clock } from '../clock.js';
-import { sniffImage } from './images.js';
+import { EXTENSIONS, sniffImage } from '../spec/images.js';
 import type { Parsed } from './params.js';
 import { CODES } from './responses.js';
 import { RESULT_PATH_RE, UPLOAD_PATH_RE } from './routes.js';
@@ -40,13 +40,13 @@ export class ImageInput {
     if (up) {
       const u = this.uploads.forCreate(up[1]!, up[2]!);
       if (!u) return bad('image not found');
-      return { ok: true, value: { input: { kind: 'upload', uploadId: up[1]! }, inputExt: u.ext, sourceId: u.sourceId } };
+      return { ok: true, value: { input: { kind: 'upload', uploadId: up[1]! }, inputType: u.type, sourceId: u.sourceId } };
     }
     const res = RESULT_PATH_RE.exec(pathname);
     if (res) {
       const t = this.tasks.live(res[1]!);
-      if (!t || t.resultExt !== res[2] || statusAt(t, clock.now()) !== 'SUCCESS') return bad('image not found');
-      return { ok: true, value: { input: { kind: 'result', taskId: t.taskId }, inputExt: t.resultExt, sourceId: t.sourceId } };
+      if (!t || EXTENSIONS[t.resultType] !== res[2] || statusAt(t, clock.now()) !== 'SUCCESS') return bad('image not found');
+      return { ok: true, value: { input: { kind: 'result', taskId: t.taskId }, inputType: t.resultType, sourceId: t.sourceId } };
     }
     return bad('image not found');
   }
@@ -75,9 +75,9 @@ async function fetchExternal(url: URL): Promise<Parsed<ResolvedImage>> {
   } catch {
     return bad('image URL could not be fetched');
   }
-  const ext = sniffImage(bytes);
-  if (!ext) return bad('image URL is not a JPG, PNG or WEBP image');
-  return { ok: true, value: { input: { kind: 'bytes', bytes }, inputExt: ext, sourceId: `url:${sha16(Buffer.from(url.href))}` } };
+  const type = sniffImage(bytes);
+  if (!type) return bad('image URL is not a JPG, PNG or WEBP image');
+  return { ok: true, value: { input: { kind: 'bytes', bytes }, inputType: type, sourceId: `url:${sha16(Buffer.from(url.href))}` } };
 }
 
 function bad(message: string): { ok: false; code: number; message: string } {

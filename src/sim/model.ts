@@ -146,17 +146,17 @@ export class SimModel {
       const out = await create(this.parts, route.capability, req, lane, requestId);
       return out.injected ? out.res : this.answerFaults(out.res, true, req, requestId, out.task);
     }
-    return this.answerFaults(this.route(route, req, key!, lane, requestId, now), false, req, requestId, undefined);
+    return this.answerFaults(await this.route(route, req, key!, lane, requestId, now), false, req, requestId, undefined);
   }
 
-  private route(
+  private async route(
     route: Exclude<Route, { kind: 'create' }>,
     req: SimRequest,
     key: string,
     lane: Lane,
     requestId: string,
     now: number,
-  ): SimResponse {
+  ): Promise<SimResponse> {
     switch (route.kind) {
       case 'credits':
         return ok(requestId, this.parts.account.credits());

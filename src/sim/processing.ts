@@ -22,8 +22,8 @@ export const DEFAULT_STYLES = ['sepia', 'noir', 'vivid', 'sketch'] as const;
 const MAX_SIDE = 16384;
 
 /** The spec's format where it states one (background removal: PNG), else the sim's choice, JPEG. */
-export function resultExtFor(capability: Capability): 'jpg' | 'png' {
-  return CAPABILITIES[capability].resultFormat === 'png' ? 'png' : 'jpg';
+export function resultTypeFor(capability: Capability): 'jpeg' | 'png' {
+  return CAPABILITIES[capability].resultFormat === 'png' ? 'png' : 'jpeg';
 }
 
 export async function processImage(capability: Capability, input: Buffer, params: ProcessParams): Promise<Buffer> {

@@ -12,7 +12,7 @@ import { fingerprintKey } from '../spec/key.js';
 import { clock } from '../clock.js';
 import type { AuditRecorder } from './audit.js';
 import type { FaultInjector } from './faultInjector.js';
-import { CONTENT_TYPES, type ImageExt } from './images.js';
+import { CONTENT_TYPES, EXTENSIONS, type ImageType } from '../spec/images.js';
 import type { ResolvedSimOptions } from './options.js';
 import { processImage } from './processing.js';
 import { plain, type SimRequest, type SimResponse } from './responses.js';
@@ -59,8 +59,8 @@ export class ResultOrigin {
     if (res) return this.serveResult(res[1]!, res[2]!, versionOf(req.path), method);
     const up = UPLOAD_PATH_RE.exec(path);
     const u = up ? this.uploads.served(up[1]!) : undefined;
-    if (!u || u.ext !== up![2]) return plain(404, 'not found\n');
-    return imageAnswer(u.bytes, u.ext, method);
+    if (!u || EXTENSIONS[u.type] !== up![2]) return plain(404, 'not found\n');
+    return imageAnswer(u.bytes, u.type, method);
   }
 
   /** A poll hands out a new URL once the current one has expired. */
@@ -71,14 +71,14 @@ export class ResultOrigin {
       url.issuedAt = now;
       url.expiredNow = false;
     }
-    const base = `${this.cfg.resultOrigin}/results/${task.taskId}.${task.resultExt}`;
+    const base = `${this.cfg.resultOrigin}/results/${task.taskId}.${EXTENSIONS[task.resultType]}`;
     return url.version === 1 ? base : `${base}?v=${url.version}`;
   }
 
   private async serveResult(taskId: string, ext: string, version: number | undefined, method: string): Promise<SimResponse> {
     const now = clock.now();
     const t = this.tasks.live(taskId);
-    if (!t || t.resultExt !== ext || statusAt(t, now) !== 'SUCCESS') return plain(404, 'not found\n');
+    if (!t || EXTENSIONS[t.resultType] !== ext || statusAt(t, now) !== 'SUCCESS') return plain(404, 'not found\n');
     const url = this.urlState(t);
     if (version === undefined || version > url.version) return plain(404, 'not found\n');
     if (version < url.version || this.expired(url, now)) return this.expiredAnswer(url, version);
@@ -92,7 +92,7 @@ export class ResultOrigin {
     } catch {
       return plain(500, 'could not produce the image\n');
     }
-    const answer = imageAnswer(bytes, t.resultExt, method);
+    const answer = imageAnswer(bytes, t.resultType, method);
     if (method !== 'GET') return answer;
     const key = `${taskId}|${version}`;
     const keep = this.truncatedLast.has(key) ? undefined : this.faults.truncate(bytes.length);
@@ -163,10 +163,10 @@ export class ResultOrigin {
   }
 }
 
-function imageAnswer(bytes: Buffer, ext: ImageExt, method: string): SimResponse {
+function imageAnswer(bytes: Buffer, type: ImageType, method: string): SimResponse {
   return {
     status: 200,
-    headers: { 'content-type': CONTENT_TYPES[ext], 'content-length': String(bytes.length) },
+    headers: { 'content-type': CONTENT_TYPES[type], 'content-length': String(bytes.length) },
     body: method === 'HEAD' ? Buffer.alloc(0) : bytes,
   };
 }

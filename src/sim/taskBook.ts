@@ -9,11 +9,11 @@ import { CAPABILITIES, type Capability } from '../spec/capabilities.js';
 import { TASK_COST } from './account.js';
 import type { AuditRecorder } from './audit.js';
 import type { FaultInjector } from './faultInjector.js';
-import type { ImageExt } from './images.js';
+import type { ImageType } from '../spec/images.js';
 import { drawLatency } from './latencyShapes.js';
 import type { Lane, Limits } from './limits.js';
 import type { ResolvedSimOptions } from './options.js';
-import { resultExtFor } from './processing.js';
+import { resultTypeFor } from './processing.js';
 import type { Rng } from './random.js';
 import { pickOutcome, statusAt, type Task, type TaskInput } from './tasks.js';
 
@@ -21,7 +21,7 @@ import { pickOutcome, statusAt, type Task, type TaskInput } from './tasks.js';
 const IMAGE2IMAGE_ID_BASE = 7_000_000;
 
 /** A create's image, resolved (imageInput.ts). */
-export type ResolvedImage = { input: TaskInput; inputExt: ImageExt; sourceId: string };
+export type ResolvedImage = { input: TaskInput; inputType: ImageType; sourceId: string };
 
 export interface QueueInfo {
   rank: number;
@@ -86,8 +86,8 @@ export class TaskBook {
       outcome,
       cost: TASK_COST,
       input: image.input,
-      inputExt: image.inputExt,
-      resultExt: this.cfg.processing === 'passthrough' ? image.inputExt : resultExtFor(capability),
+      inputType: image.inputType,
+      resultType: this.cfg.processing === 'passthrough' ? image.inputType : resultTypeFor(capability),
       sourceId: image.sourceId,
       params,
     };

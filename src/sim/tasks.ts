@@ -4,7 +4,7 @@
  * scheduled, so the model needs no timers and a virtual clock can jump freely.
  */
 import type { Capability } from '../spec/capabilities.js';
-import type { ImageExt } from './images.js';
+import type { ImageType } from '../spec/images.js';
 import type { ProcessParams } from './processing.js';
 
 export type TerminalStatus = 'SUCCESS' | 'FAIL' | 'ERROR' | 'OTHER';
@@ -30,8 +30,8 @@ export interface Task {
   cost: number;
   input: TaskInput;
   /** Format of the input bytes, known from magic bytes at acceptance. */
-  inputExt: ImageExt;
-  resultExt: ImageExt;
+  inputType: ImageType;
+  resultType: ImageType;
   sourceId: string;
   params: ProcessParams;
 }

@@ -9,8 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { AuditRecorder } from './audit.js';
 import type { FaultInjector } from './faultInjector.js';
-import { sniffImage, type ImageExt } from './images.js';
-import { boundaryOf, parseMultipart } from './multipart.js';
+import { EXTENSIONS, sniffImage, type ImageType } from '../spec/images.js';
 import type { Rng } from './random.js';
 import { ok, paramError, type SimRequest, type SimResponse } from './responses.js';
 
@@ -18,7 +17,7 @@ export const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
 
 interface Upload {
   bytes: Buffer;
-  ext: ImageExt;
+  type: ImageType;
   sourceId: string;
 }
 
@@ -37,27 +36,43 @@ export class UploadStore {
     private readonly recorder: AuditRecorder,
   ) {}
 
-  upload(req: SimRequest, fingerprint: string, requestId: string): SimResponse {
-    const boundary = boundaryOf(req.headers['content-type']);
-    if (!boundary) return paramError(requestId, 'Content-Type must be multipart/form-data with a boundary');
+  /**
+   * The body is read as the platform reads a form (Request.formData(): RFC 7578, quoted or
+   * bare boundaries, a preamble; a body cut before its closing delimiter is refused). It
+   * parses in microtasks, so in-process virtual time does not move during the call.
+   */
+  async upload(req: SimRequest, fingerprint: string, requestId: string): Promise<SimResponse> {
+    const contentType = req.headers['content-type'] ?? '';
+    if (!/^\s*multipart\/form-data\s*;(.*;)?\s*boundary=/i.test(contentType)) {
+      return paramError(requestId, 'Content-Type must be multipart/form-data with a boundary');
+    }
     if (req.body.length > MAX_UPLOAD_BYTES + 64 * 1024) {
       return paramError(requestId, `file is larger than ${MAX_UPLOAD_BYTES} bytes`);
     }
-    const parts = parseMultipart(req.body, boundary);
-    if (!parts) return paramError(requestId, 'malformed multipart/form-data body');
-    const part = parts.find((p) => p.name === 'image');
-    if (!part || part.data.length === 0) return paramError(requestId, 'image file is required (form field "image")');
-    if (part.data.length > MAX_UPLOAD_BYTES) return paramError(requestId, `file is larger than ${MAX_UPLOAD_BYTES} bytes`);
-    const ext = sniffImage(part.data);
-    if (!ext) return paramError(requestId, 'unsupported image type; accepted: JPG, JPEG, PNG, WEBP');
+    let form: FormData;
+    try {
+      form = await new Request('http://sim.invalid/', {
+        method: 'POST',
+        headers: { 'content-type': contentType },
+        body: req.body,
+      }).formData();
+    } catch {
+      return paramError(requestId, 'malformed multipart/form-data body');
+    }
+    const part = form.get('image');
+    if (typeof part === 'string' || part === null || part.size === 0) {
+      return paramError(requestId, 'image file is required (form field "image")');
+    }
+    if (part.size > MAX_UPLOAD_BYTES) return paramError(requestId, `file is larger than ${MAX_UPLOAD_BYTES} bytes`);
+    const bytes = Buffer.from(await part.arrayBuffer());
+    const type = sniffImage(bytes);
+    if (!type) return paramError(requestId, 'unsupported image type; accepted: JPG, JPEG, PNG, WEBP');
 
-    // A copy, so the stored image does not pin the whole request body in memory.
-    const bytes = Buffer.from(part.data);
     const id = `u${(++this.uploadSeq).toString(16).padStart(6, '0')}${this.idRng.hex(10)}`;
     const sourceId = sha16(bytes);
-    this.uploads.set(id, { bytes, ext, sourceId });
+    this.uploads.set(id, { bytes, type, sourceId });
     this.recorder.uploaded(fingerprint, sourceId);
-    return ok(requestId, { imageUrl: `${this.resultOrigin}/uploads/${id}.${ext}` });
+    return ok(requestId, { imageUrl: `${this.resultOrigin}/uploads/${id}.${EXTENSIONS[type]}` });
   }
 
   /** What a GET of an upload's URL serves: undefined when unknown or forgotten. */
@@ -71,7 +86,7 @@ export class UploadStore {
    */
   forCreate(id: string, ext: string): Upload | undefined {
     const u = this.uploads.get(id);
-    if (!u || u.ext !== ext || this.forgottenUploads.has(id)) return undefined;
+    if (!u || EXTENSIONS[u.type] !== ext || this.forgottenUploads.has(id)) return undefined;
     if (!this.forgottenSources.has(u.sourceId) && this.faults.forgottenUpload()) {
       this.forgottenUploads.add(id);
       this.forgottenSources.add(u.sourceId);

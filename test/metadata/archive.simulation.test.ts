@@ -3,7 +3,6 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIGITAL_SOURCE_TYPE } from '../../src/metadata/tags.js';
-import { boundaryOf, parseMultipart } from '../../src/sim/multipart.js';
 import { makeJob, type TestJob } from '../helpers/job.js';
 import { greyProfile, PROPHOTO, rgbProfile } from '../helpers/icc.js';
 import { Exif, inProfile, pixelPrint, SCAN_TAGS, sha256Of, solid, storedPixel, writeProfile } from '../helpers/metadata.js';
@@ -101,9 +100,13 @@ async function runArchive(a: Archive): Promise<RunFacts> {
     sim: { processing: 'sharp' },
     intercept: async (req, forward) => {
       if (req.url.endsWith('/api/v1/image/upload') && Buffer.isBuffer(req.body)) {
-        const parts = parseMultipart(req.body, boundaryOf(req.headers['content-type'])!) ?? [];
-        const image = parts.find((x) => x.name === 'image');
-        if (image) uploads.set(image.filename ?? '?', image.data);
+        const form = await new Request('http://sim.invalid/', {
+          method: 'POST',
+          headers: { 'content-type': req.headers['content-type']! },
+          body: req.body,
+        }).formData();
+        const image = form.get('image');
+        if (image && typeof image !== 'string') uploads.set(image.name, Buffer.from(await image.arrayBuffer()));
       }
       return forward();
     },
