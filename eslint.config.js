@@ -23,7 +23,6 @@ const ABOVE_RUN = [
   'scheduler',
   'inputs',
   'outputs',
-  'stages',
   'progress',
   'report',
   'run',
@@ -51,10 +50,9 @@ const MAY_IMPORT = {
   scheduler: ['clock', 'spec', 'log', 'config', 'api', 'ledger', 'keystore'],
   outputs: ['clock', 'spec', 'log', 'config', 'ledger', 'metadata'],
   inputs: ['clock', 'spec', 'log', 'config', 'ledger', 'outputs'],
-  stages: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs'],
   progress: ['clock', 'spec', 'ledger'],
   report: ['clock', 'spec', 'log', 'config', 'ledger'],
-  run: ['clock', 'spec', 'log', 'config', 'ledger', 'keystore', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'metadata'],
+  run: ['clock', 'spec', 'log', 'config', 'ledger', 'keystore', 'api', 'scheduler', 'inputs', 'outputs', 'progress', 'metadata'],
   // The library: what the public entry hands out, built on every part but the simulator.
   lib: [...ABOVE_RUN],
   // Each command as a function that returns what to print and its exit code (cli/commands/; cli/ prints and exits).
@@ -87,7 +85,6 @@ const PARTS = [
   'scheduler',
   'outputs',
   'inputs',
-  'stages',
   'progress',
   'report',
   'run',

@@ -142,7 +142,7 @@ export class StepLists {
         const patch = { ...FIRST_STEP, steps_sig: current };
         if (r.image_url !== null) {
           // The upload (or the URL) is used again; if the service has forgotten it, the
-          // create says so and the photo is uploaded again (stages/create.ts).
+          // create says so and the photo is uploaded again (run/stages/create.ts).
           const back = { ...patch, key_fp: keyFp, input_url: r.image_url };
           if (r.state === 'uploaded') this.items.patch(r.id, 'uploaded', back);
           else this.items.move(r.id, r.state, 'uploaded', back, `${note} (--redo-steps)`);

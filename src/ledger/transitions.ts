@@ -44,12 +44,12 @@ const ITEM = {
   uploaded: { phase: 'create', entry: true, next: ['submitting', 'failed', 'skipped'] },
   // back to uploaded: definitely not created (not sent, 429, 503), try again later
   // to queued: the service answered a first-step create of our own upload with -2: it has
-  // forgotten the image, so it is uploaded again and created once more (src/stages/create.ts)
+  // forgotten the image, so it is uploaded again and created once more (src/run/stages/create.ts)
   submitting: { phase: 'running', next: ['active', 'uploaded', 'held', 'failed', 'queued'] },
   // back to uploaded: FAIL (retry the step) or the task vanished (create again once)
   active: { phase: 'running', next: ['succeeded', 'uploaded', 'failed', 'held'] },
   // to uploaded: the next step of a pipeline. Never to failed: the task is paid for, and its
-  // result is downloaded however long that takes (src/stages/download.ts)
+  // result is downloaded however long that takes (src/run/stages/download.ts)
   succeeded: { phase: 'paid', next: ['downloading', 'uploaded'] },
   // back to succeeded: the download or write failed, tried again later (or parked until the
   // next run); to active: the result URL expired, so the task is polled once more for a fresh one

@@ -5,7 +5,7 @@ import type { ItemRow, Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import type { StartGate } from '../scheduler/lane/types.js';
 import { formatDuration } from '../progress/model.js';
-import { haltRun, type RunState } from '../stages/context.js';
+import { haltRun, type RunState } from './stages/context.js';
 import { EXIT } from '../errors.js';
 
 /**

@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import { ARRIVAL_MARGIN_MS } from '../scheduler/budget/callBudget.js';
 import { KeyBudget } from '../scheduler/budget/keyBudget.js';
 import { taskBoundMs } from '../scheduler/budget/keySlots.js';
-import { retryAt } from '../stages/context.js';
+import { retryAt } from './stages/context.js';
 
 /** Where a run's keys keep their machine-wide budgets. */
 export interface KeyStoreOptions {

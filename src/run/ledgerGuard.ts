@@ -1,6 +1,6 @@
 import { type Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import { haltRun, type RunState } from '../stages/context.js';
+import { haltRun, type RunState } from './stages/context.js';
 import { EXIT, LedgerMovedError } from '../errors.js';
 
 /**

@@ -13,7 +13,7 @@ import { installClock, VirtualClock } from '../../src/clock.js';
 import { loadConfig, resolveKeys } from '../../src/config/index.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { silentLogger, type Logger } from '../../src/log.js';
-import type { FetchedResult } from '../../src/stages/result.js';
+import type { FetchedResult } from '../../src/run/stages/result.js';
 import { runJob, type RunnerOptions, type RunResult } from '../../src/run/runner.js';
 import { inProcessResultFetch, inProcessTransport } from '../../src/sim/inprocess.js';
 import { SimModel, type Audit, type SimOptions } from '../../src/sim/model.js';

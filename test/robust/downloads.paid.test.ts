@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { formatStatus } from '../../src/cli/commands/format.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { renderReport } from '../../src/report/index.js';
-import type { FetchedResult } from '../../src/stages/result.js';
+import type { FetchedResult } from '../../src/run/stages/result.js';
 import { makeJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 import { createsPerPhoto, query } from './helpers.js';

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger, type ItemRow } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/log.js';
 import { TEMP_SUFFIX } from '../../src/outputs/atomic.js';
-import { downloadStage, type DownloadOptions } from '../../src/stages/download.js';
+import { downloadStage, type DownloadOptions } from '../../src/run/stages/download.js';
 import { nodeOutputFs, type OutputFs } from '../../src/outputs/outputfs.js';
 import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir, writePhoto } from '../helpers/job.js';

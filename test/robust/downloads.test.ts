@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { WireRequest, WireResponse } from '../../src/api/index.js';
 import { Ledger, type ItemRow } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/log.js';
-import { downloadStage, outputPathFor, TEMP_SUFFIX, type DownloadOptions } from '../../src/stages/download.js';
+import { downloadStage, outputPathFor, TEMP_SUFFIX, type DownloadOptions } from '../../src/run/stages/download.js';
 import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/log.js';
-import { downloadStage } from '../../src/stages/download.js';
+import { downloadStage } from '../../src/run/stages/download.js';
 import { startSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { listenLocal } from '../helpers/http.js';

@@ -3,7 +3,7 @@ import { installClock, VirtualClock } from '../../src/clock.js';
 import type { Config } from '../../src/config/index.js';
 import { Ledger, type ItemRow } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/log.js';
-import type { RunState } from '../../src/stages/context.js';
+import type { RunState } from '../../src/run/stages/context.js';
 import { Guards } from '../../src/run/guards.js';
 import { discovered } from '../helpers/discovered.js';
 

@@ -1,16 +1,16 @@
 import PQueue from 'p-queue';
-import { clock } from '../clock.js';
-import type { Config } from '../config/index.js';
-import type { Ledger } from '../ledger/index.js';
-import type { Logger } from '../log.js';
-import type { Notifier } from '../scheduler/lane/notifier.js';
+import { clock } from '../../clock.js';
+import type { Config } from '../../config/index.js';
+import type { Ledger } from '../../ledger/index.js';
+import type { Logger } from '../../log.js';
+import type { Notifier } from '../../scheduler/lane/notifier.js';
 import { haltRun, type RunState } from './context.js';
 import { downloadStage, type DownloadOptions } from './download.js';
-import { namingOptions } from '../outputs/naming.js';
-import type { MetadataOptions } from '../outputs/metadata.js';
-import type { OutputFs } from '../outputs/outputfs.js';
+import { namingOptions } from '../../outputs/naming.js';
+import type { MetadataOptions } from '../../outputs/metadata.js';
+import type { OutputFs } from '../../outputs/outputfs.js';
 import type { ResultFetch } from './result.js';
-import { EXIT, type OutputWriteError } from '../errors.js';
+import { EXIT, type OutputWriteError } from '../../errors.js';
 
 export interface DownloaderOptions {
   readonly ledger: Ledger;

@@ -1,4 +1,4 @@
-import { type ApiError, EXIT } from '../errors.js';
+import { type ApiError, EXIT } from '../../errors.js';
 import { haltRun, type StageContext } from './context.js';
 
 /**

@@ -1,8 +1,8 @@
-import { isApiError } from '../api/index.js';
-import type { ApiError } from '../errors.js';
-import { clock } from '../clock.js';
-import { crashPoint, type ItemRow } from '../ledger/index.js';
-import type { Feedback } from '../scheduler/lane/types.js';
+import { isApiError } from '../../api/index.js';
+import type { ApiError } from '../../errors.js';
+import { clock } from '../../clock.js';
+import { crashPoint, type ItemRow } from '../../ledger/index.js';
+import type { Feedback } from '../../scheduler/lane/types.js';
 import { stopForConfig } from './configStop.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
 

@@ -1,18 +1,18 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { clock } from '../clock.js';
-import { crashPoint, type ItemRow, type Ledger, type FileMetadata } from '../ledger/index.js';
-import type { Logger } from '../log.js';
-import { fullJitter } from '../scheduler/budget/backoff.js';
-import { copyAtomically, writeBufferAtomically, writeStreamAtomically } from '../outputs/atomic.js';
-import { carryStep, NO_METADATA, type MetadataOptions } from '../outputs/metadata.js';
-import { checkTargets, DEFAULT_OUTPUT, outputTargets, type NamingOptions } from '../outputs/naming.js';
-import { writeOtherOutputs, type Placement, type WrittenResult } from '../outputs/otherOutputs.js';
-import { type OutputFs } from '../outputs/outputfs.js';
+import { clock } from '../../clock.js';
+import { crashPoint, type ItemRow, type Ledger, type FileMetadata } from '../../ledger/index.js';
+import type { Logger } from '../../log.js';
+import { fullJitter } from '../../scheduler/budget/backoff.js';
+import { copyAtomically, writeBufferAtomically, writeStreamAtomically } from '../../outputs/atomic.js';
+import { carryStep, NO_METADATA, type MetadataOptions } from '../../outputs/metadata.js';
+import { checkTargets, DEFAULT_OUTPUT, outputTargets, type NamingOptions } from '../../outputs/naming.js';
+import { writeOtherOutputs, type Placement, type WrittenResult } from '../../outputs/otherOutputs.js';
+import { type OutputFs } from '../../outputs/outputfs.js';
 import { withResult, type ResultFetch } from './result.js';
-import { DownloadError, OutputWriteError } from '../errors.js';
+import { DownloadError, OutputWriteError } from '../../errors.js';
 
-export { TEMP_SUFFIX } from '../outputs/atomic.js';
+export { TEMP_SUFFIX } from '../../outputs/atomic.js';
 export { type FetchedResult, type ResultFetch } from './result.js';
 
 export interface DownloadOptions {

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { WireRequest, WireResponse } from '../../src/api/index.js';
-import { simulate } from '../helpers/simulate.js';
-import { query } from '../robust/helpers.js';
-import { Ledger } from '../../src/ledger/index.js';
-import { makeJob } from '../helpers/job.js';
+import type { WireRequest, WireResponse } from '../../../src/api/index.js';
+import { simulate } from '../../helpers/simulate.js';
+import { query } from '../../robust/helpers.js';
+import { Ledger } from '../../../src/ledger/index.js';
+import { makeJob } from '../../helpers/job.js';
 
 /**
  * Issue 12, point 7: an upload the service no longer knows. Its create is refused with

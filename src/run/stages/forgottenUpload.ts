@@ -1,5 +1,5 @@
-import type { ApiError } from '../errors.js';
-import type { ItemRow } from '../ledger/index.js';
+import type { ApiError } from '../../errors.js';
+import type { ItemRow } from '../../ledger/index.js';
 import type { RunState, StageContext } from './context.js';
 
 /**

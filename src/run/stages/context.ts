@@ -1,12 +1,12 @@
-import type { ApiClient } from '../api/index.js';
-import { type ApiError, EXIT } from '../errors.js';
-import { clock } from '../clock.js';
-import type { Config } from '../config/index.js';
-import type { Ledger } from '../ledger/index.js';
-import type { Logger } from '../log.js';
-import { fullJitter } from '../scheduler/budget/backoff.js';
-import type { RunControl } from '../scheduler/lane/types.js';
-import type { PollPlanner } from '../scheduler/polling/polling.js';
+import type { ApiClient } from '../../api/index.js';
+import { type ApiError, EXIT } from '../../errors.js';
+import { clock } from '../../clock.js';
+import type { Config } from '../../config/index.js';
+import type { Ledger } from '../../ledger/index.js';
+import type { Logger } from '../../log.js';
+import { fullJitter } from '../../scheduler/budget/backoff.js';
+import type { RunControl } from '../../scheduler/lane/types.js';
+import type { PollPlanner } from '../../scheduler/polling/polling.js';
 
 /** Why a run stopped early because of the account (exit code 3). */
 export interface AccountStop {

@@ -1,8 +1,8 @@
 import { request } from 'undici';
-import { clock } from '../clock.js';
-import type { BodySource } from '../outputs/atomic.js';
-import { EXTENSIONS, sniffImage } from '../spec/images.js';
-import { DownloadError, OutputWriteError } from '../errors.js';
+import { clock } from '../../clock.js';
+import type { BodySource } from '../../outputs/atomic.js';
+import { EXTENSIONS, sniffImage } from '../../spec/images.js';
+import { DownloadError, OutputWriteError } from '../../errors.js';
 
 export interface FetchedResult {
   readonly status: number;

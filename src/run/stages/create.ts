@@ -1,9 +1,9 @@
-import { CAPABILITIES, isApiError, newRequestId, type CreateBody } from '../api/index.js';
-import type { ApiError } from '../errors.js';
-import { clock } from '../clock.js';
-import type { StepConfig } from '../config/index.js';
-import { crashPoint, type ItemRow } from '../ledger/index.js';
-import type { Feedback } from '../scheduler/lane/types.js';
+import { CAPABILITIES, isApiError, newRequestId, type CreateBody } from '../../api/index.js';
+import type { ApiError } from '../../errors.js';
+import { clock } from '../../clock.js';
+import type { StepConfig } from '../../config/index.js';
+import { crashPoint, type ItemRow } from '../../ledger/index.js';
+import type { Feedback } from '../../scheduler/lane/types.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
 import { stopForConfig } from './configStop.js';
 import { forgottenUpload } from './forgottenUpload.js';

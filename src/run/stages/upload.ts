@@ -1,12 +1,12 @@
-import { isApiError } from '../api/index.js';
-import { clock } from '../clock.js';
-import { crashPoint, type ItemRow } from '../ledger/index.js';
-import type { Feedback } from '../scheduler/lane/types.js';
+import { isApiError } from '../../api/index.js';
+import { clock } from '../../clock.js';
+import { crashPoint, type ItemRow } from '../../ledger/index.js';
+import type { Feedback } from '../../scheduler/lane/types.js';
 import { retryAt, stopForAccount, type StageContext } from './context.js';
 import { stopForConfig } from './configStop.js';
-import { checkWhole } from '../inputs/integrity.js';
-import { outputPathProblem } from '../outputs/outputPaths.js';
-import { prepareUpload } from '../inputs/transcode.js';
+import { checkWhole } from '../../inputs/integrity.js';
+import { outputPathProblem } from '../../outputs/outputPaths.js';
+import { prepareUpload } from '../../inputs/transcode.js';
 
 /**
  * queued → uploading → uploaded. An upload costs a call but no credit, so any failure
