@@ -14,6 +14,7 @@ import { statusCommand } from '../src/cli/commands/status.js';
 import { loadConfig } from '../src/config/index.js';
 import { Ledger, type ItemState } from '../src/ledger/index.js';
 import { discoverInto } from '../src/inputs/discover.js';
+import { OutputWriter } from '../src/outputs/writer.js';
 import { silentLogger } from '../src/log.js';
 import { discovered } from '../test/helpers/discovered.js';
 import { writePhotos } from './photos.js';
@@ -147,8 +148,8 @@ export async function measureDiscover(files = LEDGER_ITEMS): Promise<DiscoverFig
     const jobsFile = path.join(dir, 'jobs.yaml');
     writeFileSync(jobsFile, 'input: { dir: ./photos }\noutput: { dir: ./out }\nsteps: [{ capability: enhance }]\nledger: ./darkroom.db\n');
 
-    // A run's own discovery (inputs/discover.ts discoverInto, as runJob calls it): found, hashed
-    // and checked, then reconciled into the ledger and given output names. Its `adjust` hook,
+    // A run's own discovery (inputs/discover.ts discoverInto, as the runner's discover phase calls it):
+    // found, hashed and checked, reconciled into the ledger, then given output names (outputs/writer.ts). Its `adjust` hook,
     // called between finding and recording, splits the time.
     t = performance.now();
     const config = loadConfig(jobsFile, { env: {} });
@@ -157,9 +158,9 @@ export async function measureDiscover(files = LEDGER_ITEMS): Promise<DiscoverFig
     try {
       const { identity } = await discoverInto(config, ledger, {
         keyFps: [],
-        log: silentLogger(),
         adjust: (found) => ((foundAt = performance.now()), found),
       });
+      await new OutputWriter(config, ledger, silentLogger()).afterDiscovery();
       if (identity.added !== files) throw new Error(`recorded ${identity.added} of ${files} files`);
     } finally {
       ledger.close();

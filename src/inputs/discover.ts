@@ -5,15 +5,10 @@ import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Ledger, ReconcileReport } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import { copyAtomically, writeBufferAtomically } from '../outputs/atomic.js';
 import { DECODE_PARALLEL, DecodeQueue } from './decode.js';
 import { headerFacts } from './headers.js';
 import { hiddenLine, hiddenMatcher } from './hidden.js';
 import { hashFile, isContentHash, nameIdentity, urlIdentity } from './identity.js';
-import type { MetadataOptions } from '../outputs/metadata.js';
-import { assignOutputNames, namingOptions } from '../outputs/naming.js';
-import { writeOutputsOfDone } from '../outputs/otherOutputs.js';
-import { skipUnwritableBeforeCreate } from '../outputs/outputPaths.js';
 import { readHead, sha256 } from './read.js';
 import { inspectSource, type Inspection, type SourceType } from './transcode.js';
 import { readUrlList, type UrlEntry } from './urls.js';
@@ -244,31 +239,23 @@ export interface DiscoverySummary {
   /** Photos new to the ledger (or changed) by this discovery, and the rest it found. */
   readonly added: { readonly added: number; readonly known: number };
   readonly identity: ReconcileReport;
-  /** Outputs copied for new names of photos already done; names left without one. */
-  readonly copied: number;
-  readonly missing: readonly string[];
   /** Files left out for a name starting with a dot (input.hidden: false). */
   readonly hidden: number;
   /** Full decodes of new content (see DiscoveredFiles). */
   readonly decodes: DiscoveredFiles['decodes'];
-  /** Photos with their step-1 input and no create yet, skipped because their outputs cannot be written. */
-  readonly unwritable: number;
 }
 
 export interface DiscoverIntoOptions {
   /** Fingerprints of the run's keys: URL inputs go to a lane at once (they skip the upload). */
   readonly keyFps: readonly string[];
-  readonly log: Logger;
   /** A look at the files between finding and recording them (the runner's same-file check). */
   readonly adjust?: (found: Found[]) => Found[];
-  /** The input's metadata on the outputs: a new name of a photo done gets its own provenance. */
-  readonly metadata?: MetadataOptions | undefined;
 }
 
 /**
- * A run's discovery: files and URL list read, reconciled with the ledger by content
- * (ledger/discovery.ts), output names given (outputs/naming.ts), and new names of photos already
- * done given their outputs. Everything before the first call; a bad URL line is a
+ * A run's discovery: files and URL list read, and reconciled with the ledger by content
+ * (ledger/discovery.ts). It finds and records; the outputs' names and files are the output
+ * writer's (outputs/writer.ts). Everything before the first call; a bad URL line is a
  * ConfigError (exit 2).
  */
 export async function discoverInto(config: Config, ledger: Ledger, opts: DiscoverIntoOptions): Promise<DiscoverySummary> {
@@ -291,56 +278,47 @@ export async function discoverInto(config: Config, ledger: Ledger, opts: Discove
     urls.map((u) => ({ url: u.url, name: u.name, contentHash: urlIdentity(u.url) })),
     { keyFps: opts.keyFps },
   );
-  const naming = namingOptions(config);
-  assignOutputNames(ledger, naming);
-  ledger.setMeta('pipeline', JSON.stringify(config.steps.map((s) => s.capability)));
-  // Where the outputs go, for `darkroom manifest` run with the ledger alone.
-  ledger.setMeta('output.dir', config.output.dir);
-  const { copied, missing } = await writeOutputsOfDone(ledger, {
-    outputDir: config.output.dir,
-    naming,
-    metadata: opts.metadata,
-    write: (target, bytes) => writeBufferAtomically(target, bytes, config.output.dir),
-    copy: (target, from, w) => copyAtomically(from.path, target, config.output.dir, w),
-    log: opts.log,
-  });
-  const unwritable = skipUnwritableBeforeCreate(ledger, config, opts.log);
-  const { decodes, hidden } = seen;
-  opts.log.info(
-    {
-      files: found.length,
-      urls: urls.length,
-      ...identity,
-      transcode: found.filter((f) => f.transcode).length,
-      copied,
-      missing: missing.length,
-      hidden,
-      unwritable,
-    },
-    'inputs found',
-  );
-  // What decoding cost (measured on the shared 2-core machine: ~0.5 ms a tiny PNG, ~3 ms a 640×480 JPEG, 17–30 ms a 6-Mpx one).
-  opts.log.info(
-    { ...decodes, parallel: DECODE_PARALLEL },
-    `inputs decoded in full: ${decodes.decoded} new (${decodes.refused} refused), ${decodes.known} already checked, in ${decodes.ms} ms`,
-  );
-  const hiddenNote = hiddenLine(hidden);
-  if (hiddenNote !== null) opts.log.info({ hidden }, hiddenNote);
-  if (identity.gone > 0)
-    opts.log.info(
-      { gone: identity.gone },
-      `${identity.gone} photo(s) gone: their files are no longer in input.dir (they come back if the files do)`,
-    );
   const fresh = identity.added + identity.changed;
   return {
     found,
     urls,
     added: { added: fresh, known: Math.max(0, identity.distinct - fresh) },
     identity,
-    copied,
-    missing,
-    hidden,
-    decodes,
-    unwritable,
+    hidden: seen.hidden,
+    decodes: seen.decodes,
   };
+}
+
+/** What a run's discovery found, in its log: with what the output writer then did of it (`outputs`). */
+export function logDiscovery(
+  log: Logger,
+  d: DiscoverySummary,
+  outputs: { readonly copied: number; readonly missing: readonly string[]; readonly unwritable: number },
+): void {
+  const { found, urls, identity, decodes, hidden } = d;
+  log.info(
+    {
+      files: found.length,
+      urls: urls.length,
+      ...identity,
+      transcode: found.filter((f) => f.transcode).length,
+      copied: outputs.copied,
+      missing: outputs.missing.length,
+      hidden,
+      unwritable: outputs.unwritable,
+    },
+    'inputs found',
+  );
+  // What decoding cost (measured on the shared 2-core machine: ~0.5 ms a tiny PNG, ~3 ms a 640×480 JPEG, 17–30 ms a 6-Mpx one).
+  log.info(
+    { ...decodes, parallel: DECODE_PARALLEL },
+    `inputs decoded in full: ${decodes.decoded} new (${decodes.refused} refused), ${decodes.known} already checked, in ${decodes.ms} ms`,
+  );
+  const hiddenNote = hiddenLine(hidden);
+  if (hiddenNote !== null) log.info({ hidden }, hiddenNote);
+  if (identity.gone > 0)
+    log.info(
+      { gone: identity.gone },
+      `${identity.gone} photo(s) gone: their files are no longer in input.dir (they come back if the files do)`,
+    );
 }

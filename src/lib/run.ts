@@ -2,7 +2,7 @@ import { requireBaseUrl, requireInputDir, resolveKeys } from '../config/index.js
 import { DarkroomError, EXIT, type RunStopCode, RunStoppedError, type RunSummary, toDarkroomError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { RunEvent } from '../run/events.js';
-import type { RunHooks, RunResult } from '../run/runner.js';
+import type { RunHooks, RunResult } from '../run/context.js';
 import { checkRunHooks, GuardedHandler, safeLogger } from './callerHooks.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 import { runSession } from './session.js';

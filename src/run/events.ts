@@ -1,7 +1,9 @@
 import path from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Ledger, LedgerStatus } from '../ledger/index.js';
-import type { GuardName } from './guards.js';
+import { clock } from '../clock.js';
+import { Notifier } from '../scheduler/lane/notifier.js';
+import type { GuardName, GuardTrip } from './guards.js';
 import type { SummaryEvent } from '../errors.js';
 
 /**
@@ -44,24 +46,57 @@ export interface LimitEvent {
 const slash = (p: string) => p.split(path.sep).join('/');
 
 /**
- * Follows the ledger's transitions from where the run began and hands each photo that
- * reached done, failed, held or skipped to `emit`, once. Read from the ledger rather than
- * told by the stages: every path that ends a photo writes its transition there, in the
- * same transaction, so no outcome is missed and none is told that did not happen.
+ * What a run tells as it goes. Photo events follow the ledger's transitions from where the run
+ * began: each photo that reached done, failed, held or skipped is handed to the caller's
+ * `onEvent` once. Read from the ledger rather than told by the stages: every path that ends a
+ * photo writes its transition there, in the same transaction, so no outcome is missed and none
+ * is told that did not happen. Activity: every finished action (a call answered, a download
+ * ended) wakes the downloader, sends the photo events it made and lets the caller redraw.
  */
-export class PhotoEventFeed {
-  private mark: number;
+export class RunEvents {
+  /** The last transition told; undefined when no one listens (nothing is read then). */
+  private mark: number | undefined;
+  readonly #activity = new Notifier();
 
   constructor(
     private readonly ledger: Ledger,
     private readonly config: Config,
-    private readonly emit: (e: RunEvent) => void,
+    private readonly hooks: { readonly onEvent?: ((e: RunEvent) => void) | undefined; readonly onActivity?: (() => void) | undefined },
   ) {
-    this.mark = ledger.photoEvents.lastId();
+    if (hooks.onEvent) this.mark = ledger.photoEvents.lastId();
   }
 
-  /** Emit what happened since the last pull. Cheap when nothing did: one primary-key range probe. */
+  /** An action finished: the downloader looks again, its photo events are sent, the caller's display redrawn. */
+  activity(): void {
+    this.#activity.notify();
+    this.pull();
+    this.hooks.onActivity?.();
+  }
+
+  /** Wake the downloader's wait (the run's switches changed). */
+  notify(): void {
+    this.#activity.notify();
+  }
+
+  /** Until the next activity or `untilMs`, whichever is first. */
+  wait(untilMs: number): Promise<void> {
+    return this.#activity.wait(untilMs);
+  }
+
+  /** A spending guard tripped. */
+  limit(trip: GuardTrip): void {
+    this.hooks.onEvent?.({ type: 'limit', guard: trip.guard, message: trip.message, atMs: clock.now() });
+  }
+
+  /** The run's last event. */
+  summary(e: SummaryEvent): void {
+    this.hooks.onEvent?.(e);
+  }
+
+  /** Send what happened since the last pull. Cheap when nothing did: one primary-key range probe. */
   pull(): void {
+    const emit = this.hooks.onEvent;
+    if (!emit || this.mark === undefined) return;
     for (;;) {
       const rows = this.ledger.photoEvents.since(this.mark);
       for (const r of rows) {
@@ -72,7 +107,7 @@ export class PhotoEventFeed {
           r.state === 'done'
             ? names.flatMap((n) => (n.output_path ? [slash(path.relative(this.config.output.dir, n.output_path))] : []))
             : [];
-        this.emit({
+        emit({
           type: r.state,
           input: slash(r.path),
           inputs,

@@ -5,7 +5,7 @@ import type { ItemRow, Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import type { StartGate } from '../scheduler/lane/types.js';
 import { formatDuration } from '../progress/model.js';
-import { haltRun, type RunState } from './stages/context.js';
+import type { RunControl } from './control.js';
 import { EXIT } from '../errors.js';
 
 /**
@@ -37,10 +37,9 @@ export interface GuardTrip {
 export interface GuardDeps {
   readonly ledger: Ledger;
   readonly config: Config;
-  readonly run: RunState;
+  /** A guard that trips stops new work through it (RunControl.stop, which wakes the lanes). */
+  readonly control: RunControl;
   readonly log: Logger;
-  /** A guard tripped: the lanes re-read the run's switches. */
-  readonly wake: () => void;
   /** Told once, when a guard trips (the run's `limit` event). */
   readonly onTrip?: ((trip: GuardTrip) => void) | undefined;
   /**
@@ -65,7 +64,7 @@ const ASSUMED_COST = 1;
 /**
  * The guards of one run. The lanes ask `mayTake` before taking a photo from the queue and
  * `mayCreate` before each create; the time guards and the balance reader run on their own.
- * A guard that trips stops new work the way a full disk does (haltRun: no new upload or
+ * A guard that trips stops new work the way a full disk does (RunControl.stop: no new upload or
  * create, the tasks already created polled and downloaded) with exit code 4; the photo cap
  * instead lets the photos already started finish all their steps, and only leaves the rest
  * queued. Either way every photo left is still pending, and the next run continues it.
@@ -203,10 +202,9 @@ export class Guards implements StartGate {
   private stop(guard: GuardName, detail: string): void {
     if (this.tripped) return;
     this.tripped = { guard, message: `at a limit you set (${detail}); photos already paid for were finished; run again to continue` };
-    haltRun(this.deps.run, { kind: 'limit', message: this.tripped.message, exitCode: EXIT.limit, immediate: false });
+    this.deps.control.stop({ kind: 'limit', message: this.tripped.message, exitCode: EXIT.limit, immediate: false });
     this.deps.log.warn({ guard }, `stopping at a limit you set (${detail}): no new photos or creates`);
     this.deps.onTrip?.(this.tripped);
-    this.deps.wake();
   }
 
   private async readBalance(): Promise<void> {

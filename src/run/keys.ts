@@ -1,27 +1,12 @@
-import { isApiError, type ApiClient } from '../api/index.js';
+import { isApiError } from '../api/index.js';
 import type { ApiError } from '../errors.js';
 import { clock } from '../clock.js';
-import type { Config, ResolvedKey } from '../config/index.js';
-import { type Ledger } from '../ledger/index.js';
 import { KeyStore } from '../keystore/store.js';
-import type { Logger } from '../log.js';
 import { ARRIVAL_MARGIN_MS } from '../scheduler/budget/callBudget.js';
 import { KeyBudget } from '../scheduler/budget/keyBudget.js';
 import { taskBoundMs } from '../scheduler/budget/keySlots.js';
-import { retryAt } from './stages/context.js';
-
-/** Where a run's keys keep their machine-wide budgets. */
-export interface KeyStoreOptions {
-  /**
-   * The state folder with one store per key, `<fingerprint>.db` (the CLI passes
-   * DARKROOM_STATE_DIR, else $XDG_STATE_HOME/darkroom, else ~/.local/state/darkroom).
-   * Without it (and without `keyStores`), each key gets a private in-memory store: a
-   * simulation's, which shares nothing with other processes.
-   */
-  readonly stateDir?: string | undefined;
-  /** Stores the caller opened, by key fingerprint (tests: two runs sharing one store). */
-  readonly keyStores?: ReadonlyMap<string, KeyStore> | undefined;
-}
+import { retryAt } from '../scheduler/budget/backoff.js';
+import type { KeyContext, RunContext } from './context.js';
 
 export interface KeyBudgets {
   /** By key fingerprint. */
@@ -45,13 +30,9 @@ const FRESH_BOUND_REFRESH_MS = 5_000;
  * says (a killed or stopped run before left them stale): running tasks, held creates and
  * orphan tasks as slots, the ledger's recent calls the store lacks, its pause.
  */
-export function openKeyBudgets(
-  ledger: Ledger,
-  config: Config,
-  keys: readonly ResolvedKey[],
-  o: KeyStoreOptions,
-  now = clock.now(),
-): KeyBudgets {
+export function openKeyBudgets(ctx: RunContext, now = clock.now()): KeyBudgets {
+  const { ledger, config, keys } = ctx;
+  const { stateDir, seams } = ctx.request;
   const owner = ledger.keyFacts.ownerId();
   const pollCapMs = config.limits.pollCapMinutes * 60_000;
   let bound = { at: Number.NEGATIVE_INFINITY, ms: 0 };
@@ -71,12 +52,10 @@ export function openKeyBudgets(
     for (const k of keys) {
       const fp = k.fingerprint;
       if (byKey.has(fp)) continue;
-      let store = o.keyStores?.get(fp);
+      let store = seams?.keyStores?.get(fp);
       if (!store) {
         store =
-          o.stateDir !== undefined
-            ? KeyStore.openFor(o.stateDir, fp, { allowNetworkFs: config.allowNetworkFs })
-            : KeyStore.open(':memory:');
+          stateDir !== undefined ? KeyStore.openFor(stateDir, fp, { allowNetworkFs: config.allowNetworkFs }) : KeyStore.open(':memory:');
         opened.push(store);
       }
       const budget = new KeyBudget(store, { owner, limits: config.limits, taskBoundMs: boundMs, callTimeoutMs: config.timeoutMs }, now);
@@ -108,13 +87,8 @@ const SEED_EVERY_MS = 60_000;
  * service's 429s and RateLimit headers correct the windows as they come; but an account
  * problem (401, 24403) is returned, for the run to stop on as at any call.
  */
-export async function seedFromUsage(
-  budget: KeyBudget,
-  client: ApiClient,
-  signal: AbortSignal,
-  random: () => number,
-  log: Logger,
-): Promise<ApiError | undefined> {
+export async function seedFromUsage(key: KeyContext, signal: AbortSignal): Promise<ApiError | undefined> {
+  const { budget, client, log } = key;
   // Once a minute at most per key on this machine: a run restarted again and again (a
   // crash loop, a cron job every minute) would otherwise spend a call of the minute's
   // budget on each start, for facts that change little in a minute.
@@ -136,7 +110,7 @@ export async function seedFromUsage(
     if (signal.aborted) return undefined;
     // An invalid key, an account problem or a redirecting base URL stops the run here, as at any other call.
     if (isApiError(err) && (err.kind === 'stop-account' || err.kind === 'stop-config')) return err;
-    if (isApiError(err) && err.kind === 'retry-later') budget.pauseUntil(retryAt(err, 0, random));
+    if (isApiError(err) && err.kind === 'retry-later') budget.pauseUntil(retryAt(err, 0, key.random));
     log.warn(
       { err: String((err as Error)?.message ?? err) },
       "could not read the key's usage from the service; going on with this machine's count",
@@ -155,22 +129,18 @@ const SHARE_LOOK_MS = 15_000;
  * use it too), GET /usage once a minute, machine-wide (seedFromUsage), says what the others
  * still spend: when they spent nothing in the last minute, the whole key is this machine's
  * again at once, not after minutes of additive growth. A call each, only while shared and
- * while the key has work needing calls. Ends when `signal` aborts; an account problem is
- * handed to `onStop`.
+ * while the key has work needing calls. Ends when `signal` aborts; an account or config
+ * problem stops the run.
  */
-export async function watchShare(
-  budget: KeyBudget,
-  client: ApiClient,
-  o: { signal: AbortSignal; random: () => number; log: Logger; needsCalls: () => boolean; onStop: (err: ApiError) => void },
-): Promise<void> {
+export async function watchShare(key: KeyContext, signal: AbortSignal): Promise<void> {
   for (;;) {
     try {
-      await clock.sleep(SHARE_LOOK_MS, o.signal);
+      await clock.sleep(SHARE_LOOK_MS, signal);
     } catch {
       return;
     }
-    if (budget.shareAt(clock.now()) >= 1 || !o.needsCalls()) continue;
-    const stop = await seedFromUsage(budget, client, o.signal, o.random, o.log);
-    if (stop) o.onStop(stop);
+    if (key.budget.shareAt(clock.now()) >= 1 || key.control.stopped || !key.ledger.keyFacts.needsCalls(key.keyFp)) continue;
+    const stop = await seedFromUsage(key, signal);
+    if (stop) key.control.stopFor(stop);
   }
 }

@@ -14,7 +14,8 @@ import { loadConfig, resolveKeys } from '../../src/config/index.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { silentLogger, type Logger } from '../../src/log.js';
 import type { FetchedResult } from '../../src/run/stages/result.js';
-import { runJob, type RunnerOptions, type RunResult } from '../../src/run/runner.js';
+import type { RunRequest, RunResult, RunSeams } from '../../src/run/context.js';
+import { runJob } from '../../src/run/runner.js';
 import { inProcessResultFetch, inProcessTransport } from '../../src/sim/inprocess.js';
 import { SimModel, type Audit, type SimOptions } from '../../src/sim/model.js';
 import { Rng } from '../../src/sim/random.js';
@@ -53,8 +54,8 @@ export interface SimulateOptions extends JobOptions {
   readonly intercept?: (req: WireRequest, forward: () => Promise<WireResponse>) => Promise<WireResponse>;
   /** Stand between the downloader and the simulator's result origin (a result host that is down, say). */
   readonly resultIntercept?: (url: URL, forward: () => Promise<FetchedResult>) => Promise<FetchedResult>;
-  /** More of runJob's options (a test's output file system, --redo-steps, the grace after a stop). */
-  readonly runOptions?: Partial<Pick<RunnerOptions, 'outputFs' | 'redoSteps' | 'graceMs' | 'metadataWriter'>>;
+  /** More of the run's request: its seams (a test's output file system, the grace after a stop, ExifTool) and --redo-steps. */
+  readonly runOptions?: RunSeams & Pick<RunRequest, 'redoSteps'>;
   readonly signal?: AbortSignal;
   /** The run's log (silent by default). */
   readonly log?: Logger;
@@ -116,19 +117,22 @@ export async function simulate(opts: SimulateOptions = {}): Promise<Simulated> {
     const random = () => rng.uniform();
     const startMs = vc.now();
     let finished = false;
-    const p = runJob({
+    const { redoSteps, ...seams } = opts.runOptions ?? {};
+    const request: RunRequest = {
       config,
       baseUrl: BASE_URL,
       keys,
-      ledger,
-      log: opts.log ?? silentLogger(),
-      transport: inProcessTransport(model, opts.intercept),
-      resultFetch: resultFetchFor(inProcessResultFetch(model), opts),
-      random,
-      ...opts.runOptions,
-      ...(opts.signal ? { signal: opts.signal } : {}),
-      ...(opts.stateDir !== undefined ? { stateDir: opts.stateDir } : {}),
-    }).finally(() => {
+      redoSteps,
+      signal: opts.signal,
+      stateDir: opts.stateDir,
+      seams: {
+        transport: inProcessTransport(model, opts.intercept),
+        resultFetch: resultFetchFor(inProcessResultFetch(model), opts),
+        random,
+        ...seams,
+      },
+    };
+    const p = runJob(request, ledger, opts.log ?? silentLogger()).finally(() => {
       finished = true;
     });
     p.catch(() => {}); // a crash is rethrown by `await p` below, once the clock has stopped

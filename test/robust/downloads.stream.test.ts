@@ -2,15 +2,15 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'nod
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger, type ItemRow } from '../../src/ledger/index.js';
-import { silentLogger } from '../../src/log.js';
 import { TEMP_SUFFIX } from '../../src/outputs/atomic.js';
-import { downloadStage, type DownloadOptions } from '../../src/run/stages/download.js';
+import { downloadStage } from '../../src/run/stages/download.js';
+import type { RunSeams } from '../../src/run/context.js';
+import { stageContext } from '../helpers/runContext.js';
 import { nodeOutputFs, type OutputFs } from '../../src/outputs/outputfs.js';
 import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir, writePhoto } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 import { discovered } from '../helpers/discovered.js';
-import { type OutputWriteError } from '../../src/errors.js';
 
 /**
  * Issue 12, point 9: results streamed to disk, checked on the stream, and the other files
@@ -38,8 +38,9 @@ function succeededItem(ledger: Ledger, rel: string, resultUrl: string): ItemRow 
   return ledger.tasks.succeeded(ledger.items.get(id)!, resultUrl, true);
 }
 
-function options(outputDir: string, over: Partial<DownloadOptions> = {}): DownloadOptions {
-  return { outputDir, allowHttp: true, deadlineMs: 60_000, random: () => 0.5, log: silentLogger(), ...over };
+/** The download stage's context: a run writing into `outputDir`, with `seams`. */
+function ctxFor(ledger: Ledger, outputDir: string, seams: RunSeams = {}) {
+  return stageContext({ ledger, outputDir, seams });
 }
 
 /** A loopback result host sending `body` in chunks of `chunk` bytes, each in its own write. */
@@ -70,7 +71,7 @@ describe('a streamed result', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const ledger = Ledger.open(':memory:');
     const item = succeededItem(ledger, 'a/photo.png', `${origin}/r/x`);
-    expect(await downloadStage(ledger, item, options(path.join(dir, 'out')))).toBe('done');
+    expect(await downloadStage(ctxFor(ledger, path.join(dir, 'out')), item)).toBe('done');
     // A JPEG whatever the name said: the output's extension is the result's real type.
     expect(readFileSync(path.join(dir, 'out', 'a', 'photo.jpg')).equals(body)).toBe(true);
   });
@@ -81,7 +82,7 @@ describe('a streamed result', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const ledger = Ledger.open(':memory:');
     const item = succeededItem(ledger, 'p.jpg', `${origin}/r/x`);
-    expect(await downloadStage(ledger, item, options(path.join(dir, 'out')))).toBe('retry');
+    expect(await downloadStage(ctxFor(ledger, path.join(dir, 'out')), item)).toBe('retry');
     expect(ledger.items.get(item.id)).toMatchObject({ state: 'succeeded', retries: 1 });
     expect(ledger.items.get(item.id)!.reason).toBe('result is not a JPG, PNG or WEBP image');
     expect(existsSync(path.join(dir, 'out'))).toBe(false);
@@ -100,16 +101,18 @@ describe('a streamed result', () => {
         await nodeOutputFs.writeAsync(fd, data);
       },
     };
-    const told: OutputWriteError[] = [];
     const ledger = Ledger.open(':memory:');
     const item = succeededItem(ledger, 'p.jpg', `${origin}/r/x`);
     const out = path.join(dir, 'out');
-    expect(await downloadStage(ledger, item, options(out, { fs, onDiskError: (e) => told.push(e) }))).toBe('retry');
-    expect(told.map((e) => e.errno)).toEqual(['ENOSPC']);
+    const ctx = ctxFor(ledger, out, { outputFs: fs });
+    expect(await downloadStage(ctx, item)).toBe('retry');
+    // The run stops new creates: the disk cannot take files (exit 1), the photo stays paid-for.
+    expect(ctx.control.halt).toMatchObject({ kind: 'disk', exitCode: 1, immediate: false });
+    expect(ctx.control.halt!.message).toMatch(/ENOSPC/);
     expect(ledger.items.get(item.id)!.state).toBe('succeeded');
     expect(readdirSync(out)).toEqual([]);
     // Space again: the same result, downloaded whole.
-    expect(await downloadStage(ledger, ledger.items.get(item.id)!, options(out))).toBe('done');
+    expect(await downloadStage(ctxFor(ledger, out), ledger.items.get(item.id)!)).toBe('done');
     expect(readFileSync(path.join(out, 'p.jpg')).equals(body)).toBe(true);
     expect(readdirSync(out).filter((f) => f.endsWith(TEMP_SUFFIX))).toEqual([]);
   });

@@ -4,8 +4,11 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WireRequest, WireResponse } from '../../src/api/index.js';
 import { Ledger, type ItemRow } from '../../src/ledger/index.js';
-import { silentLogger } from '../../src/log.js';
-import { downloadStage, outputPathFor, TEMP_SUFFIX, type DownloadOptions } from '../../src/run/stages/download.js';
+import { TEMP_SUFFIX } from '../../src/outputs/atomic.js';
+import { inside } from '../../src/outputs/naming.js';
+import type { RunSeams } from '../../src/run/context.js';
+import { downloadStage } from '../../src/run/stages/download.js';
+import { stageContext } from '../helpers/runContext.js';
 import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
@@ -41,8 +44,9 @@ function succeededItem(ledger: Ledger, rel: string, resultUrl: string): ItemRow 
   return ledger.tasks.succeeded(ledger.items.get(id)!, resultUrl, true);
 }
 
-function options(outputDir: string, over: Partial<DownloadOptions> = {}): DownloadOptions {
-  return { outputDir, allowHttp: true, deadlineMs: 60_000, random: () => 0.5, log: silentLogger(), ...over };
+/** The download stage's context: a run writing into `outputDir`, with `seams`. */
+function ctxFor(ledger: Ledger, outputDir: string, seams: RunSeams = {}) {
+  return stageContext({ ledger, outputDir, seams });
 }
 
 /** A transport intercept that runs `then` once the upload of the file named `filename` has been answered. */
@@ -79,7 +83,7 @@ describe('a download', () => {
     const ledger = Ledger.open(':memory:');
     const item = succeededItem(ledger, 'slow.jpg', `${origin}/r/slow.jpg`);
     const started = Date.now();
-    const outcome = await downloadStage(ledger, item, options(path.join(dir, 'out'), { deadlineMs: 400 }));
+    const outcome = await downloadStage(ctxFor(ledger, path.join(dir, 'out'), { downloadDeadlineMs: 400 }), item);
     expect(Date.now() - started).toBeLessThan(3000);
     expect(outcome).toBe('retry');
     expect(ledger.items.get(item.id)).toMatchObject({ state: 'succeeded', retries: 1 });
@@ -100,9 +104,9 @@ describe('a download', () => {
     const ledger = Ledger.open(':memory:');
     const item = succeededItem(ledger, 'a/b.jpg', `${origin}/r/b.jpg`);
     const out = path.join(dir, 'out');
-    expect(await downloadStage(ledger, item, options(out))).toBe('retry');
+    expect(await downloadStage(ctxFor(ledger, out), item)).toBe('retry');
     expect(existsSync(path.join(out, 'a', 'b.jpg'))).toBe(false);
-    expect(await downloadStage(ledger, ledger.items.get(item.id)!, options(out))).toBe('done');
+    expect(await downloadStage(ctxFor(ledger, out), ledger.items.get(item.id)!)).toBe('done');
     expect(readFileSync(path.join(out, 'a', 'b.jpg')).equals(jpeg)).toBe(true);
     expect(readdirSync(path.join(out, 'a')).filter((f) => f.endsWith(TEMP_SUFFIX))).toEqual([]);
   });
@@ -228,7 +232,7 @@ describe('the output folder', () => {
     ledger.close();
     ledger = Ledger.open(file);
     ledger.recover();
-    expect(await downloadStage(ledger, ledger.items.get(item.id)!, options(out))).toBe('done');
+    expect(await downloadStage(ctxFor(ledger, out), ledger.items.get(item.id)!)).toBe('done');
     expect(ledger.items.get(item.id)).toMatchObject({ state: 'done', output_path: path.join(out, 'p.jpg') });
     ledger.close();
   });
@@ -236,9 +240,9 @@ describe('the output folder', () => {
   it('no output path can leave it: not by the names, not through a symbolic link inside it', async () => {
     const out = path.join(makeTempDir(), 'out');
     for (const rel of ['../x.jpg', 'a/../../x.jpg', '../../etc/passwd.jpg', 'a/b/../../../x.jpg']) {
-      expect(() => outputPathFor(out, rel, 'jpg'), rel).toThrow(/would leave the output folder/);
+      expect(() => inside(out, rel, rel), rel).toThrow(/would leave the output folder/);
     }
-    expect(outputPathFor(out, 'a/..b/c.d.png', 'jpg')).toBe(path.join(out, 'a', '..b', 'c.d.jpg'));
+    expect(inside(out, 'a/..b/c.d.jpg', 'a/..b/c.d.png')).toBe(path.join(out, 'a', '..b', 'c.d.jpg'));
 
     const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] }); // one is under nested/deep/
     cleanups.push(job.cleanup);

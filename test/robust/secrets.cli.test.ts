@@ -3,8 +3,8 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/index.js';
-import { silentLogger } from '../../src/log.js';
 import { downloadStage } from '../../src/run/stages/download.js';
+import { stageContext } from '../helpers/runContext.js';
 import { startSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { listenLocal } from '../helpers/http.js';
@@ -131,13 +131,10 @@ describe('the key', () => {
       pollAtMs: 0,
     });
     const item = ledger.tasks.succeeded(ledger.items.get(1)!, `${results.url}/r/p.jpg`, true);
-    const outcome = await downloadStage(ledger, item, {
-      outputDir: path.join(dir, 'out'),
-      allowHttp: true,
-      deadlineMs: 10_000,
-      random: () => 0.5,
-      log: silentLogger(),
-    });
+    const outcome = await downloadStage(
+      stageContext({ ledger, outputDir: path.join(dir, 'out'), seams: { downloadDeadlineMs: 10_000 } }),
+      item,
+    );
     expect(outcome).toBe('done');
     for (const seen of [...results.seen, ...cdn.seen]) {
       expect(seen.headers['x-api-key']).toBeUndefined();

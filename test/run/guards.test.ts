@@ -3,7 +3,7 @@ import { installClock, VirtualClock } from '../../src/clock.js';
 import type { Config } from '../../src/config/index.js';
 import { Ledger, type ItemRow } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/log.js';
-import type { RunState } from '../../src/run/stages/context.js';
+import { RunControl } from '../../src/run/control.js';
 import { Guards } from '../../src/run/guards.js';
 import { discovered } from '../helpers/discovered.js';
 
@@ -16,7 +16,7 @@ describe('Guards: --max-credits', () => {
   let clk: VirtualClock;
   let restore: () => void;
   let ledger: Ledger;
-  let run: RunState;
+  let control: RunControl;
   beforeEach(() => {
     clk = new VirtualClock();
     restore = installClock(clk);
@@ -25,7 +25,7 @@ describe('Guards: --max-credits', () => {
       ledger,
       Array.from({ length: 10 }, (_, i) => `p${i}.jpg`),
     );
-    run = { stopped: false, noCreates: false, accountStop: undefined, halt: undefined };
+    control = new RunControl(ledger, silentLogger());
   });
   afterEach(() => {
     ledger.close();
@@ -56,9 +56,8 @@ describe('Guards: --max-credits', () => {
       {
         ledger,
         config,
-        run,
+        control,
         log: silentLogger(),
-        wake: () => {},
         readUsedCredit: async () => (reads.push(clk.now()), readings.shift() ?? 103),
       },
     );
@@ -76,17 +75,14 @@ describe('Guards: --max-credits', () => {
     // 2 of ours + 2 of the other client's: a fifth credit would pass the limit.
     expect(guards.creditsSpent()).toBe(4);
     expect(guards.mayCreate(item(3))).toBe(false);
-    expect(run.noCreates).toBe(true);
-    expect(run.halt).toMatchObject({ kind: 'limit', exitCode: 4, immediate: false });
+    expect(control.noCreates).toBe(true);
+    expect(control.halt).toMatchObject({ kind: 'limit', exitCode: 4, immediate: false });
     expect(guards.trip?.guard).toBe('max-credits');
     await guards.end();
   });
 
   it("without a reading (the call failed) counts this run's creates at the price known, 1 when the spec gives none", async () => {
-    const guards = new Guards(
-      { maxCredits: 2 },
-      { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => null },
-    );
+    const guards = new Guards({ maxCredits: 2 }, { ledger, config, control, log: silentLogger(), readUsedCredit: async () => null });
     await guards.begin(true);
     expect(guards.mayCreate(item(1))).toBe(true);
     create(1);
@@ -100,16 +96,13 @@ describe('Guards: --max-credits', () => {
     let reads = 0;
     const guards = new Guards(
       { maxCredits: 50 },
-      { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => (reads++, 0) },
+      { ledger, config, control, log: silentLogger(), readUsedCredit: async () => (reads++, 0) },
     );
     await guards.begin(true);
     await pass(10 * 60_000);
     expect(reads).toBe(1);
     await guards.end();
-    const idle = new Guards(
-      { maxCredits: 50 },
-      { ledger, config, run, log: silentLogger(), wake: () => {}, readUsedCredit: async () => (reads++, 0) },
-    );
+    const idle = new Guards({ maxCredits: 50 }, { ledger, config, control, log: silentLogger(), readUsedCredit: async () => (reads++, 0) });
     await idle.begin(false);
     expect(reads).toBe(1);
     await idle.end();

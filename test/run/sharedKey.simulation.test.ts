@@ -3,7 +3,8 @@ import { clock as globalClock, installClock, VirtualClock } from '../../src/cloc
 import { loadConfig, resolveKeys } from '../../src/config/index.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { silentLogger } from '../../src/log.js';
-import { runJob, type RunResult } from '../../src/run/runner.js';
+import type { RunResult } from '../../src/run/context.js';
+import { runJob } from '../../src/run/runner.js';
 import { inProcessResultFetch, inProcessTransport } from '../../src/sim/inprocess.js';
 import { SimModel } from '../../src/sim/model.js';
 import { Rng } from '../../src/sim/random.js';
@@ -67,21 +68,25 @@ async function twoMachines(seed: number, offsetMs = 0): Promise<TwoRuns> {
       runs.push(
         start
           .then(() =>
-            runJob({
-              config,
-              baseUrl: 'http://sim.invalid',
-              keys: resolveKeys(config, { DARKROOM_TEST_KEY: KEY }),
+            runJob(
+              {
+                config,
+                baseUrl: 'http://sim.invalid',
+                keys: resolveKeys(config, { DARKROOM_TEST_KEY: KEY }),
+                // No stateDir: each run's key store is its own, in memory (another machine's).
+                seams: {
+                  transport: inProcessTransport(model, async (_req, forward) => {
+                    const res = await forward();
+                    answers.push({ atMs: clock.now() - VIRTUAL_START_MS, status: res.status, scope: res.headers['ratelimit-scope'] });
+                    return res;
+                  }),
+                  resultFetch: inProcessResultFetch(model),
+                  random: () => rng.uniform(),
+                },
+              },
               ledger,
-              log: silentLogger(),
-              // No stateDir: each run's key store is its own, in memory (another machine's).
-              transport: inProcessTransport(model, async (_req, forward) => {
-                const res = await forward();
-                answers.push({ atMs: clock.now() - VIRTUAL_START_MS, status: res.status, scope: res.headers['ratelimit-scope'] });
-                return res;
-              }),
-              resultFetch: inProcessResultFetch(model),
-              random: () => rng.uniform(),
-            }),
+              silentLogger(),
+            ),
           )
           .then((r) => {
             ends[m] = clock.now() - VIRTUAL_START_MS;

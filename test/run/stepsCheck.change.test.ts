@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stepsSignature } from '../../src/config/steps.js';
 import type { StepConfig } from '../../src/config/index.js';
-import type { RunResult } from '../../src/run/runner.js';
+import type { RunResult } from '../../src/run/context.js';
 import type { SimModel, SimOptions } from '../../src/sim/model.js';
 import { filesUnder, makeJob, setSteps, type TestJob } from '../helpers/job.js';
 import { simSession, simulate, type SimSession } from '../helpers/simulate.js';

@@ -1,4 +1,4 @@
-import type { RunResult } from '../../run/runner.js';
+import type { RunResult } from '../../run/context.js';
 
 /** A path as a shell would take it back: quoted only when it needs to be. */
 export function shellArg(s: string): string {

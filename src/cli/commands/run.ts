@@ -3,8 +3,8 @@ import { clock } from '../../clock.js';
 import { loadConfig, requireBaseUrl, requireInputDir, resolveKeys } from '../../config/index.js';
 import { ProgressReader } from '../../ledger/index.js';
 import { hiddenLine } from '../../inputs/hidden.js';
-import type { RunHooks, RunResult } from '../../run/runner.js';
-import { runSession, type SessionOptions } from '../../lib/session.js';
+import type { RunHooks, RunRequest, RunResult, RunSeams } from '../../run/context.js';
+import { runSession } from '../../lib/session.js';
 import { LiveProgress, type TtyStream } from '../../progress/live.js';
 import { buildProgress } from '../../progress/snapshot.js';
 import { formatStatus } from './format.js';
@@ -26,8 +26,8 @@ export interface Display {
   stop(): void;
 }
 
-/** The command line's options: the session's own (SessionOptions) as flags, and what the CLI adds. */
-export interface RunArgs extends Pick<SessionOptions, 'breakLock' | 'redoSteps'> {
+/** The command line's options: the run's own (RunRequest) as flags, and what the CLI adds. */
+export interface RunArgs extends Pick<RunRequest, 'breakLock' | 'redoSteps'> {
   readonly jobs: string;
   readonly ledger?: string | undefined;
   readonly baseUrl?: string | undefined;
@@ -37,7 +37,7 @@ export interface RunArgs extends Pick<SessionOptions, 'breakLock' | 'redoSteps'>
 }
 
 /** What the CLI gives a run besides its flags: the hooks every run takes (RunHooks), the environment, the terminal. */
-export interface RunIo extends RunHooks, Pick<SessionOptions, 'transport'> {
+export interface RunIo extends RunHooks, Pick<RunSeams, 'transport'> {
   readonly env: NodeJS.ProcessEnv;
   readonly stderr: (line: string) => void;
   /**
@@ -87,7 +87,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
       breakLock: args.breakLock,
       redoSteps: args.redoSteps,
       signal: io.signal,
-      transport: io.transport,
+      seams: { transport: io.transport },
       onEvent: (e) => {
         live?.poke();
         io.onEvent?.(e);

@@ -1,4 +1,4 @@
-import type { RunResult } from '../../run/runner.js';
+import type { RunResult } from '../../run/context.js';
 
 /**
  * The lines that explain why a run stopped for the account (exit 3) and what to do. The

@@ -3,9 +3,9 @@ import type { ApiError } from '../../errors.js';
 import { clock } from '../../clock.js';
 import type { StepConfig } from '../../config/index.js';
 import { crashPoint, type ItemRow } from '../../ledger/index.js';
+import { retryAt } from '../../scheduler/budget/backoff.js';
 import type { Feedback } from '../../scheduler/lane/types.js';
-import { retryAt, stopForAccount, type StageContext } from './context.js';
-import { stopForConfig } from './configStop.js';
+import type { KeyContext } from '../context.js';
 import { forgottenUpload } from './forgottenUpload.js';
 
 function createBody(step: StepConfig, image: string): CreateBody {
@@ -24,7 +24,7 @@ function createBody(step: StepConfig, image: string): CreateBody {
  * is accepted, rejected (definitely not created), or ambiguous (the item is held and
  * never resent on its own).
  */
-export async function createStage(ctx: StageContext, item: ItemRow, probe = false): Promise<Feedback> {
+export async function createStage(ctx: KeyContext, item: ItemRow): Promise<Feedback> {
   const { ledger } = ctx;
   const step = ctx.config.steps[item.step_index];
   if (!step || !item.input_url) {
@@ -35,13 +35,13 @@ export async function createStage(ctx: StageContext, item: ItemRow, probe = fals
   const requestId = newRequestId();
   const submissionId = ledger.submissions.begin(item, step.capability, ctx.keyFp, requestId);
   // Said in the log: a 429 on api_key_active_tasks that answers it is the service's answer asked for.
-  if (probe)
+  if (ctx.probe)
     ctx.log.info(
       { item: item.id, sentRequestId: requestId },
       'probe: a create into a slot counted busy only by held creates or a stopped run, which may have ended',
     );
   try {
-    const r = await ctx.client.create(step.capability, createBody(step, item.input_url), { requestId, signal: ctx.abort });
+    const r = await ctx.client.create(step.capability, createBody(step, item.input_url), { requestId, signal: ctx.control.abort });
     crashPoint('create');
     // The create response's own, else the table plus service.businessTypes.
     const businessType = r.businessType ?? ctx.config.businessTypes?.[step.capability] ?? CAPABILITIES[step.capability].businessType;
@@ -61,7 +61,7 @@ export async function createStage(ctx: StageContext, item: ItemRow, probe = fals
   }
 }
 
-function onCreateError(ctx: StageContext, item: ItemRow, submissionId: number, err: ApiError): Feedback {
+function onCreateError(ctx: KeyContext, item: ItemRow, submissionId: number, err: ApiError): Feedback {
   const { ledger } = ctx;
   const outcome = { httpStatus: err.httpStatus, code: err.businessCode, responseRequestId: err.requestId, error: err.message };
   switch (err.kind) {
@@ -88,12 +88,12 @@ function onCreateError(ctx: StageContext, item: ItemRow, submissionId: number, e
     }
     case 'stop-account':
       ledger.submissions.reject(submissionId, item, outcome, 'uploaded', 0, err.answer);
-      stopForAccount(ctx, err);
+      ctx.control.stopForAccount(err);
       return {};
     case 'stop-config':
       // A redirect, not the service's answer: not created, back to wait for a create.
       ledger.submissions.reject(submissionId, item, outcome, 'uploaded', 0, err.answer);
-      stopForConfig(ctx, err);
+      ctx.control.stopForConfig(err);
       return {};
     case 'fix-request':
     case 'not-found': {

@@ -1,44 +1,13 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { clock } from '../../clock.js';
-import { crashPoint, type ItemRow, type Ledger, type FileMetadata } from '../../ledger/index.js';
-import type { Logger } from '../../log.js';
+import type { ItemRow } from '../../ledger/index.js';
 import { fullJitter } from '../../scheduler/budget/backoff.js';
-import { copyAtomically, writeBufferAtomically, writeStreamAtomically } from '../../outputs/atomic.js';
-import { carryStep, NO_METADATA, type MetadataOptions } from '../../outputs/metadata.js';
-import { checkTargets, DEFAULT_OUTPUT, outputTargets, type NamingOptions } from '../../outputs/naming.js';
-import { writeOtherOutputs, type Placement, type WrittenResult } from '../../outputs/otherOutputs.js';
-import { type OutputFs } from '../../outputs/outputfs.js';
-import { withResult, type ResultFetch } from './result.js';
-import { DownloadError, OutputWriteError } from '../../errors.js';
+import type { Placement, WrittenResult } from '../../outputs/otherOutputs.js';
+import type { RunContext } from '../context.js';
+import { withResult, type ResultOptions } from './result.js';
+import { DownloadError, EXIT, OutputWriteError } from '../../errors.js';
 
-export { TEMP_SUFFIX } from '../../outputs/atomic.js';
-export { type FetchedResult, type ResultFetch } from './result.js';
-
-export interface DownloadOptions {
-  readonly outputDir: string;
-  /** Result URLs must be https unless the service itself is plain http (a local simulator). */
-  readonly allowHttp: boolean;
-  /** A whole download's deadline, not only an idle timeout. */
-  readonly deadlineMs: number;
-  readonly random: () => number;
-  readonly log: Logger;
-  /** How result URLs are fetched; the in-process simulator supplies its own. */
-  readonly fetch?: ResultFetch;
-  /** Aborts downloads in flight (an interrupt's grace period is over); they are retried next run. */
-  readonly abort?: AbortSignal;
-  /** output.layout, output.pattern, sidecars, intermediates (outputs/naming.ts); mirror `{name}.{ext}` when absent. */
-  readonly naming?: NamingOptions;
-  /** The file-system calls that write outputs (outputs/outputfs.ts); tests inject a full or read-only disk here. */
-  readonly fs?: OutputFs;
-  /** The input's metadata on the outputs and the XMP sidecars (outputs/metadata.ts); absent: none. */
-  readonly metadata?: MetadataOptions;
-  /**
-   * The output folder cannot take files (ENOSPC, EROFS, EACCES, EDQUOT…): the runner stops
-   * new creates. The photo itself stays paid-for and is retried.
-   */
-  readonly onDiskError?: (err: OutputWriteError) => void;
-}
+/** A whole download's deadline (headers and every byte), not only an idle timeout. */
+const DOWNLOAD_DEADLINE_MS = 5 * 60_000;
 
 /**
  * A failed download or write is tried again after exponential backoff with full jitter,
@@ -71,91 +40,63 @@ export type DownloadOutcome = 'done' | 'retry' | 'refresh' | 'parked';
  * output path, a name too long for the file system) is parked until the next run with a
  * reason saying what to do ('parked').
  */
-export async function downloadStage(ledger: Ledger, item: ItemRow, opts: DownloadOptions): Promise<DownloadOutcome> {
-  let claimed = ledger.outputs.start(item);
-  const write = { fs: opts.fs };
+export async function downloadStage(ctx: RunContext, item: ItemRow): Promise<DownloadOutcome> {
+  const { ledger, outputs } = ctx;
+  // The photo's row as it is claimed, for the ledger's account of what became of it.
+  const at = { item: ledger.outputs.start(item) };
   try {
-    const written = await withResult(claimed.result_url!, opts, async (r) => {
-      // Every name of the photo gets an output (outputs/naming.ts); the first is the item's own.
-      const targets = outputTargets(ledger, claimed, r.ext, opts.outputDir, opts.naming);
-      const target = targets[0]!.path;
-      checkTargets(ledger, claimed, targets.slice(1));
-      claimed = ledger.outputFiles.adoptOutput(claimed, target);
-      const owner = ledger.outputs.ownerOf(target);
-      if (owner !== undefined && owner.id !== claimed.id) {
-        throw new DownloadError(
-          'OUTPUT_TAKEN',
-          `${target} is the output of ${owner.rel_path} already (two inputs differ only in their extension); rename one of them and run again`,
-          true,
-        );
-      }
-      if (owner === undefined && existsSync(target)) {
-        throw new DownloadError(
-          'OUTPUT_EXISTS',
-          `${target} already exists and was not written by this ledger; move it away and run again`,
-          true,
-        );
-      }
-      // Claimed before the rename: a crash between the rename and `done` leaves a file this
-      // item owns, which the next run overwrites with the same bytes instead of refusing.
-      // The claim is one guarded statement, so two downloads racing for a path cannot both win.
-      const rival = ledger.outputs.claim(claimed, target);
-      if (rival !== undefined) {
-        throw new DownloadError(
-          'OUTPUT_TAKEN',
-          `${target} is the output of ${rival.rel_path} already (two inputs differ only in their extension); rename one of them and run again`,
-          true,
-        );
-      }
-      claimed = { ...claimed, output_path: target };
-      let meta: FileMetadata = NO_METADATA;
-      const naming = opts.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
-      const last = Math.max(0, naming.steps.length - 1);
-      const finalize = opts.metadata
-        ? carryStep(opts.metadata, ledger, claimed, targets[0]!, r.ext, last, naming, (m) => (meta = m), opts.fs)
-        : undefined;
-      const facts = await writeStreamAtomically(target, r, opts.outputDir, { ...write, ...(finalize ? { finalize } : {}) });
-      crashPoint('output');
-      if (meta.note !== null) opts.log.warn({ item: claimed.id, file: target }, `metadata not carried: ${meta.note}`);
-      const result: WrittenResult = {
-        path: target,
-        bytes: facts.bytes,
-        facts,
-        ext: r.ext,
-        meta,
-        ...(r.rest === null && meta.level === 'none' ? { data: r.head } : {}),
-      };
-      return { targets, result };
-    });
-    await writeOtherOutputs(ledger, claimed, written.result, written.targets, {
-      outputDir: opts.outputDir,
-      naming: opts.naming,
-      metadata: opts.metadata,
-      log: opts.log,
-      write: (t, b) => writeBufferAtomically(t, b, opts.outputDir, write),
-      copy: (t, from, w) =>
-        from.data
-          ? writeBufferAtomically(t, from.data, opts.outputDir, { ...write, ...w })
-          : copyAtomically(from.path, t, opts.outputDir, { ...write, ...w }),
-      download: (url, place) => downloadTo(url, place, opts),
-    });
-    ledger.outputs.done(claimed, written.result.path);
+    const first = await withResult(at.item.result_url!, resultOptions(ctx), (r) => outputs.writeFirst(at, r));
+    await outputs.writeOthers(at.item, first, (url, place) => fetchInto(ctx, url, place));
+    ledger.outputs.done(at.item, first.result.path);
     return 'done';
   } catch (err) {
-    if (opts.abort?.aborted) {
+    if (ctx.control.abort.aborted) {
       // Interrupted, not failed: the next run downloads it again, with no retry spent.
-      ledger.outputs.interrupted(claimed);
+      ledger.outputs.interrupted(at.item);
       return 'retry';
     }
-    return afterFailure(ledger, claimed, err, opts);
+    return afterFailure(ctx, at.item, err);
   }
 }
 
-function afterFailure(ledger: Ledger, claimed: ItemRow, err: unknown, opts: DownloadOptions): DownloadOutcome {
+/** How the run's result URLs are fetched: https unless the service itself is plain http (a local simulator). */
+function resultOptions(ctx: RunContext): ResultOptions {
+  const seams = ctx.request.seams;
+  return {
+    allowHttp: ctx.baseUrl.startsWith('http:'),
+    deadlineMs: seams?.downloadDeadlineMs ?? DOWNLOAD_DEADLINE_MS,
+    abort: ctx.control.abort,
+    fetch: seams?.resultFetch,
+  };
+}
+
+/** An intermediate's result, fetched and checked as the final result is, into the file `place` names. */
+function fetchInto(ctx: RunContext, url: string, place: (ext: string) => Placement): Promise<WrittenResult | null> {
+  return withResult(url, resultOptions(ctx), (r) => ctx.outputs.writePlaced(r, place));
+}
+
+/**
+ * The output folder cannot take files (ENOSPC, EROFS, EACCES, EDQUOT…): no new photo is
+ * uploaded or created, the ones paid for are kept (RunHalt `disk`, exit 1). The photo itself
+ * stays paid-for and is retried.
+ */
+function diskCannotTake(ctx: RunContext, err: OutputWriteError): void {
+  if (ctx.control.halt === undefined)
+    ctx.log.error({ code: err.errno, file: err.file }, `output folder cannot take files: ${err.message}; no new creates`);
+  ctx.control.stop({
+    kind: 'disk',
+    immediate: false,
+    exitCode: EXIT.someFailed,
+    message: `the output folder cannot take files: ${err.message}; no new photo is uploaded or created, the ones paid for are kept: free space or fix the folder, then run darkroom again to download them and continue`,
+  });
+}
+
+function afterFailure(ctx: RunContext, claimed: ItemRow, err: unknown): DownloadOutcome {
+  const { ledger, log } = ctx;
   const now = clock.now();
-  const backoff = (failures: number, capMs = DOWNLOAD_RETRY_CAP_MS) => now + 1000 + fullJitter(failures, opts.random, 1000, capMs);
+  const backoff = (failures: number, capMs = DOWNLOAD_RETRY_CAP_MS) => now + 1000 + fullJitter(failures, ctx.random, 1000, capMs);
   if (err instanceof OutputWriteError) {
-    opts.log.warn({ item: claimed.id, code: err.errno }, err.message);
+    log.warn({ item: claimed.id, code: err.errno }, err.message);
     if (err.errno === 'ENAMETOOLONG') {
       ledger.outputs.park(
         claimed,
@@ -163,12 +104,12 @@ function afterFailure(ledger: Ledger, claimed: ItemRow, err: unknown, opts: Down
       );
       return 'parked';
     }
-    if (err.disk) opts.onDiskError?.(err);
+    if (err.disk) diskCannotTake(ctx, err);
     ledger.outputs.retryLater(claimed, err.message, backoff(claimed.retries));
     return 'retry';
   }
   const e = err instanceof DownloadError ? err : new DownloadError('DOWNLOAD_FAILED', String((err as Error)?.message ?? err), false);
-  opts.log.warn({ item: claimed.id, code: e.why }, e.message);
+  log.warn({ item: claimed.id, code: e.why }, e.message);
   if (e.why === 'RESULT_EXPIRED' && claimed.task_id !== null) {
     const refreshes = ledger.outputs.urlRefreshes(claimed);
     // Past MAX_URL_REFRESHES a refresh comes only after a wait (retries > 0: this failure
@@ -190,38 +131,4 @@ function afterFailure(ledger: Ledger, claimed: ItemRow, err: unknown, opts: Down
   }
   ledger.outputs.retryLater(claimed, e.message, backoff(claimed.retries));
   return 'retry';
-}
-
-/**
- * Fetch a result URL (an intermediate's) straight into the file `place` names once the
- * result's type is known (null: not wanted, dropped unread); checked and streamed as the
- * final result is.
- */
-async function downloadTo(url: string, place: (ext: string) => Placement, opts: DownloadOptions): Promise<WrittenResult | null> {
-  return withResult(url, opts, async (r) => {
-    const where = place(r.ext);
-    if (where === null) return null;
-    const facts = await writeStreamAtomically(where.target, r, opts.outputDir, { ...(opts.fs ? { fs: opts.fs } : {}), ...where.write });
-    // The metadata the file carries is its placement's to record; `data` only when the file is the service's bytes.
-    return {
-      path: where.target,
-      bytes: facts.bytes,
-      facts,
-      ext: r.ext,
-      meta: NO_METADATA,
-      ...(r.rest === null && !where.write.finalize ? { data: r.head } : {}),
-    };
-  });
-}
-
-/** `<output.dir>/<rel dir>/<name>.<ext>`, refusing any path that would leave the output folder. */
-export function outputPathFor(outputDir: string, relPath: string, ext: string): string {
-  const parsed = path.posix.parse(relPath);
-  const rel = path.join(...parsed.dir.split('/').filter(Boolean), `${parsed.name}.${ext}`);
-  const target = path.resolve(outputDir, rel);
-  const back = path.relative(path.resolve(outputDir), target);
-  if (back.startsWith('..') || path.isAbsolute(back)) {
-    throw new DownloadError('OUTPUT_ESCAPE', `output path for ${relPath} would leave the output folder`, true);
-  }
-  return target;
 }

@@ -1,37 +1,8 @@
 import PQueue from 'p-queue';
 import { clock } from '../../clock.js';
-import type { Config } from '../../config/index.js';
-import type { Ledger } from '../../ledger/index.js';
-import type { Logger } from '../../log.js';
-import type { Notifier } from '../../scheduler/lane/notifier.js';
-import { haltRun, type RunState } from './context.js';
-import { downloadStage, type DownloadOptions } from './download.js';
-import { namingOptions } from '../../outputs/naming.js';
-import type { MetadataOptions } from '../../outputs/metadata.js';
-import type { OutputFs } from '../../outputs/outputfs.js';
-import type { ResultFetch } from './result.js';
-import { EXIT, type OutputWriteError } from '../../errors.js';
-
-export interface DownloaderOptions {
-  readonly ledger: Ledger;
-  readonly config: Config;
-  readonly log: Logger;
-  readonly random: () => number;
-  /** Aborts downloads in flight (an interrupt's grace period is over). */
-  readonly abort: AbortSignal;
-  readonly allowHttp: boolean;
-  readonly resultFetch?: ResultFetch | undefined;
-  readonly fs?: OutputFs | undefined;
-  /** The input's metadata on the outputs and the XMP sidecars (outputs/metadata.ts). */
-  readonly metadata?: MetadataOptions | undefined;
-  readonly onActivity?: (() => void) | undefined;
-  /** Wake the lanes so they see a stop or a halt at once. */
-  readonly wakeLanes?: (() => void) | undefined;
-  /** Whether the ledger is still the file at its path (ledgerGuard); false halts the run, no download starts. */
-  readonly ledgerOk?: (() => boolean) | undefined;
-  /** After an item's output is in place and the item is done. */
-  readonly onDone?: ((itemId: number) => void) | undefined;
-}
+import type { RunContext } from '../context.js';
+import { downloadStage } from './download.js';
+import { guarded } from './stage.js';
 
 /**
  * How long the run keeps trying the downloads left once nothing else is left to do
@@ -54,10 +25,16 @@ export class Patience {
   }
 }
 
-/** The one line a run stopped by its output folder ends with (RunHalt `disk`, exit 1). */
-function diskHaltMessage(err: OutputWriteError): string {
-  return `the output folder cannot take files: ${err.message}; no new photo is uploaded or created, the ones paid for are kept: free space or fix the folder, then run darkroom again to download them and continue`;
+/** What one round of downloads is told by the drive phase. */
+export interface DownloadRound {
+  readonly patience: Patience;
+  /** Whether the lanes are done: then only downloads are left, for the run's patience. */
+  readonly lanesDone: () => boolean;
+  /** A download whose result URL expired handed its photo back to be polled for a fresh one. */
+  readonly handBack: () => void;
 }
+
+const download = guarded(downloadStage, 'retry');
 
 /**
  * Downloads are not API calls: they run beside the lanes, a few at a time. None starts once
@@ -67,48 +44,19 @@ function diskHaltMessage(err: OutputWriteError): string {
  * A failed download is tried again with backoff for as long as the lanes have work, then
  * for at most the run's patience; what is still not on disk then stays `succeeded`, counted
  * as "paid, not yet downloaded", and the next run downloads it first. An output folder that
- * cannot take files (full, read-only) stops new creates and uploads at once (haltRun, exit
- * 1), while the tasks already paid for are polled and their results retried.
+ * cannot take files (full, read-only) stops new creates and uploads at once (download.ts,
+ * exit 1), while the tasks already paid for are polled and their results retried.
  */
-export async function downloadLoop(
-  o: DownloaderOptions,
-  run: RunState,
-  activity: Notifier,
-  handBack: () => void,
-  producersDone: () => boolean,
-  patience: Patience,
-): Promise<void> {
-  const { ledger, config, log } = o;
+export async function downloadLoop(ctx: RunContext, round: DownloadRound): Promise<void> {
+  const { ledger, config, log, control, events } = ctx;
+  const { patience } = round;
   // limits.downloads at once; `inflight` names them, so the ledger never hands one out twice.
   const pool = new PQueue({ concurrency: config.limits.downloads });
   const inflight = new Set<number>();
-  const dl: DownloadOptions = {
-    abort: o.abort,
-    outputDir: config.output.dir,
-    naming: namingOptions(config),
-    allowHttp: o.allowHttp,
-    deadlineMs: 5 * 60_000,
-    random: o.random,
-    log,
-    ...(o.resultFetch ? { fetch: o.resultFetch } : {}),
-    ...(o.fs ? { fs: o.fs } : {}),
-    ...(o.metadata ? { metadata: o.metadata } : {}),
-    onDiskError: (err) => {
-      if (run.halt === undefined)
-        log.error({ code: err.errno, file: err.file }, `output folder cannot take files: ${err.message}; no new creates`);
-      haltRun(run, { kind: 'disk', immediate: false, exitCode: EXIT.someFailed, message: diskHaltMessage(err) });
-      o.wakeLanes?.();
-    },
-  };
   let gaveUp = false;
   // A stage that threw (the ledger could not be written: SQLITE_FULL, say) stops the run, as a lane's does.
-  let crash: { err: unknown } | undefined;
-  const crashed = (err: unknown) => {
-    crash ??= { err };
-    run.stopped = true;
-    o.wakeLanes?.();
-  };
-  const guarded = (fn: () => void) => {
+  const crashed = (err: unknown) => control.crashed(err);
+  const safely = (fn: () => void) => {
     try {
       fn();
     } catch (err) {
@@ -116,9 +64,9 @@ export async function downloadLoop(
     }
   };
   for (;;) {
-    if (run.stopped || o.ledgerOk?.() === false) break;
+    if (control.stopped || !control.ledgerOk()) break;
     const now = clock.now();
-    const lanesDone = producersDone();
+    const lanesDone = round.lanesDone();
     const deadline = lanesDone ? patience.start(now) : Infinity;
     const patient = !patience.over(now);
     while (patient && inflight.size < config.limits.downloads) {
@@ -129,22 +77,22 @@ export async function downloadLoop(
       // would be the host process's unhandled rejection.
       void pool
         .add(() =>
-          downloadStage(ledger, item, dl)
+          download(ctx, item)
             .then(
               (outcome) =>
-                guarded(() => {
+                safely(() => {
                   // Past the patience a fresh URL is not asked for now (a poll, an API call, for a
                   // download this run would not make): the task stays `active`, and the next run's
                   // first poll gets the URL.
-                  if (outcome === 'refresh' && !patience.over(clock.now())) handBack();
-                  if (outcome === 'done') o.onDone?.(item.id);
+                  if (outcome === 'refresh' && !patience.over(clock.now())) round.handBack();
+                  // A photo redone under new steps: its files made under the old ones go once the new output is in.
+                  if (outcome === 'done') ctx.outputs.retireStale(item.id);
                 }),
               crashed,
             )
             .finally(() => {
               inflight.delete(item.id);
-              activity.notify();
-              guarded(() => o.onActivity?.());
+              safely(() => events.activity());
             }),
         )
         .catch(crashed);
@@ -156,10 +104,9 @@ export async function downloadLoop(
     }
     const next = waiting > 0 && patient ? ledger.outputs.earliestDue() : undefined;
     const wake = Math.min(next !== undefined && next > now ? next : Infinity, deadline);
-    await activity.wait(wake);
+    await events.wait(wake);
   }
   await pool.onIdle();
-  if (crash) throw crash.err;
   if (gaveUp) {
     log.warn(
       { waiting: ledger.outputs.waiting(), patienceMinutes: config.limits.downloadPatienceMinutes },

@@ -1,6 +1,7 @@
 import type { ApiError } from '../../errors.js';
 import type { ItemRow } from '../../ledger/index.js';
-import type { RunState, StageContext } from './context.js';
+import type { RunControl } from '../control.js';
+import type { KeyContext } from '../context.js';
 
 /**
  * A create refused with "parameter invalid" (400/-2) may mean the service no longer knows
@@ -22,23 +23,17 @@ export type ForgottenVerdict =
   | { readonly kind: 'not-ours' };
 
 /** Capabilities whose first-step -2 proved to be about the request, per run. */
-const refusedAfterFresh = new WeakMap<RunState, Set<string>>();
+const refusedAfterFresh = new WeakMap<RunControl, Set<string>>();
 
 function isOwnUpload(item: ItemRow): boolean {
   const urlInput = item.content_hash?.startsWith('url:') === true || /^https?:\/\//i.test(item.src_path);
   return item.step_index === 0 && !urlInput && item.image_url !== null && item.input_url === item.image_url;
 }
 
-export function forgottenUpload(
-  ctx: StageContext,
-  item: ItemRow,
-  submissionId: number,
-  capability: string,
-  err: ApiError,
-): ForgottenVerdict {
+export function forgottenUpload(ctx: KeyContext, item: ItemRow, submissionId: number, capability: string, err: ApiError): ForgottenVerdict {
   if (err.businessCode !== -2 || !isOwnUpload(item)) return { kind: 'not-ours' };
   const said = err.serverMessage ? `: "${err.serverMessage}"` : '';
-  let known = refusedAfterFresh.get(ctx.run);
+  let known = refusedAfterFresh.get(ctx.control);
   if (known?.has(capability)) {
     return {
       kind: 'fail',
@@ -47,7 +42,7 @@ export function forgottenUpload(
   }
   const before = ctx.ledger.submissions.lastInputVerdict(item.id, item.step_index, submissionId);
   if (before === 'refused' && item.forgotten_uploads > 0) {
-    if (!known) refusedAfterFresh.set(ctx.run, (known = new Set()));
+    if (!known) refusedAfterFresh.set(ctx.control, (known = new Set()));
     known.add(capability);
     return {
       kind: 'fail',

@@ -2,21 +2,21 @@ import { isApiError } from '../../api/index.js';
 import type { ApiError } from '../../errors.js';
 import { clock } from '../../clock.js';
 import { crashPoint, type ItemRow } from '../../ledger/index.js';
+import { retryAt } from '../../scheduler/budget/backoff.js';
 import type { Feedback } from '../../scheduler/lane/types.js';
-import { stopForConfig } from './configStop.js';
-import { retryAt, stopForAccount, type StageContext } from './context.js';
+import type { KeyContext } from '../context.js';
 
 /**
  * One poll of an active task. SUCCESS moves on (next step or download); FAIL is created
  * again up to maxAttempts (the spec: safe to retry, refunded); ERROR and OTHER fail the
  * item; past the polling cap the task is held as timed out (it may still finish).
  */
-export async function pollStage(ctx: StageContext, item: ItemRow): Promise<Feedback> {
+export async function pollStage(ctx: KeyContext, item: ItemRow): Promise<Feedback> {
   const { ledger, config } = ctx;
   const step = config.steps[item.step_index]!;
   const started = item.task_started_ms ?? clock.now();
   try {
-    const t = await ctx.client.task(item.business_type!, item.task_id!, { signal: ctx.abort });
+    const t = await ctx.client.task(item.business_type!, item.task_id!, { signal: ctx.control.abort });
     crashPoint('poll');
     const now = clock.now();
     const elapsed = now - started;
@@ -74,7 +74,7 @@ export async function pollStage(ctx: StageContext, item: ItemRow): Promise<Feedb
   }
 }
 
-function keepPolling(ctx: StageContext, item: ItemRow, status: string, elapsedMs: number): Feedback {
+function keepPolling(ctx: KeyContext, item: ItemRow, status: string, elapsedMs: number): Feedback {
   const capMs = ctx.config.limits.pollCapMinutes * 60_000;
   if (elapsedMs >= capMs) {
     ctx.ledger.tasks.timedOut(
@@ -90,7 +90,7 @@ function keepPolling(ctx: StageContext, item: ItemRow, status: string, elapsedMs
   return {};
 }
 
-function onPollError(ctx: StageContext, item: ItemRow, err: ApiError): Feedback {
+function onPollError(ctx: KeyContext, item: ItemRow, err: ApiError): Feedback {
   const { ledger, config } = ctx;
   const step = config.steps[item.step_index]!;
   switch (err.kind) {
@@ -127,11 +127,11 @@ function onPollError(ctx: StageContext, item: ItemRow, err: ApiError): Feedback 
       return { taskEnded: true };
     }
     case 'stop-account':
-      stopForAccount(ctx, err);
+      ctx.control.stopForAccount(err);
       return {};
     case 'stop-config':
       // A redirect: the task was not polled; it stays active, due as it was.
-      stopForConfig(ctx, err);
+      ctx.control.stopForConfig(err);
       return {};
     case 'fix-request': {
       ledger.tasks.failed(item, 'REFUSED', `poll refused: ${err.message}`);

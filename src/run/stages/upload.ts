@@ -1,9 +1,9 @@
 import { isApiError } from '../../api/index.js';
 import { clock } from '../../clock.js';
 import { crashPoint, type ItemRow } from '../../ledger/index.js';
+import { retryAt } from '../../scheduler/budget/backoff.js';
 import type { Feedback } from '../../scheduler/lane/types.js';
-import { retryAt, stopForAccount, type StageContext } from './context.js';
-import { stopForConfig } from './configStop.js';
+import type { KeyContext } from '../context.js';
 import { checkWhole } from '../../inputs/integrity.js';
 import { outputPathProblem } from '../../outputs/outputPaths.js';
 import { prepareUpload } from '../../inputs/transcode.js';
@@ -12,7 +12,7 @@ import { prepareUpload } from '../../inputs/transcode.js';
  * queued → uploading → uploaded. An upload costs a call but no credit, so any failure
  * that is not the file's own fault is simply tried again later.
  */
-export async function uploadStage(ctx: StageContext, item: ItemRow): Promise<Feedback> {
+export async function uploadStage(ctx: KeyContext, item: ItemRow): Promise<Feedback> {
   const { ledger } = ctx;
   // Before the first call: an output that cannot be written would be a photo paid for and not delivered.
   const unwritable = outputPathProblem(ledger, item, ctx.config);
@@ -54,10 +54,10 @@ export async function uploadStage(ctx: StageContext, item: ItemRow): Promise<Fee
   }
   if (prepared.transcoded !== null) ctx.log.debug({ item: item.id, transcoded: prepared.transcoded }, 'converted before upload');
   // New work stopped while the file was read (a full output disk, credits out): not uploaded now, still queued.
-  if (ctx.run.noCreates) return {};
+  if (ctx.control.noCreates) return {};
   const claimed = ledger.items.move(item.id, 'queued', 'uploading', { key_fp: ctx.keyFp });
   try {
-    const { imageUrl } = await ctx.client.upload(prepared.bytes, prepared.filename, prepared.contentType, { signal: ctx.abort });
+    const { imageUrl } = await ctx.client.upload(prepared.bytes, prepared.filename, prepared.contentType, { signal: ctx.control.abort });
     crashPoint('upload');
     ledger.items.move(claimed.id, 'uploading', 'uploaded', { image_url: imageUrl, input_url: imageUrl, due_ms: 0, retries: 0 });
     return {};
@@ -71,12 +71,12 @@ export async function uploadStage(ctx: StageContext, item: ItemRow): Promise<Fee
       }
       case 'stop-account':
         ledger.items.move(claimed.id, 'uploading', 'queued', { due_ms: 0 });
-        stopForAccount(ctx, err);
+        ctx.control.stopForAccount(err);
         return {};
       case 'stop-config':
         // A redirect: the upload was not made; the photo waits for it, its retries untouched.
         ledger.items.move(claimed.id, 'uploading', 'queued', { due_ms: 0 }, err.answer);
-        stopForConfig(ctx, err);
+        ctx.control.stopForConfig(err);
         return {};
       default: {
         // retry-later, not-sent, ambiguous (a repeated upload costs a call, never a credit), not-found

@@ -1,16 +1,18 @@
 import { clock } from '../../clock.js';
-import type { ItemRow, Ledger } from '../../ledger/index.js';
-import type { KeyBudget, Reservation } from '../budget/keyBudget.js';
+import type { ItemRow } from '../../ledger/index.js';
+import type { Reservation } from '../budget/keyBudget.js';
 import type { CreateOutcome } from '../budget/keySlots.js';
 import { LanePacing } from './pacing.js';
 import { LaneQueues, type Action } from './queues.js';
-import type { Feedback, LaneOptions, LaneStages, LaneState, RunControl } from './types.js';
+import type { Feedback, LaneContext, LaneStages, LaneState } from './types.js';
 
+/** Calls of a lane in flight at once: a slow upload must not stall due polls. */
+const MAX_INFLIGHT = 4;
 /** The first wait after a 429 on api_key_active_tasks before any task was seen to end (SlotWait). */
 const FIRST_SLOT_WAIT_MS = 15_000;
 /** Nor less than this, however short the tasks: each refusal is a call in the key's windows. */
 const MIN_SLOT_WAIT_MS = 2_000;
-/** Nor more: a held slot is counted at most until its task could have ended anyway (taskBound.ts). */
+/** Nor more: a held slot is counted at most until its task could have ended anyway (keySlots.ts taskBoundMs). */
 const MAX_SLOT_WAIT_MS = 5 * 60_000;
 
 /**
@@ -33,34 +35,28 @@ export class Lane {
   private readonly queues: LaneQueues;
   private readonly pacer: LanePacing;
   private wakeUp: (() => void) | undefined;
-  private readonly maxInflight: number;
   /** Bumped by every event; a choice made before the last event must be made again. */
   private epoch = 0;
   private waiting: { action: Action; epoch: number } | undefined;
 
+  private readonly budget: LaneContext['budget'];
+
   constructor(
-    private readonly ledger: Ledger,
-    private readonly budget: KeyBudget,
+    private readonly ctx: LaneContext,
     private readonly stages: LaneStages,
-    private readonly control: RunControl,
-    private readonly opts: LaneOptions,
   ) {
+    this.budget = ctx.budget;
     this.state = {
       inflightItems: new Set(),
       inflightCalls: 0,
       uploadsInflight: 0,
       pollsInflight: 0,
-      slotLimit: opts.activeTasks,
+      slotLimit: ctx.config.limits.activeTasks,
       slotWait: { untilMs: 0, probeUntilMs: 0, refusals: 0, lastMs: Number.NEGATIVE_INFINITY, lastWaitMs: 0 },
       probing: false,
     };
-    this.queues = new LaneQueues(ledger, budget, control, opts, this.state);
-    this.pacer = new LanePacing(ledger, budget, opts, this.state);
-    this.maxInflight = opts.maxInflight ?? 4;
-  }
-
-  get keyFp(): string {
-    return this.opts.keyFp;
+    this.queues = new LaneQueues(ctx, this.state);
+    this.pacer = new LanePacing(ctx, this.state);
   }
 
   /** Wake the loop early (another lane or the runner changed something). */
@@ -73,14 +69,14 @@ export class Lane {
 
   async run(): Promise<void> {
     for (;;) {
-      if (this.control.stopped) {
+      if (this.ctx.control.stopped) {
         while (this.state.inflightCalls > 0) await this.idle(Infinity);
         return;
       }
       const now = clock.now();
       this.pacer.tune(now);
       this.pacer.check(now);
-      if (this.state.inflightCalls >= this.maxInflight) {
+      if (this.state.inflightCalls >= MAX_INFLIGHT) {
         this.pacer.held(now, false, false);
         await this.idle(Infinity);
         continue;
@@ -176,7 +172,7 @@ export class Lane {
           if (action.probe) this.state.probing = false;
         });
         this.wake();
-        this.guarded(() => this.opts.onActivity?.());
+        this.guarded(() => this.ctx.events.activity());
       });
     return true;
   }
@@ -190,7 +186,7 @@ export class Lane {
   /** What became of a create, as the ledger recorded it, for the key's slot row. */
   private createOutcome(item: ItemRow, ticket: Reservation): CreateOutcome {
     if (!ticket.sent) return { kind: 'gone' };
-    const sub = this.ledger.submissions.latestForItem(item.id);
+    const sub = this.ctx.ledger.submissions.latestForItem(item.id);
     if (!sub || sub.request_id !== ticket.sentRequestId) return { kind: 'unknown' };
     switch (sub.state) {
       case 'accepted':
@@ -221,7 +217,7 @@ export class Lane {
         // go as ours do: a slot taken back at once met a 429 nearly every time).
         const calm = now - w.lastMs >= 2 * w.lastWaitMs;
         if (calm && this.budget.certainSlotsInUse(now) >= state.slotLimit)
-          state.slotLimit = Math.min(this.opts.activeTasks, state.slotLimit + 1);
+          state.slotLimit = Math.min(this.ctx.config.limits.activeTasks, state.slotLimit + 1);
       }
     }
     if (action.kind === 'poll' && fb.taskEnded && action.item.task_id) {
@@ -230,7 +226,7 @@ export class Lane {
     }
     if (fb.pauseUntilMs !== undefined) {
       this.budget.pauseUntil(fb.pauseUntilMs);
-      this.ledger.calls.pause(this.opts.keyFp, fb.pauseUntilMs, now);
+      this.ctx.ledger.calls.pause(this.ctx.keyFp, fb.pauseUntilMs, now);
     }
     if (fb.slotsFull) {
       // The service counts tasks no live process here tracks: held ones still running, or
@@ -238,7 +234,7 @@ export class Lane {
       // ask again at once: every refusal is a call in the key's windows. Unless it answered
       // a probe (the guessed rows already count), fill no more slots than this run holds.
       const refusals = state.slotWait.refusals + 1;
-      const base = this.opts.learnedLatencyMs?.() ?? FIRST_SLOT_WAIT_MS;
+      const base = this.queues.learnedLatencyMs() ?? FIRST_SLOT_WAIT_MS;
       const wait = Math.min(MAX_SLOT_WAIT_MS, Math.max(base, MIN_SLOT_WAIT_MS) * 2 ** (refusals - 1));
       const untilMs = Math.max(now + wait, fb.slotsRetryAtMs ?? 0);
       state.slotWait = { untilMs, probeUntilMs: untilMs, refusals, lastMs: now, lastWaitMs: untilMs - now };
@@ -255,11 +251,8 @@ export class Lane {
 
   /** A stage threw something it should have classified: a bug. Stop the run loudly rather than spin. */
   private onStageCrash(err: unknown): void {
-    this.control.stopped = true;
-    this.crash = err;
+    this.ctx.control.crashed(err);
   }
-
-  crash: unknown;
 
   /** Run `fn`; what it throws is a crash (onStageCrash), never an exception out of a promise callback. */
   private guarded(fn: () => void): void {

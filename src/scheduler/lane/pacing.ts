@@ -1,6 +1,4 @@
-import type { Ledger } from '../../ledger/index.js';
-import type { KeyBudget } from '../budget/keyBudget.js';
-import type { LaneOptions, LaneState } from './types.js';
+import type { LaneContext, LaneState } from './types.js';
 
 /**
  * A lane's pacing: whether its calls go at the hour rate (CallBudget.setPacing), what the
@@ -16,12 +14,15 @@ export class LanePacing {
   private lastTasksOnly = false;
   private minuteBinding = false;
 
+  /** The job's steps' capabilities, for the price of a poll (price.ts). */
+  private readonly capabilities: readonly string[];
+
   constructor(
-    private readonly ledger: Ledger,
-    private readonly budget: KeyBudget,
-    private readonly opts: LaneOptions,
+    private readonly ctx: LaneContext,
     private readonly state: LaneState,
-  ) {}
+  ) {
+    this.capabilities = ctx.config.steps.map((s) => s.capability);
+  }
 
   /** Nothing left to create: only the tasks running now remain (as of the last check). */
   get lastTasks(): boolean {
@@ -40,7 +41,7 @@ export class LanePacing {
 
   /** From `now` on, the call budget (`calls`) or the slots (`slots`) hold work back, or neither. */
   held(now: number, calls: boolean, slots: boolean): void {
-    this.bound = { calls, slots, since: now, unusedMs: this.budget.unusedMs(now) };
+    this.bound = { calls, slots, since: now, unusedMs: this.ctx.budget.unusedMs(now) };
   }
 
   /**
@@ -53,41 +54,41 @@ export class LanePacing {
     // feedback moves it and the counts are worth re-reading only every 30 s.
     // Near the end of the hour's room a few polls decide whether the last photo waits an
     // hour: then the price is worked out again after every quarter of the calls to spare.
-    if (now - this.checkedAt < (this.budget.pacing ? 30_000 : 5_000) && this.callsSinceCheck < this.recheckAfterCalls) return;
+    if (now - this.checkedAt < (this.ctx.budget.pacing ? 30_000 : 5_000) && this.callsSinceCheck < this.recheckAfterCalls) return;
     this.checkedAt = now;
     this.callsSinceCheck = 0;
-    const w = this.ledger.items.remainingWork(this.opts.keyFp, this.opts.stepCount ?? 1);
-    const steps = this.opts.stepCount ?? 1;
-    const uploads = w.ownQueued + w.unclaimed / (this.opts.laneCount ?? 1);
+    const { ledger, keyFp } = this.ctx;
+    const steps = this.ctx.config.steps.length;
+    const w = ledger.items.remainingWork(keyFp, steps);
+    const uploads = w.ownQueued + w.unclaimed / this.ctx.keys.length;
     const tasks = uploads * steps + w.stepsLeft;
     // At least a create and a poll per task: if even that overflows the hour window,
     // the hour binds and calls are paced; if it fits, what is left over is the polls' to spend.
     const need = uploads + 2 * tasks;
-    const headroom = this.budget.hourHeadroom(now);
+    const headroom = this.ctx.budget.hourHeadroom(now);
     const paced = need > headroom;
     this.recheckAfterCalls = paced ? Infinity : Math.max(1, Math.floor((headroom - need) / 4));
-    const active = this.ledger.items.countInStates(this.opts.keyFp, ['active', 'submitting']);
+    const active = ledger.items.countInStates(keyFp, ['active', 'submitting']);
     this.lastTasksOnly = uploads === 0 && tasks <= active;
-    this.budget.setPacing(paced, now);
-    const polling = this.opts.polling;
-    if (!polling) return;
+    this.ctx.budget.setPacing(paced, now);
+    const polling = this.ctx.polling;
     polling.setSpare(paced || tasks === 0 ? null : (headroom - need) / tasks);
     if (paced) {
       polling.setBudget(null);
       this.minuteBinding = false;
       return;
     }
-    const limits = this.budget.limits;
-    const used = this.budget.usage(now);
-    const { minute, hour } = this.budget.calls;
-    const { minuteReserve, createReserve } = this.budget.calls;
+    const limits = this.ctx.budget.limits;
+    const used = this.ctx.budget.usage(now);
+    const { minute, hour } = this.ctx.budget.calls;
+    const { minuteReserve, createReserve } = this.ctx.budget.calls;
     const priced = polling.setBudget({
       uploads,
       tasks: Math.max(0, tasks - active),
       active,
       slots: this.state.slotLimit,
       callsPerMinute: limits.callsPerMinute,
-      capabilities: this.opts.capabilities ?? [],
+      capabilities: this.capabilities,
       // Polls may not take the places kept for creates (CallBudget's createReserve).
       windows: [
         { headroom: limits.callsPerMinute - used.minute - minuteReserve, waitFor: (k) => minute.waitFor(now, k) },
@@ -100,12 +101,14 @@ export class LanePacing {
   /** Feed θ the state that held since the last decision (see PollPlanner.adjust). */
   tune(now: number): void {
     const b = this.bound;
-    if (!this.opts.polling || Number.isNaN(b.since)) return;
+    if (Number.isNaN(b.since)) return;
     const dt = now - b.since;
     const callMs = b.calls ? dt : 0;
     // Paced: slots bound only for the time calls were actually lost (the bucket full);
     // unpaced: for the whole time a create waited on a slot with a call free to spend.
-    const slotMs = !b.slots ? 0 : this.budget.pacing ? this.budget.unusedMs(now) - b.unusedMs : dt;
-    this.opts.polling.adjust(callMs, slotMs, this.opts.latencyScaleMs?.() ?? 20_000);
+    const slotMs = !b.slots ? 0 : this.ctx.budget.pacing ? this.ctx.budget.unusedMs(now) - b.unusedMs : dt;
+    const latency = this.ctx.polling.latency;
+    // Typical task latency (the shortest step's), the pace at which θ moves.
+    this.ctx.polling.adjust(callMs, slotMs, Math.min(...this.capabilities.map((c) => latency.meanMs(c))));
   }
 }

@@ -1,7 +1,6 @@
 import { clock } from '../../clock.js';
-import type { ItemRow, Ledger } from '../../ledger/index.js';
-import type { KeyBudget } from '../budget/keyBudget.js';
-import type { LaneOptions, LaneState, RunControl } from './types.js';
+import type { ItemRow } from '../../ledger/index.js';
+import type { LaneContext, LaneState } from './types.js';
 
 /**
  * Photos uploaded ahead of the slots, beyond one. Uploads come last (due polls, then
@@ -37,40 +36,37 @@ export type Action = { kind: 'poll' | 'create' | 'upload'; item: ItemRow; probe?
  */
 export class LaneQueues {
   constructor(
-    private readonly ledger: Ledger,
-    private readonly budget: KeyBudget,
-    private readonly control: RunControl,
-    private readonly opts: LaneOptions,
+    private readonly ctx: LaneContext,
     private readonly state: LaneState,
   ) {}
 
   /** Nothing left for this lane: no call in flight, no photo it could still move. */
   finished(): boolean {
-    const fp = this.opts.keyFp;
-    if (this.control.stopped) return this.state.inflightCalls === 0;
+    const fp = this.ctx.keyFp;
+    if (this.ctx.control.stopped) return this.state.inflightCalls === 0;
     if (this.state.inflightCalls > 0) return false;
-    const items = this.ledger.items;
+    const items = this.ctx.ledger.items;
     if (items.hasInStates(fp, ['active', 'submitting', 'uploading'])) return false;
-    if (this.control.noCreates) return true;
-    return !items.hasInStates(fp, ['queued', 'uploaded']) && (this.opts.gate?.onlyTaken || !items.hasUnclaimed());
+    if (this.ctx.control.noCreates) return true;
+    return !items.hasInStates(fp, ['queued', 'uploaded']) && (this.ctx.guards?.onlyTaken || !items.hasUnclaimed());
   }
 
   /** The action due now, if any; `slotBlocked`: a create was due but every slot is taken. */
   pick(now: number): { action: Action | undefined; slotBlocked: boolean } {
-    if (this.control.stopped) return { action: undefined, slotBlocked: false };
-    const fp = this.opts.keyFp;
-    const items = this.ledger.items;
+    if (this.ctx.control.stopped) return { action: undefined, slotBlocked: false };
+    const fp = this.ctx.keyFp;
+    const items = this.ctx.ledger.items;
     const inflight = this.state.inflightItems;
     const poll = items.nextInState('active', fp, now, inflight);
     if (poll) return { action: { kind: 'poll', item: poll }, slotBlocked: false };
-    if (this.control.noCreates) return { action: undefined, slotBlocked: false };
+    if (this.ctx.control.noCreates) return { action: undefined, slotBlocked: false };
     let slotBlocked = false;
     const free = this.freeSlots();
     const create = this.createCandidate(now, free);
     if (create) return { action: create, slotBlocked };
     if ((free === 0 || this.slotWaiting(now)) && items.hasDue('uploaded', fp, now, inflight)) slotBlocked = true;
     if (this.uploadWanted(free)) {
-      const gate = this.opts.gate;
+      const gate = this.ctx.guards;
       // Past the photo cap only the photos this lane already took (claimed) are taken up again.
       const upload = gate?.onlyTaken ? items.nextInState('queued', fp, now, inflight) : items.nextToUpload(fp, now, inflight);
       if (upload && (gate?.mayTake(upload) ?? true) && items.claimQueued(upload.id, fp))
@@ -93,11 +89,11 @@ export class LaneQueues {
    * it tracks (KeyBudget.reserve checks it again), and one at a time.
    */
   createCandidate(now: number, free = this.freeSlots()): Action | undefined {
-    if (this.control.stopped || this.control.noCreates || this.slotWaiting(now)) return undefined;
+    if (this.ctx.control.stopped || this.ctx.control.noCreates || this.slotWaiting(now)) return undefined;
     const probe = free === 0 && this.mayProbe(now);
     if (free === 0 && !probe) return undefined;
-    const item = this.ledger.items.nextInState('uploaded', this.opts.keyFp, now, this.state.inflightItems);
-    if (item && this.opts.gate && !this.opts.gate.mayCreate(item)) return undefined;
+    const item = this.ctx.ledger.items.nextInState('uploaded', this.ctx.keyFp, now, this.state.inflightItems);
+    if (item && this.ctx.guards && !this.ctx.guards.mayCreate(item)) return undefined;
     return item ? { kind: 'create', item, ...(probe ? { probe } : {}) } : undefined;
   }
 
@@ -112,10 +108,10 @@ export class LaneQueues {
    */
   private mayProbe(now: number): boolean {
     if (this.state.probing) return false;
-    const certain = this.budget.certainSlotsInUse(now);
+    const certain = this.ctx.budget.certainSlotsInUse(now);
     return (
       certain < this.state.slotLimit &&
-      this.budget.slotsInUse(now) > certain &&
+      this.ctx.budget.slotsInUse(now) > certain &&
       now >= this.probeAt(now) &&
       now >= this.state.slotWait.probeUntilMs
     );
@@ -127,8 +123,8 @@ export class LaneQueues {
    * moment ago is running still, most likely; one held before a crash an hour ago is not.
    */
   private probeAt(now: number): number {
-    const oldest = this.budget.guessedSlots(now).oldestSinceMs;
-    return oldest === Infinity ? Infinity : oldest + (this.opts.learnedLatencyMs?.() ?? FIRST_PROBE_AFTER_MS);
+    const oldest = this.ctx.budget.guessedSlots(now).oldestSinceMs;
+    return oldest === Infinity ? Infinity : oldest + (this.learnedLatencyMs() ?? FIRST_PROBE_AFTER_MS);
   }
 
   /**
@@ -137,12 +133,12 @@ export class LaneQueues {
    * loop for that, and counting it here would spin.
    */
   nextDue(): number {
-    const fp = this.opts.keyFp;
-    const items = this.ledger.items;
+    const fp = this.ctx.keyFp;
+    const items = this.ctx.ledger.items;
     const inflight = this.state.inflightItems;
     const poll = items.earliestDue('active', fp, inflight);
     const dues = [poll];
-    if (!this.control.noCreates && !this.control.stopped) {
+    if (!this.ctx.control.noCreates && !this.ctx.control.stopped) {
       const now = clock.now();
       const free = this.freeSlots();
       const waitEnd = this.slotWaiting(now) ? this.state.slotWait.untilMs : now;
@@ -154,15 +150,15 @@ export class LaneQueues {
       // Waiting for a slot that no event of this run will free (a held create expiring,
       // another process's task): wake when it may have changed, or when a probe may go.
       else if (items.hasInStates(fp, ['uploaded'])) {
-        dues.push(this.budget.nextSlotChangeAt(now));
+        dues.push(this.ctx.budget.nextSlotChangeAt(now));
         const probe = Math.max(this.probeAt(now), this.state.slotWait.probeUntilMs);
         if (probe > now && probe < Infinity) dues.push(Math.max(probe, waitEnd));
       }
-      const upload = items.earliestDue('queued', fp, inflight, this.opts.gate?.onlyTaken);
+      const upload = items.earliestDue('queued', fp, inflight, this.ctx.guards?.onlyTaken);
       if (this.uploadWanted(free)) dues.push(upload);
       else if (upload !== undefined) dues.push(this.uploadAheadAt(free));
-      if (this.budget.pacing && poll !== undefined) {
-        const full = this.budget.calls.bucketFullAt(clock.now());
+      if (this.ctx.budget.pacing && poll !== undefined) {
+        const full = this.ctx.budget.calls.bucketFullAt(clock.now());
         dues.push(full > clock.now() ? full : clock.now() + POLL_AHEAD_RECHECK_MS);
       }
     }
@@ -172,7 +168,7 @@ export class LaneQueues {
 
   /** When the next poll of a task falls due, if one is waiting. */
   nextPollDue(): number | undefined {
-    return this.ledger.items.earliestDue('active', this.opts.keyFp, this.state.inflightItems);
+    return this.ctx.ledger.items.earliestDue('active', this.ctx.keyFp, this.state.inflightItems);
   }
 
   /**
@@ -183,13 +179,15 @@ export class LaneQueues {
   private uploadWanted(free: number): boolean {
     const waiting = this.waitingForCreate();
     if (waiting < free + 1) return true;
-    return waiting < free + 1 + UPLOADS_AHEAD && (!this.budget.pacing || this.budget.calls.bucketFullAt(clock.now()) <= clock.now());
+    return (
+      waiting < free + 1 + UPLOADS_AHEAD && (!this.ctx.budget.pacing || this.ctx.budget.calls.bucketFullAt(clock.now()) <= clock.now())
+    );
   }
 
   /** Paced, with room for an upload ahead: when the bucket fills, one is wanted (uploadWanted). */
   private uploadAheadAt(free: number): number | undefined {
-    return this.budget.pacing && this.waitingForCreate() < free + 1 + UPLOADS_AHEAD
-      ? this.budget.calls.bucketFullAt(clock.now())
+    return this.ctx.budget.pacing && this.waitingForCreate() < free + 1 + UPLOADS_AHEAD
+      ? this.ctx.budget.calls.bucketFullAt(clock.now())
       : undefined;
   }
 
@@ -201,10 +199,9 @@ export class LaneQueues {
    * 302 of the run's 316 s of full bucket had such a task).
    */
   private pollAhead(now: number): Action | undefined {
-    const { polling, capabilities } = this.opts;
-    if (!polling || !capabilities || !this.budget.pacing || this.budget.calls.bucketFullAt(now) > now) return undefined;
+    if (!this.ctx.budget.pacing || this.ctx.budget.calls.bucketFullAt(now) > now) return undefined;
     let best: { item: ItemRow; chance: number } | undefined;
-    for (const item of this.ledger.items.inStateFor('active', this.opts.keyFp)) {
+    for (const item of this.ctx.ledger.items.inStateFor('active', this.ctx.keyFp)) {
       if (this.state.inflightItems.has(item.id)) continue;
       const chance = this.endedChance(item, now);
       if (chance > POLL_AHEAD_CHANCE && chance > (best?.chance ?? 0)) best = { item, chance };
@@ -214,17 +211,22 @@ export class LaneQueues {
 
   /** The chance that an active photo's task has ended by now since a poll last saw it running (0 when unknown). */
   endedChance(item: ItemRow, now: number): number {
-    const { polling, capabilities } = this.opts;
-    const capability = capabilities?.[item.step_index];
-    if (!polling || item.task_started_ms === null || capability === undefined) return 0;
-    const tasks = this.ledger.tasks;
+    const capability = this.ctx.config.steps[item.step_index]?.capability;
+    if (item.task_started_ms === null || capability === undefined) return 0;
+    const tasks = this.ctx.ledger.tasks;
     const started = item.task_started_ms;
     const running = (tasks.lastSeenRunning(item) ?? started) - started;
-    return polling.endedChance(capability, tasks.waitHintOfCurrent(item), running, now - started);
+    return this.ctx.polling.endedChance(capability, tasks.waitHintOfCurrent(item), running, now - started);
+  }
+
+  /** The task latency this run has learned, else the ledger's recent tasks' (a resumed run), else null: how long a held slot's task may take. */
+  learnedLatencyMs(): number | null {
+    const { polling, config, ledger } = this.ctx;
+    return polling.latency.learnedMs(config.steps, () => ledger.keyFacts.typicalRecentLatencyMs());
   }
 
   private waitingForCreate(): number {
-    return this.ledger.items.countInStates(this.opts.keyFp, ['uploaded']) + this.state.uploadsInflight;
+    return this.ctx.ledger.items.countInStates(this.ctx.keyFp, ['uploaded']) + this.state.uploadsInflight;
   }
 
   /**
@@ -232,6 +234,6 @@ export class LaneQueues {
    * machine-wide store (this run's creates and tasks, other processes', held creates).
    */
   freeSlots(now = clock.now()): number {
-    return Math.max(0, this.state.slotLimit - this.budget.slotsInUse(now));
+    return Math.max(0, this.state.slotLimit - this.ctx.budget.slotsInUse(now));
   }
 }

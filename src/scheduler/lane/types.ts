@@ -1,10 +1,11 @@
-import type { ItemRow } from '../../ledger/index.js';
+import type { Config } from '../../config/index.js';
+import type { ItemRow, Ledger } from '../../ledger/index.js';
+import type { KeyBudget, Reservation } from '../budget/keyBudget.js';
 import type { PollPlanner } from '../polling/polling.js';
-import type { Reservation } from '../budget/keyBudget.js';
 
 /*
- * What a lane (lane.ts) is handed: its stages, the run's switches and guards, its options;
- * and what its stages tell it back.
+ * What a lane (lane.ts) is handed: its key's part of the run and its stages; and what its
+ * stages tell it back.
  */
 
 /** What a stage tells the lane after its call. */
@@ -32,14 +33,6 @@ export interface LaneStages {
   poll(item: ItemRow, ticket: Reservation): Promise<Feedback>;
 }
 
-/** Run-wide switches the lanes obey. */
-export interface RunControl {
-  /** Stop making calls (account stop, signal). */
-  stopped: boolean;
-  /** No new creates (insufficient credits): finish polling what is in flight. */
-  noCreates: boolean;
-}
-
 /**
  * What a lane asks before it spends on a photo (the run's spending guards,
  * src/run/guards.ts). Answered from memory and the ledger, never with a call.
@@ -53,29 +46,35 @@ export interface StartGate {
   mayCreate(item: ItemRow): boolean;
 }
 
-export interface LaneOptions {
+/** The run's switches a lane obeys, and where it reports a bug (run/control.ts). */
+export interface LaneControl {
+  /** Stop making calls (account stop, signal). */
+  readonly stopped: boolean;
+  /** No new uploads or creates (insufficient credits, a full disk, a limit): finish polling what is in flight. */
+  readonly noCreates: boolean;
+  /** A stage threw something it should have classified: the run stops loudly rather than spin. */
+  crashed(err: unknown): void;
+}
+
+/**
+ * What a lane reads of its key's part of the run (run/context.ts KeyContext, handed over as
+ * it is): the job's steps and limits, the key, its budget and poll timing, the run's switches
+ * and spending guards, and where it tells that an action finished.
+ */
+export interface LaneContext {
+  readonly ledger: Ledger;
+  readonly config: Pick<Config, 'steps' | 'limits'>;
+  /** The run's keys: as many lanes share the photos no lane has claimed yet (the pacing estimate). */
+  readonly keys: readonly unknown[];
   readonly keyFp: string;
-  readonly activeTasks: number;
-  /** Calls of this lane in flight at once; a slow upload must not stall due polls. */
-  readonly maxInflight?: number;
-  /** Called after every finished action, so the downloader and progress display wake up. */
-  readonly onActivity?: () => void;
-  /** Poll timing whose θ this lane tunes by which resource holds work back. */
-  readonly polling?: PollPlanner;
-  /** Typical task latency (ms), the pace at which θ moves. */
-  readonly latencyScaleMs?: () => number;
-  /** Steps of the job, and how many lanes share the unclaimed photos: for the pacing estimate. */
-  readonly stepCount?: number;
-  readonly laneCount?: number;
-  /** The job's steps' capabilities, for the price of a poll (price.ts). */
-  readonly capabilities?: readonly string[];
+  readonly budget: KeyBudget;
+  /** This lane's poll timing, whose θ it tunes by which resource holds work back (and the latency model shared by all lanes). */
+  readonly polling: PollPlanner;
+  readonly control: LaneControl;
   /** The spending guards (--max-photos, --max-credits…), asked before a photo is taken and before each create. */
-  readonly gate?: StartGate;
-  /**
-   * The task latency this run has learned (ms), or null before any task was seen to end:
-   * the first wait after a 429 on api_key_active_tasks (SlotWait).
-   */
-  readonly learnedLatencyMs?: () => number | null;
+  readonly guards?: StartGate | undefined;
+  /** Told after every finished action, so the downloader and progress display wake up. */
+  readonly events: { activity(): void };
 }
 
 /**

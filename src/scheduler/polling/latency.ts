@@ -1,3 +1,4 @@
+import { clock } from '../../clock.js';
 import { GridDist } from './empirical.js';
 import { HintRegression } from './hintRegression.js';
 import { LogEstimate } from './logEstimate.js';
@@ -34,8 +35,12 @@ const DEFAULT_PRIORS: LatencyPriors = {
   latency: { mu: Math.log(20_000), sigma: 0.8 },
 };
 
+/** How long learnedMs's answer is kept. */
+const LEARNED_EVERY_MS = 5_000;
+
 /** Task latency learned online per capability, from the interval each task ended in. */
 export class LatencyModel {
+  private learned = { at: Number.NEGATIVE_INFINITY, ms: null as number | null };
   private readonly withHint = new Map<string, HintRegression>();
   private readonly without = new Map<string, LogEstimate>();
 
@@ -111,6 +116,20 @@ export class LatencyModel {
   /** Tasks of this capability seen finished. */
   samples(capability: string): number {
     return (this.without.get(capability)?.samples ?? 0) + (this.withHint.get(capability)?.samples ?? 0);
+  }
+
+  /**
+   * The task latency learned so far (the shortest step's): this model's once it has seen
+   * tasks end, else `recent` (the ledger's recent tasks: a resumed run), else null. Read at
+   * each pick while slots are guessed busy, by every lane: worked out again at most every 5 s.
+   */
+  learnedMs(steps: readonly { readonly capability: string }[], recent: () => number | null): number | null {
+    const t = clock.now();
+    if (t < this.learned.at || t - this.learned.at >= LEARNED_EVERY_MS) {
+      const seen = steps.filter((s) => this.samples(s.capability) > 0);
+      this.learned = { at: t, ms: seen.length > 0 ? Math.min(...seen.map((s) => this.meanMs(s.capability))) : recent() };
+    }
+    return this.learned.ms;
   }
 
   /** The capability's usual latency: from whichever kind of task has been seen more. */
