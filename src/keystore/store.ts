@@ -60,7 +60,7 @@ let migrations: Migration[] | undefined;
  * the key, written before each is sent; the key's task slots; the pause the service asked
  * for. A small SQLite file per key in the user's state folder, or `:memory:` for
  * simulations. Only this module runs its SQL; what the rows mean for the windows and the
- * slots is src/scheduler/'s (keyBudget.ts, keyWindows.ts, keySlots.ts).
+ * slots is src/scheduler/budget/'s (keyBudget.ts, keySlots.ts).
  *
  * Over 300 lines on purpose: one method per statement over the store's file, so every write
  * another process can race with is in one place, next to the transaction it runs in.

@@ -139,7 +139,8 @@ export async function watchShare(key: KeyContext, signal: AbortSignal): Promise<
     } catch {
       return;
     }
-    if (key.budget.shareAt(clock.now()) >= 1 || key.control.stopped || !key.ledger.keyFacts.needsCalls(key.keyFp)) continue;
+    const now = clock.now();
+    if (key.budget.windowsAt(now).shareAt(now) >= 1 || key.control.stopped || !key.ledger.keyFacts.needsCalls(key.keyFp)) continue;
     const stop = await seedFromUsage(key, signal);
     if (stop) key.control.stopFor(stop);
   }

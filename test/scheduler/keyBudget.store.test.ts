@@ -60,14 +60,14 @@ describe('reservations across two connections to one store (two processes)', () 
     const a = budget(open(dir), 'run-a');
     const b = budget(open(dir), 'run-b');
     // A looks: room now.
-    expect(a.availableAt(T0)).toBe(T0);
+    expect(a.windowsAt(T0).availableAt(T0)).toBe(T0);
     // B takes the whole minute window meanwhile.
     for (let i = 0; i < 10; i++) expect(b.reserve(T0 + i, 'poll'), `b ${i}`).toBeDefined();
     expect(b.reserve(T0 + 10, 'poll')).toBeUndefined();
     // A's reservation re-reads the store inside its transaction: refused, and A now knows when.
     expect(a.reserve(T0 + 20, 'poll')).toBeUndefined();
-    expect(a.availableAt(T0 + 20)).toBe(T0 + 60_000);
-    expect(a.usage(T0 + 20).minute).toBe(10);
+    expect(a.windowsAt(T0 + 20).availableAt(T0 + 20)).toBe(T0 + 60_000);
+    expect(a.windowsAt(T0 + 20).usage(T0 + 20).minute).toBe(10);
     expect(a.reserve(T0 + 60_000, 'poll')).toBeDefined();
     expect(b.reserve(T0 + 60_001, 'poll')).toBeDefined();
     expect(b.reserve(T0 + 60_001, 'poll')).toBeUndefined(); // A's call counts in B's window
@@ -81,11 +81,11 @@ describe('reservations across two connections to one store (two processes)', () 
     expect(ta.every(Boolean)).toBe(true);
     expect(b.reserve(T0 + 2, 'create', { itemId: 1 })).toBeDefined();
     expect(b.reserve(T0 + 3, 'create', { itemId: 2 })).toBeUndefined();
-    expect(a.slotsInUse(T0 + 1000)).toBe(3);
+    expect(a.slots.inUse(T0 + 1000)).toBe(3);
     // One of A's tasks ends: B may create.
     a.sending(ta[0]!, T0, 'r1');
-    a.createResolved(ta[0]!, { kind: 'accepted', taskId: 't1' }, T0 + 10);
-    a.taskEnded('t1');
+    a.slots.createResolved(ta[0]!.slotId, { kind: 'accepted', taskId: 't1' }, T0 + 10);
+    a.slots.taskEnded('t1');
     expect(b.reserve(T0 + 2000, 'create', { itemId: 2 })).toBeDefined();
   });
 });
@@ -97,13 +97,13 @@ describe('a call without an answer', () => {
     const t = killed.reserve(T0, 'create', { itemId: 7 })!;
     killed.sending(t, T0 + 5, 'dr-in-flight'); // …and SIGKILL: no answer, no settle
     const next = budget(open(dir), 'run-b', {}, T0 + 1000);
-    expect(next.usage(T0 + 1000)).toEqual({ minute: 1, hour: 1 });
+    expect(next.windowsAt(T0 + 1000).usage(T0 + 1000)).toEqual({ minute: 1, hour: 1 });
     // Its create's slot counts too, until the task could have ended (its owner is gone):
     // accepted at the latest when the client would have given up, then run for BOUND.
-    expect(next.slotsInUse(T0 + 1000)).toBe(1);
-    expect(next.slotsInUse(T0 + TIMEOUT + BOUND - 1)).toBe(1);
-    expect(next.slotsInUse(T0 + TIMEOUT + BOUND)).toBe(0);
-    expect(next.usage(T0 + 60_001)).toEqual({ minute: 0, hour: 1 });
+    expect(next.slots.inUse(T0 + 1000)).toBe(1);
+    expect(next.slots.inUse(T0 + TIMEOUT + BOUND - 1)).toBe(1);
+    expect(next.slots.inUse(T0 + TIMEOUT + BOUND)).toBe(0);
+    expect(next.windowsAt(T0 + 60_001).usage(T0 + 60_001)).toEqual({ minute: 0, hour: 1 });
   });
 
   it('a reservation whose call never left is given back; one that left late counts from when it left', () => {
@@ -111,14 +111,14 @@ describe('a call without an answer', () => {
     const p = budget(open(dir), 'run-a');
     const skipped = p.reserve(T0, 'upload')!;
     p.settle(skipped); // the stage found the file unreadable: nothing was sent
-    expect(p.usage(T0)).toEqual({ minute: 0, hour: 0 });
+    expect(p.windowsAt(T0).usage(T0)).toEqual({ minute: 0, hour: 0 });
     const slow = p.reserve(T0, 'upload')!;
     p.sending(slow, T0 + 5_000, 'dr-upload'); // read and converted for 5 s
     p.answered(slow, answer('dr-upload'));
     p.settle(slow);
     const other = budget(open(dir), 'run-b');
-    expect(other.usage(T0 + 64_000).minute).toBe(1); // it left at T0+5 s: still in the minute at T0+64 s
-    expect(other.usage(T0 + 65_001).minute).toBe(0);
+    expect(other.windowsAt(T0 + 64_000).usage(T0 + 64_000).minute).toBe(1); // it left at T0+5 s: still in the minute at T0+64 s
+    expect(other.windowsAt(T0 + 65_001).usage(T0 + 65_001).minute).toBe(0);
   });
 
   it('one answered late counts from its answer less the margin: the service may have counted it that late', () => {
@@ -137,10 +137,10 @@ describe('a call without an answer', () => {
     // Windows of 61 s (the margin): from T0+7 s and from T0+20 s, in this process and any other.
     const other = budget(open(dir), 'run-b', { marginMs: 1000 });
     for (const b of [p, other]) {
-      expect(b.usage(T0 + 67_999).minute).toBe(2);
-      expect(b.usage(T0 + 68_001).minute).toBe(1);
-      expect(b.usage(T0 + 80_999).minute).toBe(1);
-      expect(b.usage(T0 + 81_001).minute).toBe(0);
+      expect(b.windowsAt(T0 + 67_999).usage(T0 + 67_999).minute).toBe(2);
+      expect(b.windowsAt(T0 + 68_001).usage(T0 + 68_001).minute).toBe(1);
+      expect(b.windowsAt(T0 + 80_999).usage(T0 + 80_999).minute).toBe(1);
+      expect(b.windowsAt(T0 + 81_001).usage(T0 + 81_001).minute).toBe(0);
     }
   });
 });
@@ -151,12 +151,12 @@ describe('held creates (outcome unknown)', () => {
     const t = p.reserve(T0, 'create', { itemId: 1 })!;
     p.sending(t, T0, 'dr-lost');
     // The answer was lost at once (a dropped connection): the task, if any, started by then.
-    p.createResolved(t, { kind: 'held', ref: 'dr-lost', sentMs: T0, resolvedMs: T0 + 200 }, T0 + 200);
-    expect(p.slotsInUse(T0 + 200 + BOUND - 1)).toBe(1);
+    p.slots.createResolved(t.slotId, { kind: 'held', ref: 'dr-lost', sentMs: T0, resolvedMs: T0 + 200 }, T0 + 200);
+    expect(p.slots.inUse(T0 + 200 + BOUND - 1)).toBe(1);
     // The lane is woken when it expires (and looks again every 5 s meanwhile: the bound may shrink).
-    expect(p.nextSlotChangeAt(T0 + 300)).toBe(T0 + 300 + 5000);
-    expect(p.nextSlotChangeAt(T0 + BOUND - 1000)).toBe(T0 + 200 + BOUND);
-    expect(p.slotsInUse(T0 + 200 + BOUND)).toBe(0);
+    expect(p.slots.nextChangeAt(T0 + 300)).toBe(T0 + 300 + 5000);
+    expect(p.slots.nextChangeAt(T0 + BOUND - 1000)).toBe(T0 + 200 + BOUND);
+    expect(p.slots.inUse(T0 + 200 + BOUND)).toBe(0);
   });
 
   it('follow the bound as tasks are seen to end: a first guess shrinks to what tasks take', () => {
@@ -165,10 +165,10 @@ describe('held creates (outcome unknown)', () => {
     const t = p.reserve(T0, 'create', { itemId: 1 })!;
     p.sending(t, T0, 'dr-lost');
     // Timed out: it may have been accepted up to the client's timeout.
-    p.createResolved(t, { kind: 'held', ref: 'dr-lost', sentMs: T0, resolvedMs: T0 + 5_000 }, T0 + 5_000);
-    expect(p.slotsInUse(T0 + 60_000)).toBe(1);
+    p.slots.createResolved(t.slotId, { kind: 'held', ref: 'dr-lost', sentMs: T0, resolvedMs: T0 + 5_000 }, T0 + 5_000);
+    expect(p.slots.inUse(T0 + 60_000)).toBe(1);
     bound = 20_000; // tasks are seen to take at most ~5 s
-    expect(p.slotsInUse(T0 + 60_000)).toBe(0);
+    expect(p.slots.inUse(T0 + 60_000)).toBe(0);
     expect(p.store.slots()[0]).toMatchObject({ kind: 'held', since_ms: T0 + TIMEOUT, expires_ms: T0 + TIMEOUT + 20_000 });
   });
 
@@ -181,7 +181,7 @@ describe('held creates (outcome unknown)', () => {
     const held = [0, 1].map((i) => {
       const t = a.reserve(T0 + i, 'create', { itemId: 10 + i })!;
       a.sending(t, T0 + i, `dr-held-${i}`);
-      a.createResolved(t, { kind: 'held', ref: `dr-held-${i}`, sentMs: T0 + i, resolvedMs: T0 + i }, T0 + i);
+      a.slots.createResolved(t.slotId, { kind: 'held', ref: `dr-held-${i}`, sentMs: T0 + i, resolvedMs: T0 + i }, T0 + i);
       return t;
     });
     expect(held).toHaveLength(2);
@@ -193,11 +193,11 @@ describe('held creates (outcome unknown)', () => {
     const x = a.reserve(T0 + 10, 'create', { itemId: 20 })!;
     expect(b.reserve(T0 + 11, 'create', { itemId: 30, slotLimit: 4 })).toBeDefined();
     a.sending(x, T0 + 10, 'dr-x');
-    a.createResolved(x, { kind: 'accepted', taskId: 'tx' }, T0 + 20);
-    expect(a.slotsInUse(T0 + 20)).toBe(4); // two held + tx + b's create still in flight
+    a.slots.createResolved(x.slotId, { kind: 'accepted', taskId: 'tx' }, T0 + 20);
+    expect(a.slots.inUse(T0 + 20)).toBe(4); // two held + tx + b's create still in flight
     const yb = b.reserve(T0 + 21, 'create', { itemId: 31, slotLimit: 9 })!;
     b.sending(yb, T0 + 21, 'dr-y');
-    b.createResolved(yb, { kind: 'accepted', taskId: 'ty' }, T0 + 30);
+    b.slots.createResolved(yb.slotId, { kind: 'accepted', taskId: 'ty' }, T0 + 30);
     // counted: tx, ty active (b's other create still in flight is left out of the excess) +
     // 2 held = 4 > 3: one held row released, the oldest.
     const rows = a.store.slots();
@@ -210,11 +210,11 @@ describe('held creates (outcome unknown)', () => {
     const a = budget(open(dir), 'run-a');
     const slots = [{ itemId: 1, ref: 'dr-held-1', kind: 'held' as const, sinceMs: T0, expiresMs: T0 + BOUND }];
     a.reconcile({ slots, calls: [], pausedUntil: 0 }, T0, { pid: 11, host: 'h' });
-    expect(a.slotsInUse(T0 + 1)).toBe(1);
+    expect(a.slots.inUse(T0 + 1)).toBe(1);
     expect(open(dir).releaseHeldRefs('run-a', ['dr-held-1'])).toBe(1);
     const restarted = budget(open(dir), 'run-a', {}, T0 + 2);
     restarted.reconcile({ slots, calls: [], pausedUntil: 0 }, T0 + 2, { pid: 12, host: 'h' });
-    expect(restarted.slotsInUse(T0 + 3)).toBe(0);
+    expect(restarted.slots.inUse(T0 + 3)).toBe(0);
   });
 });
 
@@ -236,11 +236,11 @@ describe('whose rows count', () => {
       { pid: 101, host: 'this-host' },
     );
     const me = budget(open(dir), 'run-me', { alive });
-    expect(me.slotsInUse(T0 + BOUND + 60_000)).toBe(2); // pid 101 runs: its tasks are tracked
-    expect(me.nextSlotChangeAt(T0 + 1)).toBe(T0 + 1 + 2000); // …so look again soon
+    expect(me.slots.inUse(T0 + BOUND + 60_000)).toBe(2); // pid 101 runs: its tasks are tracked
+    expect(me.slots.nextChangeAt(T0 + 1)).toBe(T0 + 1 + 2000); // …so look again soon
     alive.delete(101); // it was killed
-    expect(me.slotsInUse(T0 + 1)).toBe(2); // its tasks still hold the service's slots
-    expect(me.slotsInUse(T0 + BOUND)).toBe(0); // until they could have ended
+    expect(me.slots.inUse(T0 + 1)).toBe(2); // its tasks still hold the service's slots
+    expect(me.slots.inUse(T0 + BOUND)).toBe(0); // until they could have ended
   });
 
   it('a run reconciles its own rows from its ledger: stale ones go, ledger calls the store lacks come in once', () => {
@@ -249,7 +249,7 @@ describe('whose rows count', () => {
     const t = a.reserve(T0, 'create', { itemId: 1 })!;
     a.sending(t, T0, 'dr-1');
     a.answered(t, answer('dr-1'));
-    a.createResolved(t, { kind: 'accepted', taskId: 'task-1' }, T0);
+    a.slots.createResolved(t.slotId, { kind: 'accepted', taskId: 'task-1' }, T0);
     // Killed; restarted: the ledger says task-1 ended, and it logged two calls, one the store has.
     const again = budget(open(dir), 'run-a', {}, T0 + 10_000);
     const calls = [
@@ -257,12 +257,16 @@ describe('whose rows count', () => {
       { atMs: T0 - 30_000, kind: 'poll' as const, sentRequestId: 'dr-0', answeredMs: T0 - 29_000, httpStatus: 200, code: 0 },
     ];
     again.reconcile({ slots: [], calls, pausedUntil: T0 + 20_000 }, T0 + 10_000, { pid: 1, host: 'h' });
-    expect(again.slotsInUse(T0 + 10_000)).toBe(0);
-    expect(again.usage(T0 + 10_000)).toEqual({ minute: 2, hour: 2 });
+    expect(again.slots.inUse(T0 + 10_000)).toBe(0);
+    expect(again.windowsAt(T0 + 10_000).usage(T0 + 10_000)).toEqual({ minute: 2, hour: 2 });
     again.reconcile({ slots: [], calls, pausedUntil: 0 }, T0 + 10_000, { pid: 1, host: 'h' });
-    expect(again.usage(T0 + 10_000)).toEqual({ minute: 2, hour: 2 });
-    expect(again.availableAt(T0 + 10_000)).toBe(T0 + 20_000); // the ledger's pause, for everyone
-    expect(budget(open(dir), 'run-b').availableAt(T0 + 10_000)).toBe(T0 + 20_000);
+    expect(again.windowsAt(T0 + 10_000).usage(T0 + 10_000)).toEqual({ minute: 2, hour: 2 });
+    expect(again.windowsAt(T0 + 10_000).availableAt(T0 + 10_000)).toBe(T0 + 20_000); // the ledger's pause, for everyone
+    expect(
+      budget(open(dir), 'run-b')
+        .windowsAt(T0 + 10_000)
+        .availableAt(T0 + 10_000),
+    ).toBe(T0 + 20_000);
   });
 });
 
@@ -274,8 +278,8 @@ describe('what the service says about other clients of the key', () => {
     // The service: 6 used this minute, 40 this hour (its figures count our 2).
     expect(a.adoptUsage({ minuteRemaining: 4, hourRemaining: 60 }, T0 + 5)).toEqual({ minute: 4, hour: 34 });
     const b = budget(open(dir), 'run-b');
-    expect(b.usage(T0 + 5)).toEqual({ minute: 6, hour: 40 });
-    expect(b.usage(T0 + 60_006)).toEqual({ minute: 0, hour: 40 });
+    expect(b.windowsAt(T0 + 5).usage(T0 + 5)).toEqual({ minute: 6, hour: 40 });
+    expect(b.windowsAt(T0 + 60_006).usage(T0 + 60_006)).toEqual({ minute: 0, hour: 40 });
   });
 
   it("GET /usage: our calls the service has already forgotten, or made after the reading left, hide none of the others'", () => {
@@ -293,29 +297,33 @@ describe('what the service says about other clients of the key', () => {
     const a = budget(open(stateDir()), 'run-a', { marginMs: 1000 });
     for (let i = 0; i < 4; i++) a.reserve(T0 + i, 'poll');
     a.adoptOthersTasks(T0 + 10);
-    const shared = a.shareAt(T0 + 10);
+    const shared = a.windowsAt(T0 + 10).shareAt(T0 + 10);
     expect(shared).toBeLessThan(1);
     a.reserve(T0 + 60_400, 'account');
     a.adoptUsage({ minuteRemaining: 6, hourRemaining: 90 }, T0 + 60_500, T0 + 60_400);
-    expect(a.shareAt(T0 + 60_500)).toBeLessThan(1);
+    expect(a.windowsAt(T0 + 60_500).shareAt(T0 + 60_500)).toBeLessThan(1);
     // The others made none in the last minute: the whole key is ours again at once.
     a.reserve(T0 + 130_000, 'account');
     a.adoptUsage({ minuteRemaining: 9, hourRemaining: 80 }, T0 + 130_100, T0 + 130_000);
-    expect(a.shareAt(T0 + 130_100)).toBe(1);
+    expect(a.windowsAt(T0 + 130_100).shareAt(T0 + 130_100)).toBe(1);
   });
 
   it('a 429 on api_key_active_tasks no row here explains: the key is shared, for every process on this machine', () => {
     const dir = stateDir();
     const a = budget(open(dir), 'run-a');
     for (let i = 0; i < 4; i++) a.reserve(T0 + i * 100, 'poll');
-    expect(a.shareAt(T0 + 1000)).toBe(1);
-    expect(a.availableAt(T0 + 1000)).toBe(T0 + 1000);
+    expect(a.windowsAt(T0 + 1000).shareAt(T0 + 1000)).toBe(1);
+    expect(a.windowsAt(T0 + 1000).availableAt(T0 + 1000)).toBe(T0 + 1000);
     a.adoptOthersTasks(T0 + 1000);
     // 0.7 of what it spent (the whole key, at 4 calls in under a second): 7 calls a minute of 10.
-    expect(a.shareAt(T0 + 1000)).toBeCloseTo(0.7, 9);
-    expect(budget(open(dir), 'run-b').shareAt(T0 + 1000)).toBeCloseTo(0.7, 9);
+    expect(a.windowsAt(T0 + 1000).shareAt(T0 + 1000)).toBeCloseTo(0.7, 9);
+    expect(
+      budget(open(dir), 'run-b')
+        .windowsAt(T0 + 1000)
+        .shareAt(T0 + 1000),
+    ).toBeCloseTo(0.7, 9);
     // Calls are spaced under it: the next leaves half its mean gap (60 s / 7 / 2) after the last.
-    expect(a.availableAt(T0 + 1000)).toBe(T0 + 300 + Math.ceil(60_000 / 14));
+    expect(a.windowsAt(T0 + 1000).availableAt(T0 + 1000)).toBe(T0 + 300 + Math.ceil(60_000 / 14));
   });
 
   it('a 429 on the minute window while ours shows room fills it until the service said it resets', () => {
@@ -329,9 +337,9 @@ describe('what the service says about other clients of the key', () => {
         retryAfterMs: 20_000,
       }),
     );
-    expect(p.usage(T0 + 1).minute).toBe(10);
+    expect(p.windowsAt(T0 + 1).usage(T0 + 1).minute).toBe(10);
     expect(p.reserve(T0 + 19_999, 'poll')).toBeUndefined();
-    expect(p.availableAt(T0 + 1)).toBe(T0 + 20_000);
-    expect(p.usage(T0 + 20_000).minute).toBe(1); // ours, from T0
+    expect(p.windowsAt(T0 + 1).availableAt(T0 + 1)).toBe(T0 + 20_000);
+    expect(p.windowsAt(T0 + 20_000).usage(T0 + 20_000).minute).toBe(1); // ours, from T0
   });
 });

@@ -78,13 +78,13 @@ describe("a write to the key store that waits for another process's commit", () 
     const t = a.reserve(T0, 'create', { itemId: 1 })!;
     a.sending(t, T0, 'dr-c1');
     a.answered(t, answer('dr-c1'));
-    a.createResolved(t, { kind: 'accepted', taskId: 't1' }, T0);
+    a.slots.createResolved(t.slotId, { kind: 'accepted', taskId: 't1' }, T0);
     a.settle(t);
-    expect(a.slotsInUse(T0 + 500)).toBe(1);
+    expect(a.slots.inUse(T0 + 500)).toBe(1);
 
-    await commitDuring(file, () => a.taskEnded('t1'));
+    await commitDuring(file, () => a.slots.taskEnded('t1'));
 
-    expect(a.slotsInUse(T0 + 1000)).toBe(1);
+    expect(a.slots.inUse(T0 + 1000)).toBe(1);
     expect(a.reserve(T0 + 1000, 'create', { itemId: 2 })).toBeDefined();
     expect(a.reserve(T0 + 1001, 'create', { itemId: 3 })).toBeDefined();
     expect(a.reserve(T0 + 1002, 'create', { itemId: 4 })).toBeUndefined();
@@ -95,12 +95,12 @@ describe("a write to the key store that waits for another process's commit", () 
     const t = a.reserve(T0, 'poll')!;
     a.sending(t, T0, 'dr-p1');
     clock().advanceTo(T0 + 5_000); // read late: the call is re-timed to its answer less the margin
-    expect(a.slotsInUse(T0 + 5_000)).toBe(0);
+    expect(a.slots.inUse(T0 + 5_000)).toBe(0);
 
     await commitDuring(file, () => a.answered(t, answer('dr-p1')));
     a.settle(t);
 
-    expect(a.slotsInUse(T0 + 5_500)).toBe(1);
+    expect(a.slots.inUse(T0 + 5_500)).toBe(1);
     expect(a.reserve(T0 + 5_500, 'create', { itemId: 2 })).toBeDefined();
     expect(a.reserve(T0 + 5_501, 'create', { itemId: 3 })).toBeDefined();
     expect(a.reserve(T0 + 5_502, 'create', { itemId: 4 })).toBeUndefined();

@@ -39,7 +39,7 @@ function accepted(a: KeyBudget, at: number, itemId: number, taskId: string): voi
   const id = `dr-${taskId}`;
   a.sending(t!, at, id);
   a.answered(t!, callAnswer(at, id, 200, { method: 'POST', endpoint: '/api/v1/restore' }));
-  a.createResolved(t!, { kind: 'accepted', taskId }, at);
+  a.slots.createResolved(t!.slotId, { kind: 'accepted', taskId }, at);
   a.settle(t!);
 }
 
@@ -52,29 +52,29 @@ describe('a task given up while it may still run', () => {
   it('keeps its slot counted until it could have ended; a task seen ending frees its slot at once', () => {
     const a = budget();
     threeRunning(a);
-    expect(a.slotsInUse(T0 + 10)).toBe(3);
+    expect(a.slots.inUse(T0 + 10)).toBe(3);
 
-    a.taskGivenUp('t1');
-    expect(a.slotsInUse(T0 + 20)).toBe(3);
+    a.slots.taskGivenUp('t1');
+    expect(a.slots.inUse(T0 + 20)).toBe(3);
     expect(a.reserve(T0 + 20, 'create', { itemId: 4 })).toBeUndefined();
     // …until the task bound from its start has passed
-    expect(a.slotsInUse(T0 + 1 + BOUND_MS + 1)).toBe(2);
+    expect(a.slots.inUse(T0 + 1 + BOUND_MS + 1)).toBe(2);
 
-    a.taskEnded('t2');
-    expect(a.slotsInUse(T0 + 1 + BOUND_MS + 2)).toBe(1);
+    a.slots.taskEnded('t2');
+    expect(a.slots.inUse(T0 + 1 + BOUND_MS + 2)).toBe(1);
   });
 
   it('a create the service accepts beyond the count shows the given-up task ended: its held row gives way', () => {
     const a = budget();
     threeRunning(a);
-    a.taskGivenUp('t1');
+    a.slots.taskGivenUp('t1');
     // the service took a fourth create (sent under a higher limit): t1 cannot be running
     const t = a.reserve(T0 + 100, 'create', { itemId: 4, slotLimit: 4 });
     expect(t).toBeDefined();
     a.sending(t!, T0 + 100, 'dr-t4');
     a.answered(t!, callAnswer(T0 + 100, 'dr-t4', 200, { method: 'POST', endpoint: '/api/v1/restore' }));
-    a.createResolved(t!, { kind: 'accepted', taskId: 't4' }, T0 + 100);
+    a.slots.createResolved(t!.slotId, { kind: 'accepted', taskId: 't4' }, T0 + 100);
     a.settle(t!);
-    expect(a.slotsInUse(T0 + 101)).toBe(3);
+    expect(a.slots.inUse(T0 + 101)).toBe(3);
   });
 });

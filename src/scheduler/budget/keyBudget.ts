@@ -3,9 +3,10 @@ import { clock } from '../../clock.js';
 import type { KeyStore } from '../../keystore/store.js';
 import type { CallKind, NewSlot } from '../../ledger/index.js';
 import type { CallBudget } from './callBudget.js';
-import { KeyCache, type KeyBudgetOptions, type KeyLimits, thisProcess } from './keyCache.js';
-import { KeySlots, type CreateOutcome, type GuessedSlots } from './keySlots.js';
-import { KeyWindows } from './keyWindows.js';
+import { createReserve, KeyCache, type KeyBudgetOptions, type KeyLimits, thisProcess } from './keyCache.js';
+import { KeySlots } from './keySlots.js';
+import { shareAfterRefusal, shareFromUsage } from './keyShare.js';
+import { MINUTE_MS } from '../../spec/window.js';
 import { type Binding, KeyBusyError } from '../../errors.js';
 
 export type { KeyLimits } from './keyCache.js';
@@ -31,9 +32,12 @@ export interface LedgerFacts {
 const RETIME_MS = 100;
 
 /**
- * One API key's budget as one process sees it: the rolling windows (keyWindows.ts) and
- * the task slots (keySlots.ts) of every darkroom process using the key on this machine,
- * kept in a KeyStore and copied in memory (keyCache.ts).
+ * One API key's budget as one process sees it: the rolling call windows and pause
+ * (`windows`, a CallBudget) and the task slots (`slots`, keySlots.ts) of every darkroom
+ * process using the key on this machine, kept in a KeyStore and copied in memory
+ * (keyCache.ts), with what the service says of the key's other clients (another machine)
+ * added to the windows as foreign calls (keyShare.ts: this machine's share of the key).
+ * Read them directly: nothing here forwards.
  *
  * This file is the reservation protocol. A reservation (`reserve`) is one BEGIN IMMEDIATE
  * transaction: read the store again, check the windows (with the arrival margin, the
@@ -44,8 +48,8 @@ const RETIME_MS = 100;
  */
 export class KeyBudget implements ReservationBook {
   private readonly cache: KeyCache;
-  private readonly windows: KeyWindows;
-  private readonly slots: KeySlots;
+  /** The key's task slots, tracked and guessed (keySlots.ts). */
+  readonly slots: KeySlots;
 
   constructor(
     readonly store: KeyStore,
@@ -53,7 +57,6 @@ export class KeyBudget implements ReservationBook {
     now = clock.now(),
   ) {
     this.cache = new KeyCache(store, opts, now);
-    this.windows = new KeyWindows(this.cache, opts);
     this.slots = new KeySlots(this.cache, opts);
   }
 
@@ -65,105 +68,36 @@ export class KeyBudget implements ReservationBook {
     return this.opts.limits;
   }
 
-  /** The windows as last read from the store. */
-  get calls(): CallBudget {
+  /** The call windows as last read from the store (CallBudget): this process's pacing and kept places are set here. */
+  get windows(): CallBudget {
     return this.cache.calls;
   }
 
-  // ---- the windows (keyWindows.ts) ---------------------------------------------------
-
-  /** When the next call may leave (see CallBudget.availableAt), with what the store holds. */
-  availableAt(now: number, create = false): number {
-    return this.windows.availableAt(now, create);
-  }
-
-  hourHeadroom(now: number): number {
-    return this.windows.hourHeadroom(now);
-  }
-
-  usage(now: number): { minute: number; hour: number } {
-    return this.windows.usage(now);
+  /** The call windows as the store has them now: read again when another process (or budget) wrote since, at most every 100 ms. */
+  windowsAt(now: number): CallBudget {
+    this.cache.refresh(now);
+    return this.cache.calls;
   }
 
   /** What holds the next call back, if anything does now. */
   binding(now: number, create = false): Binding | undefined {
-    return this.windows.binding(now, create);
+    const calls = this.windowsAt(now);
+    const reserve = create ? 0 : createReserve(this.opts);
+    const times: [Binding, number][] = [
+      ['pause', calls.pausedUntilMs],
+      ['hour', calls.hour.nextFreeAt(now, reserve)],
+      ['minute', calls.minute.nextFreeAt(now, reserve)],
+    ];
+    let best: [Binding, number] | undefined;
+    for (const t of times) if (t[1] > now && (!best || t[1] > best[1])) best = t;
+    if (best) return best[0];
+    return calls.availableAt(now, create) > now ? 'pace' : undefined;
   }
 
   /** Server feedback: no call before `untilMs`, for every process using the key. */
   pauseUntil(untilMs: number, now = clock.now()): void {
-    this.windows.pauseUntil(untilMs, now);
-  }
-
-  /** GET /usage: the service's count beyond ours is other clients' (KeyWindows.adoptUsage). */
-  adoptUsage(u: { minuteRemaining: number; hourRemaining: number }, now = clock.now(), sentAtMs = now): { minute: number; hour: number } {
-    return this.windows.adoptUsage(u, now, sentAtMs);
-  }
-
-  /** A 429 on api_key_active_tasks no row here explains: another client holds tasks (KeyWindows.adoptOthersTasks). */
-  adoptOthersTasks(now = clock.now()): void {
-    this.windows.adoptOthersTasks(now);
-  }
-
-  /** Whether the service's own count was read lately; claims the reading when not (KeyWindows.claimSeed). */
-  claimSeed(now: number, withinMs: number): boolean {
-    return this.windows.claimSeed(now, withinMs);
-  }
-
-  /** The machine's share of the key now (keyShare.ts; 1: the whole key), as the store last said. */
-  shareAt(now: number): number {
-    this.cache.refresh(now);
-    return this.cache.calls.shareAt(now);
-  }
-
-  /** Hour pacing (CallBudget.setPacing): this process's own bucket, not the store's. */
-  setPacing(on: boolean, now: number): void {
-    this.cache.calls.setPacing(on, now);
-  }
-
-  get pacing(): boolean {
-    return this.cache.calls.pacing;
-  }
-
-  unusedMs(now: number): number {
-    return this.cache.calls.unusedMs(now);
-  }
-
-  // ---- the slots (keySlots.ts) -------------------------------------------------------
-
-  /** Task slots in use on this key, machine-wide (KeySlots.inUse). */
-  slotsInUse(now: number): number {
-    return this.slots.inUse(now);
-  }
-
-  /** Task slots in use that a live process tracks (KeySlots.certainInUse): what a probe must leave room beside. */
-  certainSlotsInUse(now: number): number {
-    return this.slots.certainInUse(now);
-  }
-
-  /** Slots counted busy that no live process tracks: held creates, a gone run's (KeySlots.guessed). */
-  guessedSlots(now: number): GuessedSlots {
-    return this.slots.guessed(now);
-  }
-
-  /** When the slot count may next fall without an event of this process (KeySlots.nextChangeAt). */
-  nextSlotChangeAt(now: number): number {
-    return this.slots.nextChangeAt(now);
-  }
-
-  /** A create's outcome, for its slot row (KeySlots.createResolved). */
-  createResolved(t: Reservation, outcome: CreateOutcome, now = clock.now()): void {
-    this.slots.createResolved(t.slotId, outcome, now);
-  }
-
-  /** One of this owner's tasks reached an end: its slot is free. */
-  taskEnded(taskId: string): void {
-    this.slots.taskEnded(taskId);
-  }
-
-  /** One of this owner's tasks is given up while it may still run: its slot stays held (KeySlots.taskGivenUp). */
-  taskGivenUp(taskId: string): void {
-    this.slots.taskGivenUp(taskId);
+    this.cache.calls.pauseUntil(untilMs);
+    this.cache.ownWrite(() => this.store.pause(untilMs, now));
   }
 
   // ---- reservations ------------------------------------------------------------------
@@ -211,7 +145,7 @@ export class KeyBudget implements ReservationBook {
       const now = clock.now();
       const t = this.reserve(now, kind);
       if (t) return t;
-      const at = Math.max(now + 1, this.availableAt(now, kind === 'create'));
+      const at = Math.max(now + 1, this.windowsAt(now).availableAt(now, kind === 'create'));
       const binding = this.binding(now, kind === 'create') ?? 'minute';
       if (o.maxWaitMs !== undefined && at - now > o.maxWaitMs) throw new KeyBusyError(at, binding, at - now);
       if (!told) o.onWait?.(at - now, binding);
@@ -270,7 +204,7 @@ export class KeyBudget implements ReservationBook {
     }
     const scope = rec.rateLimit?.scope;
     if (rec.httpStatus === 429 && (scope === 'api_key_minute' || scope === 'api_key_hour')) {
-      this.windows.adoptRejection(
+      this.adoptRejection(
         scope === 'api_key_minute' ? 'api_key_minute' : 'api_key_hour',
         rec.rateLimit?.resetAtMs ?? null,
         rec.retryAfterMs,
@@ -291,6 +225,118 @@ export class KeyBudget implements ReservationBook {
     });
     cache.calls.move(t.atMs, undefined);
     if (t.slotId !== undefined) cache.dropRow(t.slotId);
+  }
+
+  // ---- the service's word on the key's other clients (keyShare.ts) ---------------------
+
+  /**
+   * GET /usage: the service's own count of the key's calls. Calls it counts beyond ours
+   * were made by other clients of the key (another machine): recorded as foreign calls at
+   * now — the safe side, as they may be older — so every process here counts them. The
+   * hour's surplus beyond the minute's counts in the hour window only. Figures are read
+   * against the configured limits, the only ones known.
+   *
+   * Ours are counted as the service surely counted them: made within its own minute before
+   * the reading (`sentAtMs`, when GET /usage left), not the wider window this machine keeps
+   * for its margin, nor calls that left while the reading was on its way. Counted in the
+   * wider window, a minute's first calls that the service had already forgotten hid as many
+   * of the others' (5 calls of another machine were read as none, and its share became the
+   * whole key: 7 calls in 50 ms at the window's reset).
+   */
+  adoptUsage(u: { minuteRemaining: number; hourRemaining: number }, now = clock.now(), sentAtMs = now): { minute: number; hour: number } {
+    const cache = this.cache;
+    return this.store.immediate(() => {
+      cache.refresh(now, true);
+      const { callsPerMinute, callsPerHour } = this.opts.limits;
+      const after = now - MINUTE_MS;
+      const upTo = Math.min(now, sentAtMs);
+      // Under a share already, the share is what keeps this machine to its part: the others'
+      // calls of the last minute, put down at now, would shut the window for a minute more
+      // after they were made (a machine whose partner had finished waited 40 s of each minute).
+      const shared = cache.calls.shareAt(now) < 1;
+      const ours = cache.calls.own.countBetween(now, after, upTo);
+      const othersKnown = cache.calls.minute.count(now) - cache.calls.own.count(now);
+      const minute = shared ? 0 : Math.max(0, callsPerMinute - u.minuteRemaining - ours - othersKnown);
+      const hour = Math.max(0, callsPerHour - u.hourRemaining - cache.calls.hour.count(now) - minute);
+      cache.addForeign(minute, now, 'both');
+      cache.addForeign(hour, now, 'hour');
+      // Others' calls of the last minute, as the service counts them, whatever this machine
+      // had already put down to them: the share follows (keyShare.ts).
+      const others = Math.max(0, callsPerMinute - u.minuteRemaining - ours);
+      const share = shareFromUsage(cache.calls.shareState, others / callsPerMinute, now);
+      if (share) cache.setShare(share);
+      return { minute, hour };
+    });
+  }
+
+  /**
+   * A 429 on api_key_active_tasks that no slot row here explains (a create into a slot this
+   * machine counted free, held and gone runs' rows included): another client of the key
+   * holds tasks, so it spends the key's calls too. The share falls as on a window's 429
+   * (keyShare.ts), before the window is found full: two machines that each spent their
+   * windows whole met at every reset, 8 to 12 calls within 2 s.
+   */
+  adoptOthersTasks(now = clock.now()): void {
+    const cache = this.cache;
+    this.store.immediate(() => {
+      cache.refresh(now, true);
+      this.shareFalls(cache.calls.ownSpent(now), now);
+    });
+  }
+
+  /** Another client shows itself: the share falls from what this machine spent (keyShare.ts). Inside the store's transaction. */
+  private shareFalls(spent: number, now: number): void {
+    const share = shareAfterRefusal(this.cache.calls.shareState, spent, now);
+    if (share) this.cache.setShare(share);
+  }
+
+  /**
+   * A 429 on the key's minute or hour window while ours shows room: other clients fill it.
+   * Foreign calls fill our window up to its limit, placed so they leave it when the
+   * service said the window resets (RateLimit-Reset, else Retry-After, else a whole span
+   * from now), and the machine's share of the key falls (keyShare.ts). The pause itself
+   * goes through pauseUntil, as for any 429.
+   */
+  private adoptRejection(
+    scope: 'api_key_minute' | 'api_key_hour',
+    resetAtMs: number | null,
+    retryAfterMs: number | null,
+    now: number,
+  ): number {
+    const cache = this.cache;
+    const minute = scope === 'api_key_minute';
+    const span = minute ? 60_000 : 3_600_000;
+    const until = resetAtMs ?? (retryAfterMs !== null ? now + retryAfterMs : now + span);
+    if (until <= now) return 0;
+    return this.store.immediate(() => {
+      cache.refresh(now, true);
+      const calls = cache.calls;
+      const w = minute ? calls.minute : calls.hour;
+      const n = Math.max(0, w.limit - w.count(now));
+      if (n > 0) {
+        // What this machine spent of the window that crowded: of the minute at its own rate,
+        // and of the hour as that rate would spend it.
+        const spent = calls.ownSpent(now) * (minute ? 1 : (calls.minute.limit * 60) / w.limit);
+        this.shareFalls(spent, now);
+      }
+      cache.addForeign(n, Math.min(now, until - span), minute ? 'minute' : 'hour');
+      return n;
+    });
+  }
+
+  /**
+   * Whether the service's own count was read lately (by any process here): a run started
+   * again and again (a crash loop, a cron job) need not ask each time. Claims the
+   * reading for `now` when it was not.
+   */
+  claimSeed(now: number, withinMs: number): boolean {
+    const cache = this.cache;
+    return this.store.immediate(() => {
+      const last = Number(this.store.getMeta('seeded_ms') ?? Number.NaN);
+      if (last <= now && now - last < withinMs) return false;
+      cache.ownWrite(() => this.store.setMeta('seeded_ms', String(now)));
+      return true;
+    });
   }
 
   // ---- a run's own rows -------------------------------------------------------------

@@ -87,9 +87,9 @@ export class Lane {
       this.waiting = undefined;
       const { action, slotBlocked } = kept ? { action: kept, slotBlocked: false } : this.queues.pick(now);
       // The places kept for creates, kept only while a create may want them (takesKeptPlace).
-      this.budget.calls.setCreatesAhead(this.pacer.lastTasks ? 'none' : this.takesKeptPlace(action, now) ? 'later' : 'soon');
-      const at = action ? this.budget.availableAt(now, action.kind === 'create') : now;
-      this.pacer.held(now, action !== undefined && at > now, slotBlocked && (this.budget.pacing || at <= now));
+      this.budget.windows.setCreatesAhead(this.pacer.lastTasks ? 'none' : this.takesKeptPlace(action, now) ? 'later' : 'soon');
+      const at = action ? this.budget.windowsAt(now).availableAt(now, action.kind === 'create') : now;
+      this.pacer.held(now, action !== undefined && at > now, slotBlocked && (this.budget.windows.pacing || at <= now));
       if (action) {
         if (at <= now) {
           if (!this.dispatch(action, now)) await this.lostRace(action, now);
@@ -97,7 +97,8 @@ export class Lane {
         }
         // A due poll waiting on the pacing bucket must not hold back a create into a slot
         // that just came free: creates skip the bucket (CallBudget.availableAt).
-        const create = action.kind === 'poll' && this.budget.availableAt(now, true) <= now ? this.queues.createCandidate(now) : undefined;
+        const create =
+          action.kind === 'poll' && this.budget.windowsAt(now).availableAt(now, true) <= now ? this.queues.createCandidate(now) : undefined;
         if (create) {
           if (!this.dispatch(create, now)) await this.lostRace(create, now);
           continue;
@@ -180,7 +181,7 @@ export class Lane {
   /** The reservation failed: the budget has read the store again, so wait for what it now says. */
   private async lostRace(action: Action, now: number): Promise<void> {
     this.waiting = undefined;
-    await this.idle(Math.max(now + 1, this.budget.availableAt(now, action.kind === 'create')));
+    await this.idle(Math.max(now + 1, this.budget.windowsAt(now).availableAt(now, action.kind === 'create')));
   }
 
   /** What became of a create, as the ledger recorded it, for the key's slot row. */
@@ -205,24 +206,24 @@ export class Lane {
     const state = this.state;
     if (action.kind === 'create') {
       const outcome = this.createOutcome(action.item, ticket);
-      this.budget.createResolved(ticket, outcome);
+      this.budget.slots.createResolved(ticket.slotId, outcome, clock.now());
       if (outcome.kind === 'accepted') {
         const w = state.slotWait;
         // A create into a slot this run counted free says nothing of the guessed ones: only
         // an accepted probe (or none left to guess about) ends the probes' wait.
-        const guessing = this.budget.guessedSlots(now).oldestSinceMs < Infinity;
+        const guessing = this.budget.slots.guessed(now).oldestSinceMs < Infinity;
         state.slotWait = action.probe || !guessing ? { ...w, untilMs: 0, probeUntilMs: 0, refusals: 0 } : { ...w, untilMs: 0 };
         // Additive increase: a create accepted while the lane's slots are full shows room for
         // one more, unless the service refused one lately (another client's tasks come and
         // go as ours do: a slot taken back at once met a 429 nearly every time).
         const calm = now - w.lastMs >= 2 * w.lastWaitMs;
-        if (calm && this.budget.certainSlotsInUse(now) >= state.slotLimit)
+        if (calm && this.budget.slots.certainInUse(now) >= state.slotLimit)
           state.slotLimit = Math.min(this.ctx.config.limits.activeTasks, state.slotLimit + 1);
       }
     }
     if (action.kind === 'poll' && fb.taskEnded && action.item.task_id) {
-      if (fb.mayStillRun) this.budget.taskGivenUp(action.item.task_id);
-      else this.budget.taskEnded(action.item.task_id);
+      if (fb.mayStillRun) this.budget.slots.taskGivenUp(action.item.task_id);
+      else this.budget.slots.taskEnded(action.item.task_id);
     }
     if (fb.pauseUntilMs !== undefined) {
       this.budget.pauseUntil(fb.pauseUntilMs);
@@ -239,7 +240,7 @@ export class Lane {
       const untilMs = Math.max(now + wait, fb.slotsRetryAtMs ?? 0);
       state.slotWait = { untilMs, probeUntilMs: untilMs, refusals, lastMs: now, lastWaitMs: untilMs - now };
       if (!action.probe) {
-        state.slotLimit = Math.max(1, this.budget.certainSlotsInUse(now));
+        state.slotLimit = Math.max(1, this.budget.slots.certainInUse(now));
         // Not a probe: every row here, guessed ones too, left this slot free, so another
         // client of the key holds it, and spends the key's calls as well.
         this.budget.adoptOthersTasks(now);

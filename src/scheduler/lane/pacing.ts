@@ -41,7 +41,7 @@ export class LanePacing {
 
   /** From `now` on, the call budget (`calls`) or the slots (`slots`) hold work back, or neither. */
   held(now: number, calls: boolean, slots: boolean): void {
-    this.bound = { calls, slots, since: now, unusedMs: this.ctx.budget.unusedMs(now) };
+    this.bound = { calls, slots, since: now, unusedMs: this.ctx.budget.windows.unusedMs(now) };
   }
 
   /**
@@ -54,7 +54,7 @@ export class LanePacing {
     // feedback moves it and the counts are worth re-reading only every 30 s.
     // Near the end of the hour's room a few polls decide whether the last photo waits an
     // hour: then the price is worked out again after every quarter of the calls to spare.
-    if (now - this.checkedAt < (this.ctx.budget.pacing ? 30_000 : 5_000) && this.callsSinceCheck < this.recheckAfterCalls) return;
+    if (now - this.checkedAt < (this.ctx.budget.windows.pacing ? 30_000 : 5_000) && this.callsSinceCheck < this.recheckAfterCalls) return;
     this.checkedAt = now;
     this.callsSinceCheck = 0;
     const { ledger, keyFp } = this.ctx;
@@ -65,12 +65,12 @@ export class LanePacing {
     // At least a create and a poll per task: if even that overflows the hour window,
     // the hour binds and calls are paced; if it fits, what is left over is the polls' to spend.
     const need = uploads + 2 * tasks;
-    const headroom = this.ctx.budget.hourHeadroom(now);
+    const headroom = this.ctx.budget.windowsAt(now).hourHeadroom(now);
     const paced = need > headroom;
     this.recheckAfterCalls = paced ? Infinity : Math.max(1, Math.floor((headroom - need) / 4));
     const active = ledger.items.countInStates(keyFp, ['active', 'submitting']);
     this.lastTasksOnly = uploads === 0 && tasks <= active;
-    this.ctx.budget.setPacing(paced, now);
+    this.ctx.budget.windows.setPacing(paced, now);
     const polling = this.ctx.polling;
     polling.setSpare(paced || tasks === 0 ? null : (headroom - need) / tasks);
     if (paced) {
@@ -79,9 +79,9 @@ export class LanePacing {
       return;
     }
     const limits = this.ctx.budget.limits;
-    const used = this.ctx.budget.usage(now);
-    const { minute, hour } = this.ctx.budget.calls;
-    const { minuteReserve, createReserve } = this.ctx.budget.calls;
+    const used = this.ctx.budget.windowsAt(now).usage(now);
+    const { minute, hour } = this.ctx.budget.windows;
+    const { minuteReserve, createReserve } = this.ctx.budget.windows;
     const priced = polling.setBudget({
       uploads,
       tasks: Math.max(0, tasks - active),
@@ -106,7 +106,7 @@ export class LanePacing {
     const callMs = b.calls ? dt : 0;
     // Paced: slots bound only for the time calls were actually lost (the bucket full);
     // unpaced: for the whole time a create waited on a slot with a call free to spend.
-    const slotMs = !b.slots ? 0 : this.ctx.budget.pacing ? this.ctx.budget.unusedMs(now) - b.unusedMs : dt;
+    const slotMs = !b.slots ? 0 : this.ctx.budget.windows.pacing ? this.ctx.budget.windows.unusedMs(now) - b.unusedMs : dt;
     const latency = this.ctx.polling.latency;
     // Typical task latency (the shortest step's), the pace at which θ moves.
     this.ctx.polling.adjust(callMs, slotMs, Math.min(...this.capabilities.map((c) => latency.meanMs(c))));

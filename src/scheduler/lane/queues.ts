@@ -108,10 +108,10 @@ export class LaneQueues {
    */
   private mayProbe(now: number): boolean {
     if (this.state.probing) return false;
-    const certain = this.ctx.budget.certainSlotsInUse(now);
+    const certain = this.ctx.budget.slots.certainInUse(now);
     return (
       certain < this.state.slotLimit &&
-      this.ctx.budget.slotsInUse(now) > certain &&
+      this.ctx.budget.slots.inUse(now) > certain &&
       now >= this.probeAt(now) &&
       now >= this.state.slotWait.probeUntilMs
     );
@@ -123,7 +123,7 @@ export class LaneQueues {
    * moment ago is running still, most likely; one held before a crash an hour ago is not.
    */
   private probeAt(now: number): number {
-    const oldest = this.ctx.budget.guessedSlots(now).oldestSinceMs;
+    const oldest = this.ctx.budget.slots.guessed(now).oldestSinceMs;
     return oldest === Infinity ? Infinity : oldest + (this.learnedLatencyMs() ?? FIRST_PROBE_AFTER_MS);
   }
 
@@ -150,15 +150,15 @@ export class LaneQueues {
       // Waiting for a slot that no event of this run will free (a held create expiring,
       // another process's task): wake when it may have changed, or when a probe may go.
       else if (items.hasInStates(fp, ['uploaded'])) {
-        dues.push(this.ctx.budget.nextSlotChangeAt(now));
+        dues.push(this.ctx.budget.slots.nextChangeAt(now));
         const probe = Math.max(this.probeAt(now), this.state.slotWait.probeUntilMs);
         if (probe > now && probe < Infinity) dues.push(Math.max(probe, waitEnd));
       }
       const upload = items.earliestDue('queued', fp, inflight, this.ctx.guards?.onlyTaken);
       if (this.uploadWanted(free)) dues.push(upload);
       else if (upload !== undefined) dues.push(this.uploadAheadAt(free));
-      if (this.ctx.budget.pacing && poll !== undefined) {
-        const full = this.ctx.budget.calls.bucketFullAt(clock.now());
+      if (this.ctx.budget.windows.pacing && poll !== undefined) {
+        const full = this.ctx.budget.windows.bucketFullAt(clock.now());
         dues.push(full > clock.now() ? full : clock.now() + POLL_AHEAD_RECHECK_MS);
       }
     }
@@ -180,14 +180,15 @@ export class LaneQueues {
     const waiting = this.waitingForCreate();
     if (waiting < free + 1) return true;
     return (
-      waiting < free + 1 + UPLOADS_AHEAD && (!this.ctx.budget.pacing || this.ctx.budget.calls.bucketFullAt(clock.now()) <= clock.now())
+      waiting < free + 1 + UPLOADS_AHEAD &&
+      (!this.ctx.budget.windows.pacing || this.ctx.budget.windows.bucketFullAt(clock.now()) <= clock.now())
     );
   }
 
   /** Paced, with room for an upload ahead: when the bucket fills, one is wanted (uploadWanted). */
   private uploadAheadAt(free: number): number | undefined {
-    return this.ctx.budget.pacing && this.waitingForCreate() < free + 1 + UPLOADS_AHEAD
-      ? this.ctx.budget.calls.bucketFullAt(clock.now())
+    return this.ctx.budget.windows.pacing && this.waitingForCreate() < free + 1 + UPLOADS_AHEAD
+      ? this.ctx.budget.windows.bucketFullAt(clock.now())
       : undefined;
   }
 
@@ -199,7 +200,7 @@ export class LaneQueues {
    * 302 of the run's 316 s of full bucket had such a task).
    */
   private pollAhead(now: number): Action | undefined {
-    if (!this.ctx.budget.pacing || this.ctx.budget.calls.bucketFullAt(now) > now) return undefined;
+    if (!this.ctx.budget.windows.pacing || this.ctx.budget.windows.bucketFullAt(now) > now) return undefined;
     let best: { item: ItemRow; chance: number } | undefined;
     for (const item of this.ctx.ledger.items.inStateFor('active', this.ctx.keyFp)) {
       if (this.state.inflightItems.has(item.id)) continue;
@@ -234,6 +235,6 @@ export class LaneQueues {
    * machine-wide store (this run's creates and tasks, other processes', held creates).
    */
   freeSlots(now = clock.now()): number {
-    return Math.max(0, this.state.slotLimit - this.ctx.budget.slotsInUse(now));
+    return Math.max(0, this.state.slotLimit - this.ctx.budget.slots.inUse(now));
   }
 }
