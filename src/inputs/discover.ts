@@ -84,22 +84,12 @@ const HEAD_BYTES = 128 * 1024;
 const YIELD_FILES = 256;
 const YIELD_BYTES = 16 << 20;
 
-/** discoverFiles' files alone. */
-export async function discover(config: Config, opts: DiscoverOptions = {}): Promise<Found[]> {
-  return (await discoverFiles(config, opts)).found;
-}
-
 /**
- * Find the files (fast-glob include/exclude under input.dir), look at each one's headers
- * (type, transcoding, size, pixels: transcode.ts) and decode each new content in full
- * (decode.ts), so a file the service would refuse, or that is not whole, never costs a
- * call; and identify each by its content. Hidden files (a name on the path starting with a
- * dot) are counted, and left out unless input.hidden.
+ * The files under input.dir that the job's include and exclude patterns name, sorted by
+ * path, each statted (or with the reason it cannot be); hidden ones counted, and left out
+ * unless input.hidden.
  */
-export async function discoverFiles(config: Config, opts: DiscoverOptions = {}): Promise<DiscoveredFiles> {
-  const dir = config.input.dir;
-  const decodes = { decoded: 0, refused: 0, known: 0, ms: 0 };
-  if (dir === null) return { found: [], hidden: 0, decodes };
+async function listInputs(config: Config, dir: string) {
   const ignore = [...config.input.exclude];
   const outRel = path.relative(dir, config.output.dir);
   // An output folder inside the input folder must not be read back as input.
@@ -129,6 +119,26 @@ export async function discoverFiles(config: Config, opts: DiscoverOptions = {}):
   const entries = config.input.hidden ? walked : walked.filter((e) => !isHidden(e.path));
   const hidden = walked.length - entries.length;
   entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { entries, hidden };
+}
+
+/** discoverFiles' files alone. */
+export async function discover(config: Config, opts: DiscoverOptions = {}): Promise<Found[]> {
+  return (await discoverFiles(config, opts)).found;
+}
+
+/**
+ * Find the files (fast-glob include/exclude under input.dir), look at each one's headers
+ * (type, transcoding, size, pixels: transcode.ts) and decode each new content in full
+ * (decode.ts), so a file the service would refuse, or that is not whole, never costs a
+ * call; and identify each by its content. Hidden files (a name on the path starting with a
+ * dot) are counted, and left out unless input.hidden.
+ */
+export async function discoverFiles(config: Config, opts: DiscoverOptions = {}): Promise<DiscoveredFiles> {
+  const dir = config.input.dir;
+  const decodes = { decoded: 0, refused: 0, known: 0, ms: 0 };
+  if (dir === null) return { found: [], hidden: 0, decodes };
+  const { entries, hidden } = await listInputs(config, dir);
   const topts = {
     transcode: config.input.transcode,
     maxPixels: config.input.maxPixels,

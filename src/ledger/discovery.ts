@@ -106,40 +106,7 @@ export class Discovery {
     const now = clock.now();
     const gen = this.inputs.beginGeneration();
 
-    const entries: Entry[] = [
-      ...files.map((f): Entry => ({
-        kind: 'file',
-        key: `f:${f.name}`,
-        name: f.name,
-        src: f.src,
-        label: f.name,
-        hash: f.contentHash,
-        size: f.sizeBytes,
-        mtime: f.mtimeMs,
-        skipReason: f.skipReason,
-      })),
-      ...urls.map((u): Entry => ({
-        kind: 'url',
-        key: `u:${u.url}\n${u.name}`,
-        name: u.name,
-        src: u.url,
-        label: u.url,
-        hash: u.contentHash,
-        size: null,
-        mtime: null,
-        skipReason: null,
-      })),
-    ];
-    const seenKeys = new Set<string>();
-    const unique = entries.filter((e) => (seenKeys.has(e.key) ? false : (seenKeys.add(e.key), true)));
-
-    // Group by content, in a stable order (files by path, then URL lines as listed).
-    const groups = new Map<string, Entry[]>();
-    for (const e of unique) {
-      const g = groups.get(e.hash);
-      if (g) g.push(e);
-      else groups.set(e.hash, [e]);
-    }
+    const { unique, groups } = byContent(files, urls);
     const present = new Set(groups.keys());
     const claimed = new Set<number>();
     const touched = new Map<number, Entry[]>();
@@ -443,4 +410,43 @@ function bringBack(db: Database.Database, items: Items, itemId: number): boolean
   const to = last?.from_state && GONE_FROM.includes(last.from_state) ? last.from_state : 'queued';
   items.move(itemId, 'gone', to, to === 'queued' ? { due_ms: 0, retries: 0 } : {}, BACK_NOTE);
   return true;
+}
+
+/** Every name found, once (a URL line by its URL and name), grouped by content in a stable order: files by path, then URL lines as listed. */
+function byContent(files: readonly FoundFile[], urls: readonly FoundUrl[]): { unique: Entry[]; groups: Map<string, Entry[]> } {
+  const entries: Entry[] = [
+    ...files.map((f): Entry => ({
+      kind: 'file',
+      key: `f:${f.name}`,
+      name: f.name,
+      src: f.src,
+      label: f.name,
+      hash: f.contentHash,
+      size: f.sizeBytes,
+      mtime: f.mtimeMs,
+      skipReason: f.skipReason,
+    })),
+    ...urls.map((u): Entry => ({
+      kind: 'url',
+      key: `u:${u.url}\n${u.name}`,
+      name: u.name,
+      src: u.url,
+      label: u.url,
+      hash: u.contentHash,
+      size: null,
+      mtime: null,
+      skipReason: null,
+    })),
+  ];
+  const seenKeys = new Set<string>();
+  const unique = entries.filter((e) => (seenKeys.has(e.key) ? false : (seenKeys.add(e.key), true)));
+
+  // Group by content, in a stable order (files by path, then URL lines as listed).
+  const groups = new Map<string, Entry[]>();
+  for (const e of unique) {
+    const g = groups.get(e.hash);
+    if (g) g.push(e);
+    else groups.set(e.hash, [e]);
+  }
+  return { unique, groups };
 }

@@ -6,7 +6,7 @@ import { clock } from '../clock.js';
 import { requireInputDir, type Config, type ResolvedKey } from '../config/index.js';
 import { createsLeft, phaseOf, ProgressReader, type ItemState, type ProgressFacts } from '../ledger/index.js';
 import { parseStepsJson, stepsSignature } from '../config/steps.js';
-import { discoverFiles } from '../inputs/discover.js';
+import { discoverFiles, type Found } from '../inputs/discover.js';
 import { describeChange, type StepsChange } from '../run/stepsCheck.js';
 import { ASSUMED_LATENCY_MS, estimate, expectedAttempts } from '../progress/model.js';
 import { withAccountClient } from './account.js';
@@ -58,48 +58,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
   const found = discovered.found;
 
   const S = config.steps.length;
-  const skipped: { path: string; reason: string }[] = [];
-  let done = 0;
-  let inProgress = 0;
-  let held = 0;
-  let failed = 0;
-  let uploads = 0;
-  let toDo = 0;
-  const stepPhotos = new Array<number>(S).fill(0);
-  for (const f of found) {
-    const known = states.get(f.relPath);
-    if (known && redo.has(f.relPath)) {
-      // Redone from the first step with its upload (or URL): no upload, every step again.
-      inProgress++;
-      toDo++;
-      for (let i = 0; i < S; i++) stepPhotos[i]!++;
-      continue;
-    }
-    if (known?.state === 'skipped' || (!known && f.skipReason)) {
-      skipped.push({ path: f.relPath, reason: f.skipReason ?? 'skipped in the ledger' });
-      continue;
-    }
-    if (known?.state === 'done') {
-      done++;
-      continue;
-    }
-    if (known?.state === 'held') {
-      held++;
-      continue;
-    }
-    if (known?.state === 'failed') {
-      failed++;
-      continue;
-    }
-    if (known) inProgress++;
-    toDo++;
-    // URL inputs (http/https) are given to the service as they are: no upload.
-    const isUrl = /^https?:\/\//.test(f.srcPath);
-    if (!isUrl && (!known || phaseOf(known.state) === 'upload')) uploads++;
-    // The steps still to create, as the ledger counts them (createsLeft: a running task's step is made).
-    const from = known ? S - createsLeft(known.state, known.step, S) : 0;
-    for (let i = from; i < S; i++) stepPhotos[i]!++;
-  }
+  const { skipped, done, inProgress, held, failed, uploads, toDo, stepPhotos } = countInputs(found, states, redo, S);
 
   const steps = config.steps.map((st, i) => planStep(st.capability, i, stepPhotos[i]!, config, args, facts));
   const stepAttempts = stepPhotos.reduce((sum, n) => sum + n * a, 0);
@@ -169,6 +128,62 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
       problem: config.output.metadata !== 'none' || config.output.sidecar.xmp ? exifToolProblem(io.env) : null,
     },
   };
+}
+
+/**
+ * Where each input found stands, as the ledger knows it: done, held, failed, skipped, or
+ * still to do (with the uploads and each step's photos that needs).
+ */
+function countInputs(
+  found: readonly Found[],
+  states: ReadonlyMap<string, { state: ItemState; step: number }>,
+  redo: ReadonlySet<string>,
+  S: number,
+) {
+  const skipped: { path: string; reason: string }[] = [];
+  let done = 0;
+  let inProgress = 0;
+  let held = 0;
+  let failed = 0;
+  let uploads = 0;
+  let toDo = 0;
+  const stepPhotos = new Array<number>(S).fill(0);
+  for (const f of found) {
+    const known = states.get(f.relPath);
+    if (known && redo.has(f.relPath)) {
+      // Redone from the first step with its upload (or URL): no upload, every step again.
+      inProgress++;
+      toDo++;
+      for (let i = 0; i < S; i++) stepPhotos[i]!++;
+      continue;
+    }
+    if (known?.state === 'skipped' || (!known && f.skipReason)) {
+      skipped.push({ path: f.relPath, reason: f.skipReason ?? 'skipped in the ledger' });
+      continue;
+    }
+    if (known?.state === 'done') {
+      done++;
+      continue;
+    }
+    if (known?.state === 'held') {
+      held++;
+      continue;
+    }
+    if (known?.state === 'failed') {
+      failed++;
+      continue;
+    }
+    if (known) inProgress++;
+    toDo++;
+    // URL inputs (http/https) are given to the service as they are: no upload.
+    const isUrl = /^https?:\/\//.test(f.srcPath);
+    if (!isUrl && (!known || phaseOf(known.state) === 'upload')) uploads++;
+    // The steps still to create, as the ledger counts them (createsLeft: a running task's step is made).
+    const from = known ? S - createsLeft(known.state, known.step, S) : 0;
+    for (let i = from; i < S; i++) stepPhotos[i]!++;
+  }
+
+  return { skipped, done, inProgress, held, failed, uploads, toDo, stepPhotos };
 }
 
 function planStep(

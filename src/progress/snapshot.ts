@@ -146,22 +146,7 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
   };
 
   // Work left: uploads, step-tasks (a running one counts half), and their calls and task time.
-  let uploadsLeft = 0;
-  let downloadsLeft = 0;
-  let stepsLeft = 0;
-  const stepsLeftAt = new Array<number>(stepCount).fill(0);
-  for (const r of f.byStep) {
-    // The words of src/ledger/transitions.ts: paid = its task succeeded, the result not yet written.
-    const phase = phaseOf(r.state);
-    if (phase === 'paid') downloadsLeft += r.n;
-    if (TERMINAL.has(r.state) || phase === 'paid') continue;
-    if (phase === 'upload') uploadsLeft += r.n;
-    for (let i = r.step; i < stepCount; i++) {
-      const share = i === r.step && r.state === 'active' ? 0.5 : 1;
-      stepsLeftAt[i]! += share * r.n;
-      stepsLeft += share * r.n;
-    }
-  }
+  const { uploadsLeft, downloadsLeft, stepsLeft, stepsLeftAt } = workLeft(f, stepCount);
   const stepsDone = steps.reduce((a, st) => a + st.done, 0);
   const running = steps.reduce((a, st) => a + st.running, 0);
   const measured = stepsDone + running / 2;
@@ -223,4 +208,25 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
     eta,
     problems: s.problems,
   };
+}
+
+/** The work left in the ledger's counts: uploads, results to download, and step-tasks per step (a running one counts half). */
+function workLeft(f: ProgressFacts, stepCount: number) {
+  let uploadsLeft = 0;
+  let downloadsLeft = 0;
+  let stepsLeft = 0;
+  const stepsLeftAt = new Array<number>(stepCount).fill(0);
+  for (const r of f.byStep) {
+    // The words of src/ledger/transitions.ts: paid = its task succeeded, the result not yet written.
+    const phase = phaseOf(r.state);
+    if (phase === 'paid') downloadsLeft += r.n;
+    if (TERMINAL.has(r.state) || phase === 'paid') continue;
+    if (phase === 'upload') uploadsLeft += r.n;
+    for (let i = r.step; i < stepCount; i++) {
+      const share = i === r.step && r.state === 'active' ? 0.5 : 1;
+      stepsLeftAt[i]! += share * r.n;
+      stepsLeft += share * r.n;
+    }
+  }
+  return { uploadsLeft, downloadsLeft, stepsLeft, stepsLeftAt };
 }

@@ -7,6 +7,9 @@ import { PHOTOS_CSS, PHOTOS_SCRIPT } from './photosTable.js';
 import { formatChanged, type ReportRow } from './rows.js';
 import { REPORT_CSS } from './style.js';
 
+/** Text from the ledger or the files, cleaned and escaped for the page. */
+type Text = (s: string | null | undefined) => string;
+
 export interface ReportPage {
   readonly data: ReportData;
   /** Files and folders as they are to be shown (relative unless --absolute-paths). */
@@ -31,12 +34,8 @@ export interface ReportPage {
  */
 export function renderReport(p: ReportPage): string {
   const clean = p.clean ?? ((s: string) => s);
-  const t = (s: string | null | undefined): string => escapeHtml(clean(s ?? ''));
-  const d = p.data;
-  const s = d.status;
-  const problems = d.problemCount;
-  const changed = p.rows.filter((r) => formatChanged(r.input, r.output)).length;
-
+  const t: Text = (s) => escapeHtml(clean(s ?? ''));
+  const s = p.data.status;
   const title = `darkroom report — ${s.done}/${s.total} done`;
   const out: string[] = [];
   out.push(
@@ -52,8 +51,24 @@ export function renderReport(p: ReportPage): string {
     '</head>',
     '<body>',
   );
+  headerSection(p, t, out);
+  figuresSection(p, t, out);
+  attentionSection(p, t, out);
+  photosSection(p, t, out);
+  detailsSection(p, t, out);
+  out.push(
+    '</main>',
+    `<footer>darkroom · ${t(formatTime(p.generatedMs))} · read from the ledger alone; no key is stored in it or shown here.</footer>`,
+  );
+  out.push('</body>', '</html>', '');
+  return out.join('\n');
+}
 
-  // ── header ──────────────────────────────────────────────────────────────────
+/** The page's head: the job, the ledger, the span of the run, the totals and the contents. */
+function headerSection(p: ReportPage, t: Text, out: string[]): void {
+  const d = p.data;
+  const s = d.status;
+  const problems = d.problemCount;
   out.push('<header class="top">', '<h1>darkroom report</h1>', '<dl class="meta">');
   out.push(row('Job file', p.jobsFile ? `<code>${t(p.jobsFile)}</code>` : '<span class="muted">none given (ledger only)</span>'));
   out.push(row('Ledger', `<code>${t(p.ledgerFile)}</code>`));
@@ -97,8 +112,13 @@ export function renderReport(p: ReportPage): string {
   );
   out.push('</header>');
   out.push('<main>');
+}
 
-  // ── figures + chart ─────────────────────────────────────────────────────────
+/** Run figures: throughput, credits, calls and tasks, and the throughput chart. */
+function figuresSection(p: ReportPage, t: Text, out: string[]): void {
+  const d = p.data;
+  const s = d.status;
+  const changed = p.rows.filter((r) => formatChanged(r.input, r.output)).length;
   out.push('<section id="figures">', '<h2>Run figures</h2>', '<div class="figrow">', '<dl class="figures">');
   const act = d.activity;
   const perHour = act.activeMs > 0 ? act.doneItems / (act.activeMs / 3_600_000) : 0;
@@ -163,8 +183,13 @@ export function renderReport(p: ReportPage): string {
   );
   out.push('</div>');
   out.push('</section>');
+}
 
-  // ── problems ────────────────────────────────────────────────────────────────
+/** What needs attention: failed, skipped and held photos with their reasons and request ids. */
+function attentionSection(p: ReportPage, t: Text, out: string[]): void {
+  const d = p.data;
+  const s = d.status;
+  const problems = d.problemCount;
   out.push('<section id="attention">', `<h2>Needs attention <span class="count">${problems}</span></h2>`);
   if (problems === 0) {
     out.push('<p class="ok">Nothing failed, was skipped or is held.</p>');
@@ -188,8 +213,12 @@ export function renderReport(p: ReportPage): string {
     out.push('</tbody></table></div>');
   }
   out.push('</section>');
+}
 
-  // ── photos ──────────────────────────────────────────────────────────────────
+/** The photos: a JSON block the page's script shows a page at a time, with its controls. */
+function photosSection(p: ReportPage, t: Text, out: string[]): void {
+  const clean = p.clean ?? ((s: string) => s);
+  const d = p.data;
   out.push('<section id="photos">', `<h2>Photos <span class="count">${formatNumber(d.photoCount)}</span></h2>`);
   if (d.photos.length < d.photoCount) out.push(`<p class="warn">The first ${formatNumber(d.photos.length)} by path are listed.</p>`);
   if (p.thumbsHref === null)
@@ -204,8 +233,12 @@ export function renderReport(p: ReportPage): string {
   out.push(`<script type="application/json" id="photo-data">${photosJson(p.rows, p.thumbsHref, clean)}</script>`);
   out.push(`<script>${PHOTOS_SCRIPT}</script>`);
   out.push('</section>');
+}
 
-  // ── details ─────────────────────────────────────────────────────────────────
+/** Details: task latency by capability, calls by endpoint and by key, photos still in work. */
+function detailsSection(p: ReportPage, t: Text, out: string[]): void {
+  const d = p.data;
+  const s = d.status;
   out.push('<section id="details">', '<h2>Details</h2>', '<div class="detailrow">');
   if (d.tasks.latency.length > 0) {
     out.push('<table class="small"><caption>Task latency by capability</caption>');
@@ -243,13 +276,6 @@ export function renderReport(p: ReportPage): string {
     out.push('</tbody></table>');
   }
   out.push('</div>', '</section>');
-
-  out.push(
-    '</main>',
-    `<footer>darkroom · ${t(formatTime(p.generatedMs))} · read from the ledger alone; no key is stored in it or shown here.</footer>`,
-  );
-  out.push('</body>', '</html>', '');
-  return out.join('\n');
 }
 
 function row(label: string, html: string): string {
