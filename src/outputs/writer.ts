@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
 import { crashPoint, type FileMetadata, type ItemRow, type Ledger } from '../ledger/index.js';
@@ -12,7 +12,6 @@ import { assignOutputNames, checkTargets, namingOptions, outputTargets, type Nam
 import { writeOtherOutputs, writeOutputsOfDone, type Placement, type WrittenResult } from './otherOutputs.js';
 import type { OutputFs } from './outputfs.js';
 import { skipUnwritableBeforeCreate } from './outputPaths.js';
-import { retireStaleOutputs } from './staleOutputs.js';
 import { DownloadError, ExifToolUnavailable } from '../errors.js';
 
 /** A result as the download stage opened it: its type from its first bytes, its body to be read once. */
@@ -243,9 +242,34 @@ export class OutputWriter {
     return { copied, missing, unwritable };
   }
 
-  /** A photo redone under new steps: its files made under the old ones go once the new output is in (staleOutputs.ts). */
+  /**
+   * A photo redone under new steps (`--redo-steps`) keeps its old output until the new one is
+   * in place; then every file darkroom wrote for it under the old steps that the new output
+   * did not overwrite (another extension or name, an old intermediate or sidecar) is removed,
+   * so what is on disk comes from one step list. Only files the ledger records as darkroom's
+   * are touched. Run per photo as it is done, and over the ledger at the start of a run (a
+   * run killed between the two leaves some behind).
+   */
   retireStale(itemId?: number): number {
-    return retireStaleOutputs(this.ledger, this.log, itemId);
+    let removed = 0;
+    for (const f of this.ledger.steps.staleFiles(itemId)) {
+      try {
+        rmSync(f.path, { force: true });
+      } catch (err) {
+        this.log.warn(
+          { item: f.itemId, code: (err as NodeJS.ErrnoException).code },
+          `could not remove ${f.path}, made under earlier steps: ${(err as Error).message}`,
+        );
+        continue;
+      }
+      this.ledger.steps.forgetFile(f.path);
+      this.log.info(
+        { item: f.itemId, kind: f.kind },
+        `removed ${f.path}: made under earlier steps, replaced by the output of the current ones`,
+      );
+      removed++;
+    }
+    return removed;
   }
 }
 

@@ -1,8 +1,7 @@
 import path from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Ledger, LedgerStatus } from '../ledger/index.js';
-import { clock } from '../clock.js';
-import { Notifier } from '../scheduler/lane/notifier.js';
+import { clock, type TimerHandle } from '../clock.js';
 import type { GuardName, GuardTrip } from './guards.js';
 import type { SummaryEvent } from '../errors.js';
 
@@ -146,4 +145,28 @@ export function summaryEvent(
     creditsSpent,
     atMs,
   };
+}
+
+/** Sleep until a time on the clock or until someone calls notify(), whichever is first. */
+class Notifier {
+  private waiters: (() => void)[] = [];
+
+  notify(): void {
+    const ws = this.waiters;
+    this.waiters = [];
+    for (const w of ws) w();
+  }
+
+  wait(untilMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let handle: TimerHandle | undefined;
+      const done = () => {
+        if (handle) clock.clearTimer(handle);
+        this.waiters = this.waiters.filter((w) => w !== done);
+        resolve();
+      };
+      this.waiters.push(done);
+      if (Number.isFinite(untilMs)) handle = clock.setTimer(done, Math.max(0, untilMs - clock.now()));
+    });
+  }
 }
