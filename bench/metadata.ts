@@ -20,7 +20,7 @@ import { stringify } from 'yaml';
 import { ExifToolProcess } from '../src/metadata/exiftool.js';
 import { MetadataWriter } from '../src/metadata/writer.js';
 import { startSim } from '../src/sim/server.js';
-import { SCAN_TAGS } from '../test/helpers/metadata.js';
+import { carryTo, SCAN_TAGS } from '../test/helpers/metadata.js';
 
 const BIN = fileURLToPath(new URL('../bin/darkroom.js', import.meta.url));
 const KEY = 'bench-metadata-key-7e2c';
@@ -169,14 +169,11 @@ async function stepAlone(root: string, photos: string): Promise<{ serial: number
         for (let i = next++; i < files.length; i = next++) {
           const tmp = path.join(work, `raw-${inFlight}-${i}.jpg`);
           copyFileSync(raw, tmp);
-          await writer.carry({
-            raw: tmp,
-            out: path.join(work, `out-${inFlight}-${i}.jpg`),
-            kind: 'jpeg',
-            level: 'all',
-            source: { file: files[i]! },
-            provenance: provenance(i),
-          });
+          await carryTo(
+            writer,
+            { raw: tmp, kind: 'jpeg', level: 'all', source: { file: files[i]! }, provenance: provenance(i) },
+            path.join(work, `out-${inFlight}-${i}.jpg`),
+          );
         }
       }),
     );

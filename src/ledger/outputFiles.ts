@@ -34,6 +34,8 @@ export interface FileMetadata {
   readonly note: string | null;
   readonly dateTaken: string | null;
   readonly caption: string | null;
+  /** The file is the service's bytes as they are, its metadata in the XMP sidecar beside it (too large to rewrite; not stored: `note` says so). */
+  readonly inSidecar?: true;
 }
 
 /** A file darkroom wrote, as the manifest and the report read it. */

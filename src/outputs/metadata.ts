@@ -5,7 +5,8 @@ import { type MetadataSource, type MetadataWriter } from '../metadata/writer.js'
 import type { Provenance } from '../metadata/provenance.js';
 import type { MetadataLevel, OutputKind } from '../metadata/tags.js';
 import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
-import { tempPathIn } from './atomic.js';
+import type { Finalized } from './atomic.js';
+import { writeLayout } from './layout.js';
 import type { NamingOptions, OutputTarget } from './naming.js';
 import { nodeOutputFs, type OutputFs } from './outputfs.js';
 import { MetadataWriteError, OutputWriteError } from '../errors.js';
@@ -30,6 +31,16 @@ export interface MetadataOptions {
   readonly agent: string;
 }
 
+/**
+ * The log's line for an output with a note: carried with a warning (the input's tags are
+ * on it, less a damaged part: the note says which), its metadata in the XMP sidecar
+ * beside it, or not carried.
+ */
+export function metadataNoteLine(m: FileMetadata): string {
+  if (m.inSidecar) return m.note ?? '';
+  return m.level === 'all' || m.level === 'basic' ? `metadata carried with a warning: ${m.note}` : `metadata not carried: ${m.note}`;
+}
+
 /** What an output carries when no metadata is asked for. */
 export const NO_METADATA: FileMetadata = { level: 'none', note: null, dateTaken: null, caption: null };
 
@@ -44,7 +55,7 @@ function sourceSize(ledger: Ledger, item: ItemRow, target: OutputTarget): number
 }
 
 /** The output's kind for ExifTool, from its extension. */
-function kindOf(ext: string): OutputKind {
+export function kindOf(ext: string): OutputKind {
   return ext === 'png' ? 'png' : ext === 'webp' ? 'webp' : 'jpeg';
 }
 
@@ -141,18 +152,28 @@ export function carryStep(
   naming: NamingOptions,
   record: (m: FileMetadata) => void,
   fs: OutputFs = nodeOutputFs,
-): ((temp: string, dir: string) => Promise<string>) | undefined {
+): ((temp: string, dir: string) => Promise<string | Finalized>) | undefined {
   const writer = meta.writer;
   if (meta.level === 'none' || writer === null) return undefined;
   const level = meta.level;
   return async (temp, dir) => {
-    const out = tempPathIn(dir);
     const provenance = provenanceOf(ledger, item, target.input, naming, lastStep, meta, target.path);
     try {
       const source = metadataSource(ledger, item, target.input);
-      const r = await writer.carry({ raw: temp, out, kind: kindOf(ext), level, source, provenance });
-      record({ level: r.carried, note: r.note, dateTaken: r.dateTaken, caption: r.caption });
-      return out;
+      const r = await writer.carry({ raw: temp, kind: kindOf(ext), level, source, provenance });
+      try {
+        const made = r.layout === null ? temp : await writeLayout(dir, target.path, r.layout, fs);
+        record({
+          level: r.carried,
+          note: r.note,
+          dateTaken: r.dateTaken,
+          caption: r.caption,
+          ...(r.toSidecar ? { inSidecar: true } : {}),
+        });
+        return made;
+      } finally {
+        r.release();
+      }
     } catch (err) {
       if (!(err instanceof MetadataWriteError)) throw err;
       // ExifTool writes the service's bytes and the input's metadata again: with less room
