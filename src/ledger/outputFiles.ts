@@ -38,6 +38,17 @@ export interface FileMetadata {
   readonly inSidecar?: true;
 }
 
+/**
+ * What a file's metadata note says to the operator (status, the log): carried with a
+ * warning when the input's tags are on the file less a damaged part (the note says which),
+ * the note itself when the metadata went elsewhere (the XMP sidecar beside a file too large
+ * to rewrite), else not carried.
+ */
+export function metadataNoteText(level: FileMetadata['level'] | null, note: string): string {
+  if (level === 'all' || level === 'basic') return `metadata carried with a warning: ${note}`;
+  return note.startsWith('metadata ') ? note : `metadata not carried: ${note}`;
+}
+
 /** A file darkroom wrote, as the manifest and the report read it. */
 export interface WrittenFileRow {
   readonly path: string;

@@ -89,6 +89,8 @@ export interface MetadataNote {
   readonly path: string;
   readonly output: string;
   readonly reason: string;
+  /** What the output carries ('all', 'basic': the input's tags less what `reason` names; 'provenance', 'none'). */
+  readonly level: 'all' | 'basic' | 'provenance' | 'none' | null;
 }
 
 /** Everything `darkroom status` shows, read from the ledger alone. */
@@ -146,7 +148,7 @@ function metadataNotes(db: Database.Database, limit: number): { metadataNotCarri
   const n = stmt<[], { n: number }>(db, `SELECT COUNT(*) AS n FROM output_files f WHERE ${where}`).get()!.n;
   const notes = stmt<[number], MetadataNote>(
     db,
-    `SELECT COALESCE(n.name, i.rel_path) AS path, f.path AS output, f.meta_note AS reason
+    `SELECT COALESCE(n.name, i.rel_path) AS path, f.path AS output, f.meta_note AS reason, f.meta AS level
      FROM output_files f JOIN items i ON i.id = f.item_id LEFT JOIN inputs n ON n.id = f.input_id
      WHERE ${where} ORDER BY f.path LIMIT ?`,
   ).all(limit);

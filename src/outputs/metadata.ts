@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import type { FileMetadata, InputRow, ItemRow, Ledger } from '../ledger/index.js';
+import { metadataNoteText, type FileMetadata, type InputRow, type ItemRow, type Ledger } from '../ledger/index.js';
 import { type MetadataSource, type MetadataWriter } from '../metadata/writer.js';
 import type { Provenance } from '../metadata/provenance.js';
 import type { MetadataLevel, OutputKind } from '../metadata/tags.js';
@@ -31,14 +31,9 @@ export interface MetadataOptions {
   readonly agent: string;
 }
 
-/**
- * The log's line for an output with a note: carried with a warning (the input's tags are
- * on it, less a damaged part: the note says which), its metadata in the XMP sidecar
- * beside it, or not carried.
- */
+/** The log's line for an output with a note (ledger's metadataNoteText). */
 export function metadataNoteLine(m: FileMetadata): string {
-  if (m.inSidecar) return m.note ?? '';
-  return m.level === 'all' || m.level === 'basic' ? `metadata carried with a warning: ${m.note}` : `metadata not carried: ${m.note}`;
+  return metadataNoteText(m.level, m.note ?? '');
 }
 
 /** What an output carries when no metadata is asked for. */
