@@ -64,7 +64,7 @@ async function writePhotos(dir: string, n: number): Promise<void> {
 }
 
 /** Resident memory of a process (kB) and its peak (VmHWM), from /proc; zeros where there is no /proc. */
-function memoryOf(pid: number): { rss: number; hwm: number } {
+export function memoryOf(pid: number): { rss: number; hwm: number } {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (k: string) => Number(status.match(new RegExp(`^${k}:\\s+(\\d+)`, 'm'))?.[1] ?? 0);
@@ -75,7 +75,7 @@ function memoryOf(pid: number): { rss: number; hwm: number } {
 }
 
 /** The pids whose parent is `pid`, and theirs. */
-function descendants(pid: number): number[] {
+export function descendants(pid: number): number[] {
   const out: number[] = [];
   if (!existsSync('/proc')) return out;
   const parents = new Map<number, number>();
