@@ -136,9 +136,14 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
 
 /** Whether output_files has migration 009's columns: a ledger opened read-only is not migrated, and may predate them. */
 export function hasOutputMetadata(db: Database.Database): boolean {
-  return stmt<[], { name: string }>(db, 'PRAGMA table_info(output_files)')
+  return hasColumn(db, 'output_files', 'meta_note');
+}
+
+/** Whether a table has a column: a ledger opened read-only is not migrated, and may predate it. */
+export function hasColumn(db: Database.Database, table: string, column: string): boolean {
+  return stmt<[], { name: string }>(db, `PRAGMA table_info(${table})`)
     .all()
-    .some((c) => c.name === 'meta_note');
+    .some((c) => c.name === column);
 }
 
 /** Outputs marked "metadata not carried" (none on a ledger older than migration 009, read as it is). */

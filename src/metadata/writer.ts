@@ -5,6 +5,7 @@ import path from 'node:path';
 import { clock } from '../clock.js';
 import { ExifToolProcess, firstLine, type ExifToolOptions } from './exiftool.js';
 import { documentIds, NO_SOURCE_IDS, oneLine, provenanceArgs, type Provenance, type SourceIds } from './provenance.js';
+import { sidecarProblem, sidecarsOf } from './sidecars.js';
 import { NotSpliceable, standInOf, type Layout } from './standIn.js';
 import { copyArgs, sidecarCopyArgs, type MetadataLevel, type OutputKind } from './tags.js';
 import { ExifToolCrashed, ExifToolUnavailable, MetadataWriteError } from '../errors.js';
@@ -56,9 +57,18 @@ export interface CarryResult {
    */
   readonly layout: Layout | null;
   readonly toSidecar: boolean;
+  /** The input's own XMP sidecars (sidecars.ts): those read into the output, and those that are not well-formed XMP, with why. */
+  readonly inputSidecars: InputSidecars;
   /** Removes ExifTool's scratch files, once the layout is written. */
   release(): void;
 }
+
+export interface InputSidecars {
+  readonly read: readonly string[];
+  readonly malformed: readonly { readonly file: string; readonly why: string }[];
+}
+
+const NO_SIDECARS: InputSidecars = { read: [], malformed: [] };
 
 /** A repointed copy's layout (repoint), and its scratch files' release. */
 export interface Rewritten {
@@ -157,8 +167,20 @@ function mib(bytes: number): string {
   return `${Math.round(bytes / 1024 / 1024)} MiB`;
 }
 
+/** The XMP sidecars beside an input, each checked to be well-formed XMP (a malformed one is left out, with why). */
+function inputSidecars(file: string): InputSidecars {
+  const read: string[] = [];
+  const malformed: { file: string; why: string }[] = [];
+  for (const f of sidecarsOf(file)) {
+    const why = sidecarProblem(f);
+    if (why === null) read.push(f);
+    else malformed.push({ file: f, why });
+  }
+  return { read, malformed };
+}
+
 /** A file too large to rewrite whole that cannot be spliced: the service's bytes as they are, the metadata in `<output>.xmp`. */
-function sidecarInstead(why: string): CarryResult {
+function sidecarInstead(why: string): Omit<CarryResult, 'inputSidecars'> {
   return {
     carried: 'none',
     note: `metadata in the XMP sidecar beside it: ${why}`.slice(0, NOTE_CHARS),
@@ -221,14 +243,23 @@ export class MetadataWriter {
   async carry(req: CarryRequest): Promise<CarryResult> {
     const note: string | null = 'none' in req.source ? req.source.none : null;
     const link = 'file' in req.source ? this.linkTo(req.source.file) : null;
+    const sidecars = 'file' in req.source ? inputSidecars(req.source.file) : NO_SIDECARS;
+    const links = sidecars.read.map((f) => this.linkTo(f));
     try {
       let t = await this.target(req.raw, req.kind, !this.splice);
       for (;;) {
-        if (typeof t === 'string') return sidecarInstead(t);
+        if (typeof t === 'string') return { ...sidecarInstead(t), inputSidecars: sidecars };
         const target = t;
         try {
-          const r = await this.carryFrom(req, target, link?.path ?? null, note);
-          return { ...r, layout: target.layout(), toSidecar: false, release: () => target.release() };
+          const r = await this.carryFrom(
+            req,
+            target,
+            link?.path ?? null,
+            note,
+            links.map((l) => l.path),
+          );
+          const read = r.carried === 'all' || r.carried === 'basic' ? sidecars : { ...sidecars, read: [] };
+          return { ...r, layout: target.layout(), toSidecar: false, inputSidecars: read, release: () => target.release() };
         } catch (err) {
           target.release();
           if (!(err instanceof NotSpliceable)) throw err;
@@ -237,6 +268,7 @@ export class MetadataWriter {
       }
     } finally {
       link?.drop();
+      for (const l of links) l.drop();
     }
   }
 
@@ -245,7 +277,8 @@ export class MetadataWriter {
     t: Target,
     from: string | null,
     given: string | null,
-  ): Promise<Omit<CarryResult, 'layout' | 'toSidecar' | 'release'>> {
+    sidecars: readonly string[],
+  ): Promise<Omit<CarryResult, 'layout' | 'toSidecar' | 'release' | 'inputSidecars'>> {
     let note = given;
     let source = from;
     let facts: Inspection;
@@ -266,7 +299,7 @@ export class MetadataWriter {
       try {
         // IPTC is written in UTF-8, saying so (1:90): captions in any script arrive as they were.
         const charset = req.kind === 'jpeg' && facts.source?.iptc ? ['-IPTC:CodedCharacterSet=UTF8'] : [];
-        const copy = [...copyArgs(req.level, source, req.kind), ...charset, ...fixes(facts.raw)];
+        const copy = [...copyArgs(req.level, source, req.kind, sidecars), ...charset, ...fixes(facts.raw)];
         const out = await this.write(req, t, copy, req.level === 'all' ? summary.ids : { ...summary.ids, history: [] });
         const damage = damaged([...(facts.source?.warnings ?? []), ...out.warnings], source);
         return {
@@ -348,6 +381,7 @@ export class MetadataWriter {
     const file = path.join(this.scratchDir(), `${randomUUID()}.xmp`);
     const link = 'file' in req.source ? this.linkTo(req.source.file) : null;
     const source = link?.path ?? null;
+    const links = ('file' in req.source ? inputSidecars(req.source.file) : NO_SIDECARS).read.map((f) => this.linkTo(f));
     try {
       if (source !== null) {
         try {
@@ -356,7 +390,11 @@ export class MetadataWriter {
             () =>
               this.tool.run([
                 '-m',
-                ...sidecarCopyArgs(req.level, source),
+                ...sidecarCopyArgs(
+                  req.level,
+                  source,
+                  links.map((l) => l.path),
+                ),
                 ...provenanceArgs(req.provenance, req.level === 'all' ? ids : { ...ids, history: [] }),
                 '-o',
                 file,
@@ -376,6 +414,7 @@ export class MetadataWriter {
     } finally {
       rmSync(file, { force: true });
       link?.drop();
+      for (const l of links) l.drop();
     }
   }
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { metadataNoteText, type FileMetadata, type InputRow, type ItemRow, type Ledger } from '../ledger/index.js';
 import { type MetadataSource, type MetadataWriter } from '../metadata/writer.js';
 import type { Provenance } from '../metadata/provenance.js';
+import type { Logger } from '../log.js';
 import type { MetadataLevel, OutputKind } from '../metadata/tags.js';
 import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 import type { Finalized } from './atomic.js';
@@ -147,6 +148,7 @@ export function carryStep(
   naming: NamingOptions,
   record: (m: FileMetadata) => void,
   fs: OutputFs = nodeOutputFs,
+  log?: Logger,
 ): ((temp: string, dir: string) => Promise<string | Finalized>) | undefined {
   const writer = meta.writer;
   if (meta.level === 'none' || writer === null) return undefined;
@@ -158,12 +160,19 @@ export function carryStep(
       const r = await writer.carry({ raw: temp, kind: kindOf(ext), level, source, provenance });
       try {
         const made = r.layout === null ? temp : await writeLayout(dir, target.path, r.layout, fs);
+        for (const m of r.inputSidecars.malformed) {
+          log?.warn(
+            { item: item.id, sidecar: m.file },
+            `XMP sidecar ${m.file} not read: ${m.why}; the photo's output is written without it`,
+          );
+        }
         record({
           level: r.carried,
           note: r.note,
           dateTaken: r.dateTaken,
           caption: r.caption,
           ...(r.toSidecar ? { inSidecar: true } : {}),
+          ...(r.inputSidecars.read.length > 0 ? { sidecars: r.inputSidecars.read.map((f) => path.basename(f)) } : {}),
         });
         return made;
       } finally {

@@ -183,7 +183,7 @@ async function writeIntermediates(
           const first = files[0];
           if (!first) return null;
           const finalize = io.metadata
-            ? carryStep(io.metadata, ledger, item, { ...first.t, path: first.file }, ext, step, opts, (m) => (meta = m))
+            ? carryStep(io.metadata, ledger, item, { ...first.t, path: first.file }, ext, step, opts, (m) => (meta = m), io.fs, io.log)
             : undefined;
           return { target: first.file, write: { beforeRename: (facts) => record(first, facts, meta), ...(finalize ? { finalize } : {}) } };
         }),
@@ -443,7 +443,9 @@ export async function writeOutputsOfDone(ledger: Ledger, io: Omit<WriteIo, 'down
       // An output written without its input's metadata (the input unreadable then) gets it now
       // if the input can be read under this name; else it is the same file under its own identity.
       const again =
-        was.note !== null && io.metadata ? carryStep(io.metadata, ledger, item, target, ext, last, opts, (m) => (meta = m)) : undefined;
+        was.note !== null && io.metadata
+          ? carryStep(io.metadata, ledger, item, target, ext, last, opts, (m) => (meta = m), io.fs, io.log)
+          : undefined;
       const finalize = again ?? repointStep(io, ledger, item, target, last, opts, { meta: was }, (m) => (meta = m));
       const from = { path: source, bytes: size, ext, meta: was, facts: { bytes: size, sha256: '', sha512: '' } };
       facts = await clock.hold(io.copy(target.path, from, { beforeRename: record, ...(finalize ? { finalize } : {}) }));

@@ -51,7 +51,8 @@ export const PHOTOS_SCRIPT = String.raw`(function () {
     if (m.l === 'provenance') return ai;
     var taken = m.t ? '<div>taken ' + esc(m.t) + '</div>' : '<div class="muted">no date taken in the input</div>';
     var caption = m.c ? '<div class="caption">“' + esc(m.c) + '”</div>' : '<div class="muted">no caption in the input</div>';
-    return taken + caption + warned + ai;
+    var side = m.s ? '<div class="sidecar">with its XMP sidecar ' + m.s.map(esc).join(', ') + '</div>' : '';
+    return taken + caption + side + warned + ai;
   }
   function matches(r, state, q) {
     if (state === 'problems' ? !PROBLEMS[r.g] : state === 'changed' ? !r.c : state !== 'all' && r.g !== state) return false;

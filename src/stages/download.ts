@@ -113,7 +113,7 @@ export async function downloadStage(ledger: Ledger, item: ItemRow, opts: Downloa
       const naming = opts.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
       const last = Math.max(0, naming.steps.length - 1);
       const finalize = opts.metadata
-        ? carryStep(opts.metadata, ledger, claimed, targets[0]!, r.ext, last, naming, (m) => (meta = m), opts.fs)
+        ? carryStep(opts.metadata, ledger, claimed, targets[0]!, r.ext, last, naming, (m) => (meta = m), opts.fs, opts.log)
         : undefined;
       const facts = await writeStreamAtomically(target, r, opts.outputDir, { ...write, ...(finalize ? { finalize } : {}) });
       crashPoint('output');

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { structValue, type Provenance } from '../../src/metadata/provenance.js';
-import { EXIF_TO_XMP, IPTC_TO_XMP } from '../../src/metadata/tags.js';
+import { EXIF_TO_XMP, IPTC_TO_XMP, XMP_TO_EXIF, XMP_TO_IPTC } from '../../src/metadata/tags.js';
 import { MetadataWriter, summarize } from '../../src/metadata/writer.js';
 import { makeTempDir } from '../helpers/job.js';
 import { carryTo, Exif, pixelPrint, solid } from '../helpers/metadata.js';
@@ -63,6 +63,16 @@ describe("ExifTool's own mappings", () => {
   it('are the ones ExifTool ships: IPTC → XMP for formats without IPTC, EXIF and GPS → XMP for sidecars', () => {
     expect(IPTC_TO_XMP).toEqual(xmpLines('iptc2xmp.args'));
     expect([...new Set(EXIF_TO_XMP)].sort()).toEqual([...new Set([...xmpLines('exif2xmp.args'), ...xmpLines('gps2xmp.args')])].sort());
+  });
+
+  it("are the ones ExifTool ships for an input's XMP sidecar: XMP → EXIF, and XMP → IPTC less the Photoshop digest", () => {
+    const lines = (f: string) =>
+      readFileSync(path.join(argFiles, f), 'utf8')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => /^-(EXIF|GPS|Composite|IPTC):/.test(l));
+    expect(XMP_TO_EXIF).toEqual(lines('xmp2exif.args'));
+    expect(XMP_TO_IPTC).toEqual(lines('xmp2iptc.args'));
   });
 });
 
