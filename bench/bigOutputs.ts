@@ -270,7 +270,7 @@ export function bigSim(): Promise<RunningSim> {
 }
 
 /** The bench's rows: per output size and level, a job of 4 photos of which 2 come back at that size. */
-export async function measureBigOutputs(opts: { mib: readonly number[]; levels: readonly BigRun['level'][] }): Promise<string[]> {
+async function measureBigOutputs(opts: { mib: readonly number[]; levels: readonly BigRun['level'][] }): Promise<string[]> {
   const rows = [
     '| outputs | metadata | wall s | darkroom peak RSS MB | largest child peak RSS MB (ExifTool) |',
     '|---|---|---:|---:|---:|',

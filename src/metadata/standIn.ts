@@ -45,7 +45,7 @@ export class NotSpliceable extends Error {}
 /** Chunks (PNG, WEBP) larger than this that ExifTool has no reason to read are bulk. */
 const SMALL = 64 * 1024;
 /** The stand-in is at most this: above it the metadata alone would cost ExifTool real memory. */
-export const STAND_IN_MAX = 32 * 1024 * 1024;
+const STAND_IN_MAX = 32 * 1024 * 1024;
 /** How much of a bulk chunk's data its placeholder keeps: enough for a VP8/VP8L frame header (the image's size). */
 const PREFIX = 32;
 /** Read the file in windows of this size: a walk over 8 KiB IDAT chunks reads 128 headers a window. */
@@ -58,14 +58,10 @@ const WEBP_METADATA = new Set(['VP8X', 'ICCP', 'EXIF', 'XMP ', 'ANIM']);
 const WEBP_IMAGE_DATA = new Set(['VP8 ', 'VP8L', 'ALPH', 'ANMF']);
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
-/** Random reads of a file or a buffer, through one window. */
+/** Random reads of a file, through one window. */
 interface Source {
   readonly size: number;
   read(at: number, len: number): Promise<Buffer>;
-}
-
-function bufferSource(b: Buffer): Source {
-  return { size: b.length, read: async (at, len) => b.subarray(at, Math.min(b.length, at + len)) };
 }
 
 async function fileSource(h: FileHandle): Promise<Source> {
@@ -320,10 +316,3 @@ function chunkLayout(
   if (tail < size) parts.push({ file, start: tail, end: size });
   return parts;
 }
-
-/** The bytes of a layout, in order (for tests and small files; outputs/ writes layouts to disk without holding them). */
-export function layoutSize(layout: Layout): number {
-  return layout.reduce((n, p) => n + (Buffer.isBuffer(p) ? p.length : p.end - p.start), 0);
-}
-
-export const forTests = { walkOf, bufferSource };

@@ -89,7 +89,7 @@ interface Target {
  * perl holds about 2.7 times the file while it does, so this keeps it far under 600 MB.
  * Above it the metadata goes to an XMP sidecar (docs/metadata.md).
  */
-export const WHOLE_REWRITE_MAX = 128 * 1024 * 1024;
+const WHOLE_REWRITE_MAX = 128 * 1024 * 1024;
 
 const EXT: Record<OutputKind, string> = { jpeg: 'jpg', png: 'png', webp: 'webp' };
 
