@@ -19,9 +19,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import { stringify } from 'yaml';
+import { pngChunk } from '../src/metadata/standIn.js';
 import { startSim, type RunningSim } from '../src/sim/server.js';
 import { descendants, memoryOf } from './metadata.js';
 
@@ -36,19 +36,6 @@ export const BULK_TYPE = 'drPd';
 export function bulkData(block: Buffer, n: number): Buffer {
   const b = Buffer.from(block);
   b.writeUInt32BE(n, 0);
-  return b;
-}
-
-function pngChunkHeader(type: string, len: number): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeUInt32BE(len, 0);
-  b.write(type, 4, 'latin1');
-  return b;
-}
-
-function crcOf(type: string, data: Buffer): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(crc32(data, crc32(Buffer.from(type, 'latin1'))));
   return b;
 }
 
@@ -102,8 +89,7 @@ export async function bigService(sim: RunningSim, sizes: readonly number[]): Pro
       const parts = function* () {
         yield b.head;
         for (let n = 0; n < b.count; n++) {
-          const data = bulkData(block, n);
-          yield Buffer.concat([pngChunkHeader(BULK_TYPE, CHUNK), data, crcOf(BULK_TYPE, data)]);
+          yield pngChunk(BULK_TYPE, bulkData(block, n));
         }
         yield b.iend;
       };

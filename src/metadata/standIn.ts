@@ -248,7 +248,8 @@ async function build(src: Source, file: string, kind: OutputKind, walk: Walk): P
   };
 }
 
-function pngChunk(type: string, data: Buffer): Buffer {
+/** A PNG chunk: length, type, data, CRC. */
+export function pngChunk(type: string, data: Buffer): Buffer {
   const b = Buffer.alloc(12 + data.length);
   b.writeUInt32BE(data.length, 0);
   b.write(type, 4, 'latin1');

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Provenance } from '../../src/metadata/provenance.js';
-import { standInOf } from '../../src/metadata/standIn.js';
+import { pngChunk, standInOf } from '../../src/metadata/standIn.js';
 import type { OutputKind } from '../../src/metadata/tags.js';
 import { MetadataWriter } from '../../src/metadata/writer.js';
 import { makeTempDir } from '../helpers/job.js';
@@ -37,13 +36,13 @@ const PROVENANCE: Provenance = {
   identity: 'stand-in',
 };
 
-function pngChunk(type: string, data: Buffer): Buffer {
-  const b = Buffer.alloc(12 + data.length);
-  b.writeUInt32BE(data.length, 0);
-  b.write(type, 4, 'latin1');
-  data.copy(b, 8);
-  b.writeUInt32BE(crc32(b.subarray(4, 8 + data.length)), 8 + data.length);
-  return b;
+/** A JPEG with an MPF segment (the header of a multi-picture file) after its SOI. */
+async function mpfJpeg(file: string): Promise<string> {
+  await solid(file, 32, 32, [1, 2, 3], 'jpeg');
+  const b = readFileSync(file);
+  const mpf = Buffer.concat([Buffer.from([0xff, 0xe2, 0x00, 0x0c]), Buffer.from('MPF\0MM\0*\0')]);
+  writeFileSync(file, Buffer.concat([b.subarray(0, 2), mpf, b.subarray(2)]));
+  return file;
 }
 
 /** PNG chunks in order: type, and the data's SHA-256 for any chunk over 1 KiB. */
@@ -152,11 +151,7 @@ describe('an output written through a stand-in', () => {
   it('is not made of a JPEG whose MPF segment points at pictures after its scan, nor of a file cut short', async () => {
     const d = makeTempDir('darkroom-standin-');
     dirs.push(d);
-    const jpg = path.join(d, 'a.jpg');
-    await solid(jpg, 32, 32, [1, 2, 3], 'jpeg');
-    const b = readFileSync(jpg);
-    const mpf = Buffer.concat([Buffer.from([0xff, 0xe2, 0x00, 0x0c]), Buffer.from('MPF\0MM\0*\0')]);
-    writeFileSync(jpg, Buffer.concat([b.subarray(0, 2), mpf, b.subarray(2)]));
+    const jpg = await mpfJpeg(path.join(d, 'a.jpg'));
     expect(await standInOf(jpg, 'jpeg')).toMatch(/MPF/);
     const png = path.join(d, 'a.png');
     await solid(png, 32, 32, [1, 2, 3], 'png');
@@ -167,11 +162,7 @@ describe('an output written through a stand-in', () => {
   it('falls back to ExifTool on the whole file when it is small, and to an XMP sidecar when it is not', async () => {
     const d = makeTempDir('darkroom-standin-');
     dirs.push(d);
-    const jpg = path.join(d, 'mpf.jpg');
-    await solid(jpg, 32, 32, [1, 2, 3], 'jpeg');
-    const b = readFileSync(jpg);
-    const mpf = Buffer.concat([Buffer.from([0xff, 0xe2, 0x00, 0x0c]), Buffer.from('MPF\0MM\0*\0')]);
-    writeFileSync(jpg, Buffer.concat([b.subarray(0, 2), mpf, b.subarray(2)]));
+    const jpg = await mpfJpeg(path.join(d, 'mpf.jpg'));
     const req = { raw: jpg, kind: 'jpeg' as const, level: 'all' as const, source: { none: 'x' }, provenance: PROVENANCE };
     const small = await carryTo(spliced, req, path.join(d, 'small.jpg'));
     expect(small).toMatchObject({ carried: 'provenance', toSidecar: false });
