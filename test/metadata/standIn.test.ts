@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import pino from 'pino';
 import sharp from 'sharp';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Provenance } from '../../src/metadata/provenance.js';
 import { pngChunk, standInOf } from '../../src/metadata/standIn.js';
 import type { OutputKind } from '../../src/metadata/tags.js';
 import { MetadataWriter } from '../../src/metadata/writer.js';
-import { makeTempDir } from '../helpers/job.js';
+import { makeJob, makeTempDir } from '../helpers/job.js';
 import { carryTo, Exif, SCAN_TAGS, solid } from '../helpers/metadata.js';
+import { simulate } from '../helpers/simulate.js';
 
 /**
  * The metadata of an output of any size is written through a stand-in (metadata/standIn.ts):
@@ -40,7 +42,8 @@ const PROVENANCE: Provenance = {
 async function mpfJpeg(file: string): Promise<string> {
   await solid(file, 32, 32, [1, 2, 3], 'jpeg');
   const b = readFileSync(file);
-  const mpf = Buffer.concat([Buffer.from([0xff, 0xe2, 0x00, 0x0c]), Buffer.from('MPF\0MM\0*\0')]);
+  // APP2, 14 bytes: "MPF\0" and a big-endian TIFF header (its IFD at offset 8).
+  const mpf = Buffer.concat([Buffer.from([0xff, 0xe2, 0x00, 0x0e]), Buffer.from('MPF\0MM\0*\0\0\0\x08', 'latin1')]);
   writeFileSync(file, Buffer.concat([b.subarray(0, 2), mpf, b.subarray(2)]));
   return file;
 }
@@ -179,4 +182,40 @@ describe('an output written through a stand-in', () => {
       await tiny.end();
     }
   });
+});
+
+describe('an output too large to rewrite whole that cannot be spliced', () => {
+  it("is the service's bytes, its metadata in <output>.xmp beside it, with a warning naming the photo", async () => {
+    const job = await makeJob({ photos: 0, steps: [{ capability: 'restore' }], extra: { output: { dir: './out', metadata: 'all' } } });
+    dirs.push(job.dir);
+    const input = await mpfJpeg(path.join(job.inputDir, 'multi.jpg'));
+    await exif.write(input, ['-XMP-dc:Title=Two pictures in one']);
+    const writer = new MetadataWriter({ maxProcs: 1, wholeRewriteMax: 100 });
+    await writer.start();
+    const warnings: string[] = [];
+    try {
+      const r = await simulate({
+        job,
+        sim: { processing: 'passthrough' },
+        runOptions: { metadataWriter: writer },
+        log: pino({ level: 'warn' }, { write: (l: string) => void warnings.push(String((JSON.parse(l) as { msg: unknown }).msg)) }),
+      });
+      const item = r.ledger.items.all()[0]!;
+      expect(item.state, item.reason ?? '').toBe('done');
+      const out = item.output_path!;
+      // Passthrough: the service's bytes are the input's; the output is them exactly.
+      expect(readFileSync(out).equals(readFileSync(input))).toBe(true);
+      const side = await exif.read(`${out}.xmp`);
+      expect(side['XMP-iptcExt:DigitalSourceType']).toMatch(/compositeWithTrainedAlgorithmicMedia$/);
+      expect(side['XMP-dc:Title']).toBe('Two pictures in one');
+      expect(r.ledger.outputFiles.fileMetadata(out)).toMatchObject({
+        level: 'none',
+        note: expect.stringMatching(/^metadata in the XMP sidecar beside it: a JPEG with an MPF segment/),
+      });
+      expect(warnings.some((w) => /^metadata in the XMP sidecar beside it: /.test(w))).toBe(true);
+      r.ledger.close();
+    } finally {
+      await writer.end();
+    }
+  }, 60_000);
 });
