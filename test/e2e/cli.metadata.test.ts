@@ -116,12 +116,12 @@ describe("an archive job's metadata through darkroom plan, run, status, report a
     expect(r.code, r.stderr).toBe(0);
     const html = readFileSync(path.join(dir, 'report.html'), 'utf8');
     const data = JSON.parse(html.match(/<script type="application\/json" id="photo-data">(.*?)<\/script>/s)![1]!) as {
-      photos: { p: string; m: { l: string; t: string | null; c: string | null; n: string | null } | null }[];
+      photos: { p: string; m: { l: string; t: string | null; c: string | null; n: string | null; s: string[] | null } | null }[];
     };
     const by = new Map(data.photos.map((x) => [x.p, x.m]));
-    expect(by.get('album/rich.jpg')).toEqual({ l: 'all', t: '1962-07-14 10:30:00', c: 'Grandma at the beach', n: null });
+    expect(by.get('album/rich.jpg')).toEqual({ l: 'all', t: '1962-07-14 10:30:00', c: 'Grandma at the beach', n: null, s: null });
     expect(by.get('damaged.jpg')).toMatchObject({ l: 'all', n: expect.stringMatching(/damaged/) });
-    expect(by.get('plain.png')).toEqual({ l: 'all', t: null, c: null, n: null });
+    expect(by.get('plain.png')).toEqual({ l: 'all', t: null, c: null, n: null, s: null });
     expect(html).toContain('<th>Metadata</th>');
     expect(html).toContain('AI disclosed');
   });
