@@ -7,7 +7,7 @@ import { DARKROOM_AGENT } from '../metadata/agent.js';
 import { MetadataWriter } from '../metadata/writer.js';
 import { copyAtomically, sweepTempFiles, writeBufferAtomically, writeStreamAtomically, type BodySource } from './atomic.js';
 import { checkOutputSpace, probeOutputFolder } from './diskcheck.js';
-import { carryStep, NO_METADATA, type MetadataOptions } from './metadata.js';
+import { carryStep, metadataNoteLine, NO_METADATA, type MetadataOptions } from './metadata.js';
 import { assignOutputNames, checkTargets, namingOptions, outputTargets, type NamingOptions, type OutputTarget } from './naming.js';
 import { writeOtherOutputs, writeOutputsOfDone, type Placement, type WrittenResult } from './otherOutputs.js';
 import type { OutputFs } from './outputfs.js';
@@ -149,11 +149,11 @@ export class OutputWriter {
     let meta: FileMetadata = NO_METADATA;
     const last = Math.max(0, this.naming.steps.length - 1);
     const finalize = this.#metadata
-      ? carryStep(this.#metadata, ledger, at.item, targets[0]!, r.ext, last, this.naming, (m) => (meta = m), this.fs)
+      ? carryStep(this.#metadata, ledger, at.item, targets[0]!, r.ext, last, this.naming, (m) => (meta = m), this.fs, this.log)
       : undefined;
     const facts = await writeStreamAtomically(target, r, this.dir, { fs: this.fs, ...(finalize ? { finalize } : {}) });
     crashPoint('output');
-    if (meta.note !== null) this.log.warn({ item: at.item.id, file: target }, `metadata not carried: ${meta.note}`);
+    if (meta.note !== null) this.log.warn({ item: at.item.id, file: target }, metadataNoteLine(meta));
     const result: WrittenResult = {
       path: target,
       bytes: facts.bytes,
@@ -175,6 +175,7 @@ export class OutputWriter {
       outputDir: this.dir,
       naming: this.naming,
       metadata: this.#metadata,
+      fs: this.fs,
       log: this.log,
       write: (t, b) => writeBufferAtomically(t, b, this.dir, write),
       copy: (t, from, w) =>

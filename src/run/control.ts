@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { clock, type TimerHandle } from '../clock.js';
 import type { Ledger, LedgerStatus } from '../ledger/index.js';
-import type { Logger } from '../log.js';
+import { LOG_ONLY, type Logger } from '../log.js';
 import { type ApiError, EXIT, type ExitCode, LedgerMovedError } from '../errors.js';
 
 /** Why a run stopped early because of the account (exit code 3). */
@@ -112,7 +112,11 @@ export class RunControl {
     if (!this.#accountStop || (this.#accountStop.creditsOnly && !creditsOnly)) this.#accountStop = { error: err, creditsOnly };
     this.noCreates = true;
     if (!creditsOnly) this.stopped = true;
-    this.log.error({ code: err.answer, httpStatus: err.httpStatus, businessCode: err.businessCode, requestId: err.requestId }, err.message);
+    // The command's `stopped: …` line says it to the operator (cli/commands/stops.ts).
+    this.log.error(
+      { code: err.answer, httpStatus: err.httpStatus, businessCode: err.businessCode, requestId: err.requestId, ...LOG_ONLY },
+      err.message,
+    );
     this.wake();
   }
 
@@ -124,7 +128,10 @@ export class RunControl {
    */
   stopForConfig(err: ApiError): void {
     this.stop({ kind: 'config', code: 'NOT_THE_SERVICE', immediate: true, exitCode: EXIT.usage, message: err.message });
-    this.log.error({ code: err.answer, httpStatus: err.httpStatus, endpoint: err.endpoint, requestId: err.requestId }, err.message);
+    this.log.error(
+      { code: err.answer, httpStatus: err.httpStatus, endpoint: err.endpoint, requestId: err.requestId, ...LOG_ONLY },
+      err.message,
+    );
   }
 
   /** An API call's stop: the account's or the config's, as the error says. */
@@ -172,7 +179,7 @@ export class RunControl {
     } catch (err) {
       if (!(err instanceof LedgerMovedError)) throw err;
       this.stop({ kind: 'ledger', message: err.message, exitCode: EXIT.usage, immediate: true });
-      this.log.error({ ledger: err.file, change: err.change }, err.message);
+      this.log.error({ ledger: err.file, change: err.change, ...LOG_ONLY }, err.message);
       return false;
     }
   }

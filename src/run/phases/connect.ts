@@ -1,6 +1,6 @@
 import { ApiClient, type CallRecord } from '../../api/index.js';
 import type { ItemRow, Ledger } from '../../ledger/index.js';
-import type { Logger } from '../../log.js';
+import { LOG_ONLY, type Logger } from '../../log.js';
 import type { Reservation } from '../../scheduler/budget/keyBudget.js';
 import { Lane } from '../../scheduler/lane/lane.js';
 import type { Feedback, LaneStages } from '../../scheduler/lane/types.js';
@@ -119,7 +119,7 @@ async function greet(ctx: RunContext, keys: readonly KeyContext[]): Promise<void
     });
     if (wrong !== null) {
       control.stop({ kind: 'config', code: wrong.code, immediate: true, exitCode: EXIT.usage, message: wrong.message });
-      ctx.log.error({ baseUrl: new URL(ctx.baseUrl).origin }, wrong.message);
+      ctx.log.error({ baseUrl: new URL(ctx.baseUrl).origin, ...LOG_ONLY }, wrong.message);
     }
   }
   for (const k of keys) {
