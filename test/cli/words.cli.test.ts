@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSim, type StartSimOptions } from '../../src/sim/server.js';
+import { createsInFlight, waitForLedger } from '../helpers/ledger.js';
 import { runCli } from '../helpers/cli.js';
 import { makeJob, writePhoto } from '../helpers/job.js';
 
@@ -81,21 +80,7 @@ describe('Ctrl-C while the live display draws', () => {
     });
     const j = await job(3);
     const run = runCli(['run', j.jobsFile, '--base-url', s.apiUrl], { ...j.env, DARKROOM_FORCE_TTY: '1', COLUMNS: '100' });
-    const end = Date.now() + 30_000;
-    const sending = () => {
-      if (!existsSync(j.ledgerFile)) return false;
-      try {
-        const db = new Database(j.ledgerFile, { readonly: true, fileMustExist: true });
-        try {
-          return (db.prepare("SELECT COUNT(*) AS n FROM submissions WHERE state = 'sending'").get() as { n: number }).n > 0;
-        } finally {
-          db.close();
-        }
-      } catch {
-        return false;
-      }
-    };
-    while (!sending() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    await waitForLedger(j.ledgerFile, (l) => createsInFlight(l) > 0);
     // A frame or two on screen first, so there is a display to scramble.
     await new Promise((r) => setTimeout(r, 1200));
     run.child.kill('SIGINT');

@@ -4,7 +4,7 @@ import { fingerprintKey } from '../../src/spec/key.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { makeJob, makeTempDir, type TestJob } from '../helpers/job.js';
-import { look } from '../robust/ledgerHelpers.js';
+import { look } from '../helpers/ledger.js';
 
 /**
  * One key on two machines: two runs with the same key and a state folder each, as two

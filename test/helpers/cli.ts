@@ -69,3 +69,27 @@ export function runCli(
   p.child = child;
   return p;
 }
+
+/**
+ * The real CLI on a pseudo-terminal (util-linux `script`), `answer` typed at its `[y/N]`
+ * question: what an operator at a terminal sees and answers. `env` is added to a bare
+ * PATH, HOME and TERM.
+ */
+export function runOnTty(
+  args: readonly string[],
+  answer: string,
+  env: Readonly<Record<string, string>> = {},
+): Promise<{ code: number | null; output: string }> {
+  const cmd = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const child = spawn('script', ['-q', '-e', '-c', cmd, '/dev/null'], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'dumb', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => {
+    output += d.toString();
+    if (output.includes('[y/N]') && !child.stdin.writableEnded) child.stdin.end(`${answer}\n`);
+  });
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, output })));
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Ledger, type ItemState } from '../../src/ledger/index.js';
-import { discovered } from '../helpers/discovered.js';
+import { discovered, putAt } from '../helpers/discovered.js';
 
 /** Where photos stand per step, read from the ledger alone (status --json "steps"). */
 describe('status: progress per step', () => {
@@ -11,9 +11,8 @@ describe('status: progress per step', () => {
       l,
       Array.from({ length: 7 }, (_, i) => `p${i}.jpg`),
     );
-    const db = (l as unknown as { db: import('better-sqlite3').Database }).db;
-    const put = (id: number, step: number, state: ItemState) =>
-      db.prepare('UPDATE items SET step_index = ?, state = ? WHERE id = ?').run(step, state, id);
+    // Each photo taken there through the ledger's API, every move checked and recorded.
+    const put = (id: number, step: number, state: ItemState) => putAt(l, id, step, state, 3);
     put(1, 0, 'queued'); // still to upload
     put(2, 0, 'active'); // restoring
     put(3, 1, 'uploaded'); // restored, waiting for its colorize create

@@ -1,16 +1,15 @@
 import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Ledger, type ItemRow } from '../../src/ledger/index.js';
+import { Ledger } from '../../src/ledger/index.js';
 import { TEMP_SUFFIX } from '../../src/outputs/atomic.js';
 import { downloadStage } from '../../src/run/stages/download.js';
-import type { RunSeams } from '../../src/run/context.js';
 import { stageContext } from '../helpers/runContext.js';
 import { nodeOutputFs, type OutputFs } from '../../src/outputs/outputfs.js';
 import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir, writePhoto } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
-import { discovered } from '../helpers/discovered.js';
+import { succeededItem } from '../helpers/discovered.js';
 
 /**
  * Issue 12, point 9: results streamed to disk, checked on the stream, and the other files
@@ -21,27 +20,6 @@ const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
-
-function succeededItem(ledger: Ledger, rel: string, resultUrl: string): ItemRow {
-  discovered(ledger, [rel]);
-  const id = ledger.items.all().at(-1)!.id;
-  ledger.items.move(id, 'queued', 'uploading', { key_fp: 'k' });
-  ledger.items.move(id, 'uploading', 'uploaded', { input_url: 'http://x/u.jpg' });
-  const s = ledger.submissions.begin(ledger.items.get(id)!, 'enhance', 'k', `dr-${id}`);
-  ledger.submissions.accept(s, ledger.items.get(id)!, {
-    taskId: `t${id}`,
-    businessType: 'ENHANCE',
-    responseRequestId: null,
-    waitHintMs: null,
-    pollAtMs: 0,
-  });
-  return ledger.tasks.succeeded(ledger.items.get(id)!, resultUrl, true);
-}
-
-/** The download stage's context: a run writing into `outputDir`, with `seams`. */
-function ctxFor(ledger: Ledger, outputDir: string, seams: RunSeams = {}) {
-  return stageContext({ ledger, outputDir, seams });
-}
 
 /** A loopback result host sending `body` in chunks of `chunk` bytes, each in its own write. */
 async function chunked(body: Buffer, chunk: number): Promise<string> {
@@ -71,7 +49,7 @@ describe('a streamed result', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const ledger = Ledger.open(':memory:');
     const item = succeededItem(ledger, 'a/photo.png', `${origin}/r/x`);
-    expect(await downloadStage(ctxFor(ledger, path.join(dir, 'out')), item)).toBe('done');
+    expect(await downloadStage(stageContext({ ledger, outputDir: path.join(dir, 'out') }), item)).toBe('done');
     // A JPEG whatever the name said: the output's extension is the result's real type.
     expect(readFileSync(path.join(dir, 'out', 'a', 'photo.jpg')).equals(body)).toBe(true);
   });
@@ -82,7 +60,7 @@ describe('a streamed result', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const ledger = Ledger.open(':memory:');
     const item = succeededItem(ledger, 'p.jpg', `${origin}/r/x`);
-    expect(await downloadStage(ctxFor(ledger, path.join(dir, 'out')), item)).toBe('retry');
+    expect(await downloadStage(stageContext({ ledger, outputDir: path.join(dir, 'out') }), item)).toBe('retry');
     expect(ledger.items.get(item.id)).toMatchObject({ state: 'succeeded', retries: 1 });
     expect(ledger.items.get(item.id)!.reason).toBe('result is not a JPG, PNG or WEBP image');
     expect(existsSync(path.join(dir, 'out'))).toBe(false);
@@ -104,7 +82,7 @@ describe('a streamed result', () => {
     const ledger = Ledger.open(':memory:');
     const item = succeededItem(ledger, 'p.jpg', `${origin}/r/x`);
     const out = path.join(dir, 'out');
-    const ctx = ctxFor(ledger, out, { outputFs: fs });
+    const ctx = stageContext({ ledger, outputDir: out, seams: { outputFs: fs } });
     expect(await downloadStage(ctx, item)).toBe('retry');
     // The run stops new creates: the disk cannot take files (exit 1), the photo stays paid-for.
     expect(ctx.control.halt).toMatchObject({ kind: 'disk', exitCode: 1, immediate: false });
@@ -112,7 +90,7 @@ describe('a streamed result', () => {
     expect(ledger.items.get(item.id)!.state).toBe('succeeded');
     expect(readdirSync(out)).toEqual([]);
     // Space again: the same result, downloaded whole.
-    expect(await downloadStage(ctxFor(ledger, out), ledger.items.get(item.id)!)).toBe('done');
+    expect(await downloadStage(stageContext({ ledger, outputDir: out }), ledger.items.get(item.id)!)).toBe('done');
     expect(readFileSync(path.join(out, 'p.jpg')).equals(body)).toBe(true);
     expect(readdirSync(out).filter((f) => f.endsWith(TEMP_SUFFIX))).toEqual([]);
   });

@@ -3,17 +3,16 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WireRequest, WireResponse } from '../../src/api/index.js';
-import { Ledger, type ItemRow } from '../../src/ledger/index.js';
+import { Ledger } from '../../src/ledger/index.js';
 import { TEMP_SUFFIX } from '../../src/outputs/atomic.js';
 import { inside } from '../../src/outputs/naming.js';
-import type { RunSeams } from '../../src/run/context.js';
 import { downloadStage } from '../../src/run/stages/download.js';
 import { stageContext } from '../helpers/runContext.js';
 import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 import { createsPerPhoto, query } from './helpers.js';
-import { discovered } from '../helpers/discovered.js';
+import { succeededItem } from '../helpers/discovered.js';
 
 /**
  * Issue 4, point 3: downloads (L4). A whole-download deadline; an expired result URL
@@ -26,28 +25,6 @@ const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
-
-/** An item that has finished its task, waiting for its result to be downloaded. */
-function succeededItem(ledger: Ledger, rel: string, resultUrl: string): ItemRow {
-  discovered(ledger, [rel]);
-  const id = ledger.items.all().at(-1)!.id;
-  ledger.items.move(id, 'queued', 'uploading', { key_fp: 'k' });
-  ledger.items.move(id, 'uploading', 'uploaded', { input_url: 'http://x/u.jpg' });
-  const s = ledger.submissions.begin(ledger.items.get(id)!, 'enhance', 'k', `dr-${id}`);
-  ledger.submissions.accept(s, ledger.items.get(id)!, {
-    taskId: `t${id}`,
-    businessType: 'ENHANCE',
-    responseRequestId: null,
-    waitHintMs: null,
-    pollAtMs: 0,
-  });
-  return ledger.tasks.succeeded(ledger.items.get(id)!, resultUrl, true);
-}
-
-/** The download stage's context: a run writing into `outputDir`, with `seams`. */
-function ctxFor(ledger: Ledger, outputDir: string, seams: RunSeams = {}) {
-  return stageContext({ ledger, outputDir, seams });
-}
 
 /** A transport intercept that runs `then` once the upload of the file named `filename` has been answered. */
 function afterUploadOf(filename: string, then: () => void) {
@@ -83,7 +60,10 @@ describe('a download', () => {
     const ledger = Ledger.open(':memory:');
     const item = succeededItem(ledger, 'slow.jpg', `${origin}/r/slow.jpg`);
     const started = Date.now();
-    const outcome = await downloadStage(ctxFor(ledger, path.join(dir, 'out'), { downloadDeadlineMs: 400 }), item);
+    const outcome = await downloadStage(
+      stageContext({ ledger, outputDir: path.join(dir, 'out'), seams: { downloadDeadlineMs: 400 } }),
+      item,
+    );
     expect(Date.now() - started).toBeLessThan(3000);
     expect(outcome).toBe('retry');
     expect(ledger.items.get(item.id)).toMatchObject({ state: 'succeeded', retries: 1 });
@@ -104,9 +84,9 @@ describe('a download', () => {
     const ledger = Ledger.open(':memory:');
     const item = succeededItem(ledger, 'a/b.jpg', `${origin}/r/b.jpg`);
     const out = path.join(dir, 'out');
-    expect(await downloadStage(ctxFor(ledger, out), item)).toBe('retry');
+    expect(await downloadStage(stageContext({ ledger, outputDir: out }), item)).toBe('retry');
     expect(existsSync(path.join(out, 'a', 'b.jpg'))).toBe(false);
-    expect(await downloadStage(ctxFor(ledger, out), ledger.items.get(item.id)!)).toBe('done');
+    expect(await downloadStage(stageContext({ ledger, outputDir: out }), ledger.items.get(item.id)!)).toBe('done');
     expect(readFileSync(path.join(out, 'a', 'b.jpg')).equals(jpeg)).toBe(true);
     expect(readdirSync(path.join(out, 'a')).filter((f) => f.endsWith(TEMP_SUFFIX))).toEqual([]);
   });
@@ -232,7 +212,7 @@ describe('the output folder', () => {
     ledger.close();
     ledger = Ledger.open(file);
     ledger.recover();
-    expect(await downloadStage(ctxFor(ledger, out), ledger.items.get(item.id)!)).toBe('done');
+    expect(await downloadStage(stageContext({ ledger, outputDir: out }), ledger.items.get(item.id)!)).toBe('done');
     expect(ledger.items.get(item.id)).toMatchObject({ state: 'done', output_path: path.join(out, 'p.jpg') });
     ledger.close();
   });

@@ -6,7 +6,8 @@ import { fingerprintKey } from '../../src/spec/key.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { makeJob, type TestJob } from '../helpers/job.js';
-import { callsSeen, count, waitForLedger } from './ledgerHelpers.js';
+import { callsSeen, count, waitForLedger } from '../helpers/ledger.js';
+import type { Ledger } from '../../src/ledger/index.js';
 
 /**
  * Issue 12, point 5: a ledger moved or replaced during a run went unnoticed: the run wrote
@@ -35,7 +36,7 @@ async function job(): Promise<TestJob> {
   return j;
 }
 
-const active = (db: Database.Database) => count(db, "SELECT COUNT(*) AS n FROM items WHERE state = 'active'") >= 2;
+const active = (l: Ledger) => l.status().states.active >= 2;
 
 function integrity(file: string): string {
   const db = new Database(file, { readonly: true, fileMustExist: true });

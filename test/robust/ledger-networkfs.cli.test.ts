@@ -4,7 +4,7 @@ import { fingerprintKey } from '../../src/spec/key.js';
 import { startSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { makeJob } from '../helpers/job.js';
-import { callsSeen } from './ledgerHelpers.js';
+import { callsSeen } from '../helpers/ledger.js';
 
 /**
  * The ledger on a NAS: `ledger: ./out/darkroom.db` with the archive on network storage puts

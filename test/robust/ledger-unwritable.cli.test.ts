@@ -5,7 +5,7 @@ import { fingerprintKey } from '../../src/spec/key.js';
 import { startSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { makeJob } from '../helpers/job.js';
-import { callsSeen } from './ledgerHelpers.js';
+import { callsSeen } from '../helpers/ledger.js';
 
 /**
  * Issue 12, point 10a: a ledger folder that cannot be written gave "unexpected error: EACCES …"

@@ -7,7 +7,7 @@ import { openDatabase } from '../../src/ledger/open.js';
 import { startSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { makeJob } from '../helpers/job.js';
-import { callsSeen, count, look, slowCreates, waitForLedger } from './ledgerHelpers.js';
+import { callsSeen, createsInFlight, look, slowCreates, waitForLedger } from '../helpers/ledger.js';
 
 /**
  * Issue 12, point 5: one writer per ledger, whatever path reaches it. The lock was a file
@@ -39,7 +39,7 @@ describe('a ledger in use, reached by another path', () => {
     // All three creates in flight (three photos, three task slots) and arrived at the
     // simulator (`sending` is committed before a create leaves): the first run sends nothing
     // more until their answers come, a minute later.
-    await waitForLedger(job.ledgerFile, (db) => count(db, "SELECT COUNT(*) AS n FROM submissions WHERE state = 'sending'") === 3);
+    await waitForLedger(job.ledgerFile, (l) => createsInFlight(l) === 3);
     for (let i = 0; i < 600 && (sim.model.audit().keys[FP]?.creates ?? 0) < 3; i++) await new Promise((r) => setTimeout(r, 50));
     expect(sim.model.audit().keys[FP]?.creates).toBe(3);
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { makeJob } from '../helpers/job.js';
-import { count, look, slowCreates, waitForLedger } from './ledgerHelpers.js';
+import { look, slowCreates, waitForLedger } from '../helpers/ledger.js';
 
 /**
  * Issue 12, point 5: after a crash, two runs started together both took the stale lock in
@@ -82,11 +82,13 @@ describe('two runs racing for a stale lock', () => {
         await Promise.all(live);
       });
       const maxSubmission = () => look<{ n: number | null }>(job.ledgerFile, 'SELECT MAX(id) AS n FROM submissions')[0]!.n ?? 0;
+      // A create of this trial in flight: a submission after `after` still `sending`.
       const newSending = (after: number) =>
-        waitForLedger(
-          job.ledgerFile,
-          (db) => count(db, `SELECT COUNT(*) AS n FROM submissions WHERE id > ${after} AND state = 'sending'`) > 0,
-        );
+        waitForLedger(job.ledgerFile, (l) => {
+          for (let id = after + 1, s = l.submissions.get(id); s !== undefined; s = l.submissions.get(++id))
+            if (s.state === 'sending') return true;
+          return false;
+        });
 
       // The stale lock of the first trial: a run killed with its create in flight.
       const crashed = runCli(args, env);

@@ -5,7 +5,7 @@ import { startSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir } from '../helpers/job.js';
-import { count, look, waitForLedger } from './ledgerHelpers.js';
+import { createsInFlight, look, waitForLedger } from '../helpers/ledger.js';
 
 /**
  * A run killed (kill -9, a power cut, an OOM kill) just after three creates left, their
@@ -54,7 +54,7 @@ async function killedWithThreeInFlight() {
 
   // The run sends its three creates and is killed while they hang.
   const first = runCli(args, env);
-  await waitForLedger(job.ledgerFile, (db) => count(db, "SELECT COUNT(*) AS n FROM submissions WHERE state = 'sending'") === 3);
+  await waitForLedger(job.ledgerFile, (l) => createsInFlight(l) === 3);
   for (let i = 0; i < 100 && sim.model.audit().tasks < 3; i++) await new Promise((r) => setTimeout(r, 50));
   first.child.kill('SIGKILL');
   await first;
@@ -90,7 +90,8 @@ describe('a run killed with three creates in flight, their tasks long ended', ()
     const second = runCli(args, env, { timeoutMs: 120_000 });
     // Once it has held the three creates (its recovery), and before its first create: status
     // shows the slots counted busy by held creates.
-    await waitForLedger(job.ledgerFile, (db) => count(db, "SELECT COUNT(*) AS n FROM submissions WHERE state = 'ambiguous'") === 3);
+    // The second run's recovery: the three creates in flight at the kill are ambiguous, their photos held (§ L2).
+    await waitForLedger(job.ledgerFile, (l) => l.held.list(['ambiguous']).length === 3);
     const during = JSON.parse((await runCli(['status', job.jobsFile, '--json'], env)).stdout) as HeldSlotsJson;
     // (Its first create, a probe, waits 15 s from the held creates' give-up: no task was seen to end.)
     expect(look<{ n: number }>(job.ledgerFile, "SELECT COUNT(*) AS n FROM submissions WHERE state <> 'ambiguous'")[0]!.n).toBe(0);

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -6,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WireResponse } from '../../src/api/index.js';
 import { retryCost } from '../../src/cli/commands/retryFailed.js';
 import { Ledger } from '../../src/ledger/index.js';
-import { BIN, runCli } from '../helpers/cli.js';
+import { runCli, runOnTty } from '../helpers/cli.js';
 import { makeJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 import { createsPerPhoto, query } from './helpers.js';
@@ -17,22 +16,6 @@ import { createsPerPhoto, query } from './helpers.js';
  * an older darkroom failed after its task had succeeded only needs its download: it goes
  * back to `succeeded`, at no cost. Skipped inputs (bad files) are left alone, and it says so.
  */
-
-/** The real CLI on a pseudo-terminal (util-linux `script`), `answer` typed at its question. */
-function runOnTty(args: string[], answer: string): Promise<{ code: number | null; output: string }> {
-  const cmd = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn('script', ['-q', '-e', '-c', cmd, '/dev/null'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'dumb' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => {
-    output += d.toString();
-    if (output.includes('[y/N]') && !child.stdin.writableEnded) child.stdin.end(`${answer}\n`);
-  });
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, output })));
-}
 
 /**
  * What a darkroom older than issue 12 left after a result-host outage: a photo whose task

@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WireResponse } from '../../src/api/index.js';
 import { Ledger } from '../../src/ledger/index.js';
-import { BIN, runCli, testStateDir } from '../helpers/cli.js';
+import { runCli, runOnTty as onTty, testStateDir } from '../helpers/cli.js';
 import { makeJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 import { createsPerPhoto, query } from './helpers.js';
@@ -12,21 +11,8 @@ import { createsPerPhoto, query } from './helpers.js';
  * to quote to support, and `darkroom retry --held` re-queues them only after a yes.
  */
 
-/** The real CLI on a pseudo-terminal (util-linux `script`), `answer` typed at its question. */
-function runOnTty(args: string[], answer: string): Promise<{ code: number | null; output: string }> {
-  const cmd = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn('script', ['-q', '-e', '-c', cmd, '/dev/null'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'dumb', DARKROOM_STATE_DIR: testStateDir() },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => {
-    output += d.toString();
-    if (output.includes('[y/N]') && !child.stdin.writableEnded) child.stdin.end(`${answer}\n`);
-  });
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, output })));
-}
+/** The real CLI on a terminal, with this file's key store. */
+const runOnTty = (args: string[], answer: string) => onTty(args, answer, { DARKROOM_STATE_DIR: testStateDir() });
 
 describe('held photos at the command line', () => {
   let job: Awaited<ReturnType<typeof makeJob>>;

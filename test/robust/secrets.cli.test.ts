@@ -9,7 +9,7 @@ import { startSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir } from '../helpers/job.js';
-import { discovered } from '../helpers/discovered.js';
+import { succeededItem } from '../helpers/discovered.js';
 
 /**
  * Issue 4, point 6 (L5): a canary key appears nowhere — stdout, stderr, the log, the
@@ -119,18 +119,7 @@ describe('the key', () => {
     });
     const dir = makeTempDir();
     const ledger = Ledger.open(':memory:');
-    discovered(ledger, ['p.jpg']);
-    ledger.items.move(1, 'queued', 'uploading', { key_fp: 'k' });
-    ledger.items.move(1, 'uploading', 'uploaded', { input_url: 'http://x/u.jpg' });
-    const s = ledger.submissions.begin(ledger.items.get(1)!, 'enhance', 'k', 'dr-1');
-    ledger.submissions.accept(s, ledger.items.get(1)!, {
-      taskId: 't1',
-      businessType: 'ENHANCE',
-      responseRequestId: null,
-      waitHintMs: null,
-      pollAtMs: 0,
-    });
-    const item = ledger.tasks.succeeded(ledger.items.get(1)!, `${results.url}/r/p.jpg`, true);
+    const item = succeededItem(ledger, 'p.jpg', `${results.url}/r/p.jpg`);
     const outcome = await downloadStage(
       stageContext({ ledger, outputDir: path.join(dir, 'out'), seams: { downloadDeadlineMs: 10_000 } }),
       item,

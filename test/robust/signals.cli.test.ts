@@ -6,6 +6,8 @@ import { fingerprintKey } from '../../src/spec/key.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
 import { runCli } from '../helpers/cli.js';
 import { makeJob } from '../helpers/job.js';
+import { createsInFlight, look, waitForLedger } from '../helpers/ledger.js';
+import type { Ledger } from '../../src/ledger/index.js';
 
 /**
  * Issue 4, point 5: SIGINT/SIGTERM make no new calls, let calls in flight finish or abort
@@ -26,36 +28,6 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-/** Wait until a read-only look at the ledger satisfies `ok` (the run is writing it). */
-async function waitForLedger(file: string, ok: (db: Database.Database) => boolean, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (existsSync(file)) {
-      try {
-        const db = new Database(file, { readonly: true, fileMustExist: true });
-        try {
-          if (ok(db)) return;
-        } finally {
-          db.close();
-        }
-      } catch {
-        // not migrated yet
-      }
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('the ledger never reached the expected state');
-}
-
-function look<T>(file: string, sql: string): T[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare(sql).all() as T[];
-  } finally {
-    db.close();
-  }
-}
-
 function integrity(file: string): string {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
@@ -65,8 +37,7 @@ function integrity(file: string): string {
   }
 }
 
-const sending = (db: Database.Database) =>
-  (db.prepare("SELECT COUNT(*) AS n FROM submissions WHERE state = 'sending'").get() as { n: number }).n > 0;
+const sending = (l: Ledger) => createsInFlight(l) > 0;
 
 async function slowCreates(): Promise<RunningSim> {
   // Every create is accepted and then answered a minute late: a create is surely in flight.
@@ -115,10 +86,7 @@ describe('an interrupted run', () => {
     const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
     const run = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--quiet'], envFor(job));
-    await waitForLedger(
-      job.ledgerFile,
-      (db) => (db.prepare("SELECT COUNT(*) AS n FROM items WHERE state = 'active'").get() as { n: number }).n === 3,
-    );
+    await waitForLedger(job.ledgerFile, (l) => l.status().states.active === 3);
     const t0 = Date.now();
     run.child.kill('SIGTERM');
     const r = await run;

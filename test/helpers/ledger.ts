@@ -1,18 +1,22 @@
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { Ledger } from '../../src/ledger/index.js';
 import { startSim, type RunningSim } from '../../src/sim/server.js';
 
-/** Wait until a read-only look at the ledger satisfies `ok` (a run is writing it). */
-export async function waitForLedger(file: string, ok: (db: Database.Database) => boolean, timeoutMs = 30_000): Promise<void> {
+/**
+ * Wait until the ledger a run is writing, read beside it as `darkroom status` reads it
+ * (through its API, read-only), satisfies `ok`.
+ */
+export async function waitForLedger(file: string, ok: (ledger: Ledger) => boolean, timeoutMs = 30_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     if (existsSync(file)) {
       try {
-        const db = new Database(file, { readonly: true, fileMustExist: true });
+        const ledger = Ledger.open(file, { readonly: true });
         try {
-          if (ok(db)) return;
+          if (ok(ledger)) return;
         } finally {
-          db.close();
+          ledger.close();
         }
       } catch {
         // not migrated yet
@@ -22,6 +26,9 @@ export async function waitForLedger(file: string, ok: (db: Database.Database) =>
   }
   throw new Error('the ledger never reached the expected state');
 }
+
+/** Creates in flight: a photo `submitting` has its create `sending` (§ L1), in the one transaction that began it. */
+export const createsInFlight = (l: Ledger): number => l.status().states.submitting;
 
 /** Read-only SQL over a ledger file (tests look; only src/ledger writes). */
 export function look<T = Record<string, unknown>>(file: string, sql: string, ...params: unknown[]): T[] {
