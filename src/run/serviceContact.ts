@@ -54,7 +54,7 @@ export class ServiceContact {
 
   /** Every keyed call, as the client records it. */
   observe(rec: CallRecord): void {
-    if (rec.httpStatus !== null && rec.httpStatus >= 300 && rec.httpStatus < 400) return; // a redirect stops the run (run/stages/configStop.ts)
+    if (rec.httpStatus !== null && rec.httpStatus >= 300 && rec.httpStatus < 400) return; // a redirect stops the run (RunControl.stopForConfig)
     const a = serviceAnswer(rec.httpStatus, rec.businessCode);
     if (a === 'api') this.#back();
     else this.#failed(rec.atMs, rec.errorCode ?? (rec.httpStatus === null ? 'no answer' : `HTTP ${rec.httpStatus}`));

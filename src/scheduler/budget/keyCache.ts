@@ -176,7 +176,7 @@ export interface KeyBudgetOptions {
   readonly owner: string;
   readonly limits: KeyLimits;
   /**
-   * How long a task may run from its start (src/scheduler/taskBound.ts). `fresh`: the
+   * How long a task may run from its start (keySlots.ts taskBoundMs). `fresh`: the
    * caller holds slots it can only guess about and wants the latest observations.
    */
   readonly taskBoundMs: (fresh?: boolean) => number;

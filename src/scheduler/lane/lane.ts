@@ -26,9 +26,9 @@ const FREES_A_SLOT = 0.5;
 /**
  * One API key's lane: it spends that key's calls and slots for this run, through the key's
  * machine-wide budget (other processes using the key spend from the same one). This is its
- * loop: pick the next action (laneQueues.ts), wait for the budget to allow it, reserve its
+ * loop: pick the next action (queues.ts), wait for the budget to allow it, reserve its
  * call and start its stage, and take the stage's feedback; its pacing and the poller's
- * tuning are lanePacing.ts.
+ * tuning are pacing.ts.
  */
 export class Lane {
   private readonly state: LaneState;
