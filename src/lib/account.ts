@@ -112,15 +112,10 @@ export async function withAccountClient<T>(
     ...(io.transport ? { transport: io.transport } : {}),
     onCall: (rec: CallRecord) => ledger?.calls.record(key.fingerprint, rec),
   });
-  let ticket;
   try {
-    ticket = await budget.reserveWhenFree('account', {
-      maxWaitMs: ACCOUNT_MAX_WAIT_MS,
-      onWait: (ms, binding) => io.onWait?.(waitLine(ms, binding)),
-    });
-    return await fn(client.withTicket(ticket));
+    const wait = { maxWaitMs: ACCOUNT_MAX_WAIT_MS, onWait: (ms: number, binding: Binding) => io.onWait?.(waitLine(ms, binding)) };
+    return await budget.call('account', wait, (ticket) => fn(client.withTicket(ticket)));
   } finally {
-    if (ticket) budget.settle(ticket);
     await client.close();
     ledger?.close();
     store.close();

@@ -119,14 +119,14 @@ export class OutputWriter {
     const target = targets[0]!.path;
     checkTargets(ledger, at.item, targets.slice(1));
     at.item = ledger.outputFiles.adoptOutput(at.item, target);
-    const owner = ledger.outputs.ownerOf(target);
-    if (owner !== undefined && owner.id !== at.item.id) {
-      throw new DownloadError(
+    const taken = (owner: { readonly rel_path: string }) =>
+      new DownloadError(
         'OUTPUT_TAKEN',
         `${target} is the output of ${owner.rel_path} already (two inputs differ only in their extension); rename one of them and run again`,
         true,
       );
-    }
+    const owner = ledger.outputs.ownerOf(target);
+    if (owner !== undefined && owner.id !== at.item.id) throw taken(owner);
     if (owner === undefined && existsSync(target)) {
       throw new DownloadError(
         'OUTPUT_EXISTS',
@@ -138,13 +138,7 @@ export class OutputWriter {
     // item owns, which the next run overwrites with the same bytes instead of refusing.
     // The claim is one guarded statement, so two downloads racing for a path cannot both win.
     const rival = ledger.outputs.claim(at.item, target);
-    if (rival !== undefined) {
-      throw new DownloadError(
-        'OUTPUT_TAKEN',
-        `${target} is the output of ${rival.rel_path} already (two inputs differ only in their extension); rename one of them and run again`,
-        true,
-      );
-    }
+    if (rival !== undefined) throw taken(rival);
     at.item = { ...at.item, output_path: target };
     let meta: FileMetadata = NO_METADATA;
     const last = Math.max(0, this.naming.steps.length - 1);

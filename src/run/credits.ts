@@ -2,7 +2,7 @@ import type { ApiClient } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import type { Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
-import type { KeyBudget, Reservation } from '../scheduler/budget/keyBudget.js';
+import type { KeyBudget } from '../scheduler/budget/keyBudget.js';
 
 /** 20601: what the account has against what the work left needs. */
 export interface CreditsShortfall {
@@ -26,16 +26,12 @@ export async function creditsShortfall(
 ): Promise<CreditsShortfall> {
   const needed = ledger.createsNeeded(config.steps.length);
   if (!client || !budget) return { needed, remaining: null };
-  let ticket: Reservation | undefined;
   try {
-    ticket = await budget.reserveWhenFree('account', { signal: abort });
-    const c = await client.withTicket(ticket).credits({ signal: abort });
+    const c = await budget.call('account', { signal: abort }, (ticket) => client.withTicket(ticket).credits({ signal: abort }));
     return { needed, remaining: c.remainingCredit };
   } catch (err) {
     log.warn({ err: String((err as Error).message ?? err) }, 'could not read the credit balance');
     return { needed, remaining: null };
-  } finally {
-    if (ticket) budget.settle(ticket);
   }
 }
 
@@ -47,17 +43,13 @@ export async function readUsedCredit(
   log: Logger,
 ): Promise<number | null> {
   if (!client || !budget) return null;
-  let ticket: Reservation | undefined;
   try {
-    ticket = await budget.reserveWhenFree('account', { signal: abort });
-    return (await client.withTicket(ticket).credits({ signal: abort })).usedCredit;
+    return (await budget.call('account', { signal: abort }, (ticket) => client.withTicket(ticket).credits({ signal: abort }))).usedCredit;
   } catch (err) {
     log.warn(
       { err: String((err as Error).message ?? err) },
       "could not read the credit balance for --max-credits; counting this run's creates instead",
     );
     return null;
-  } finally {
-    if (ticket) budget.settle(ticket);
   }
 }

@@ -93,18 +93,18 @@ export async function seedFromUsage(key: KeyContext, signal: AbortSignal): Promi
   // crash loop, a cron job every minute) would otherwise spend a call of the minute's
   // budget on each start, for facts that change little in a minute.
   if (!budget.claimSeed(clock.now(), SEED_EVERY_MS)) return undefined;
-  let ticket;
   try {
-    ticket = await budget.reserveWhenFree('account', { signal });
-    const askedAt = clock.now();
-    const u = await client.withTicket(ticket).usage({ signal });
-    const foreign = budget.adoptUsage(u, clock.now(), askedAt);
-    if (foreign.minute + foreign.hour > 0) {
-      log.info(
-        { ...foreign, minuteRemaining: u.minuteRemaining, hourRemaining: u.hourRemaining },
-        'the key was used elsewhere: its windows count those calls too',
-      );
-    }
+    await budget.call('account', { signal }, async (ticket) => {
+      const askedAt = clock.now();
+      const u = await client.withTicket(ticket).usage({ signal });
+      const foreign = budget.adoptUsage(u, clock.now(), askedAt);
+      if (foreign.minute + foreign.hour > 0) {
+        log.info(
+          { ...foreign, minuteRemaining: u.minuteRemaining, hourRemaining: u.hourRemaining },
+          'the key was used elsewhere: its windows count those calls too',
+        );
+      }
+    });
   } catch (err) {
     // Stopped while it waited for room (the run ended, an interrupt): nothing to say.
     if (signal.aborted) return undefined;
@@ -115,8 +115,6 @@ export async function seedFromUsage(key: KeyContext, signal: AbortSignal): Promi
       { err: String((err as Error)?.message ?? err) },
       "could not read the key's usage from the service; going on with this machine's count",
     );
-  } finally {
-    if (ticket) budget.settle(ticket);
   }
   return undefined;
 }

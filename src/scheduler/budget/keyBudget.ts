@@ -133,12 +133,26 @@ export class KeyBudget implements ReservationBook {
   }
 
   /**
-   * Reserve a call, waiting for room (account calls, the runner's own checks). `onWait` is
-   * told once how long and why; a wait longer than `maxWaitMs` throws KeyBusyError instead.
+   * One call made outside a lane (account calls, the run's usage reading): reserved when the
+   * windows have room, made under its reservation (`call`), settled. `onWait` is told once
+   * how long and why it waits; a wait longer than `maxWaitMs` throws KeyBusyError instead.
    */
-  async reserveWhenFree(
+  async call<T>(
     kind: ReserveKind,
-    o: { signal?: AbortSignal; maxWaitMs?: number; onWait?: (waitMs: number, binding: Binding) => void } = {},
+    o: { signal?: AbortSignal; maxWaitMs?: number; onWait?: (waitMs: number, binding: Binding) => void },
+    call: (ticket: Reservation) => Promise<T>,
+  ): Promise<T> {
+    const ticket = await this.reserveWhenFree(kind, o);
+    try {
+      return await call(ticket);
+    } finally {
+      this.settle(ticket);
+    }
+  }
+
+  private async reserveWhenFree(
+    kind: ReserveKind,
+    o: { signal?: AbortSignal; maxWaitMs?: number; onWait?: (waitMs: number, binding: Binding) => void },
   ): Promise<Reservation> {
     let told = false;
     for (;;) {
