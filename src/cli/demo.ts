@@ -2,7 +2,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSimulator } from '../simulator.js';
 import { describeError } from './errors.js';
-import { progressFor, runCommand } from './commands/index.js';
+import { progressFor } from './commands/progress.js';
+import { runCommand } from './commands/run.js';
 import { terminalSafe } from '../display.js';
 
 /**

@@ -6,19 +6,7 @@
 import { readFileSync } from 'node:fs';
 import yargs, { type Argv } from 'yargs';
 import { clock } from '../clock.js';
-import {
-  creditsCommand,
-  DEFAULT_LEDGER_FILE,
-  manifestCommand,
-  planCommand,
-  progressFor,
-  reportCommand,
-  retryCommand,
-  runCommand,
-  statusCommand,
-  usageCommand,
-  watchStatus,
-} from './commands/index.js';
+import { DEFAULT_LEDGER_FILE } from './commands/index.js';
 import { jsonSafe, terminalSafe } from '../display.js';
 import { askOnTerminal } from './ask.js';
 import { EXIT, UsageError } from '../errors.js';
@@ -29,10 +17,9 @@ import { Screen } from './screen.js';
 import { usageLine } from './suggest.js';
 import { numberOption, optionalNumberOption } from './usage.js';
 
-// Each command's modules are loaded by its function in the public entry when it runs
-// (src/cli/commands/index.ts): together they load undici, sharp, zod, yaml, pino, fast-glob…
-// (0.4–0.6 s here, of a `status` on 100,000 items that took 0.7–1.0 s), and `status`,
-// `--help` and `--version` need none of that.
+// Each command's module is loaded by its handler when it runs (`await import('./commands/…')`):
+// together they load undici, sharp, zod, yaml, pino, fast-glob… (0.4–0.6 s here, of a `status`
+// on 100,000 items that took 0.7–1.0 s), and `status`, `--help` and `--version` need none of that.
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -104,7 +91,9 @@ async function plan(a: {
   failRate?: number | undefined;
   json?: boolean | undefined;
 }): Promise<number> {
-  const r = await planCommand(
+  const r = await (
+    await import('./commands/plan.js')
+  ).planCommand(
     {
       jobs: a.jobs,
       ledger: a.ledger,
@@ -202,7 +191,9 @@ function runCli(y: Argv, done: Done): Argv {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
-        const r = await runCommand(
+        const r = await (
+          await import('./commands/run.js')
+        ).runCommand(
           {
             jobs: a.jobs,
             ledger: a.ledger,
@@ -216,7 +207,7 @@ function runCli(y: Argv, done: Done): Argv {
             env: process.env,
             stderr: err,
             signal: ac.signal,
-            progress: await progressFor(process.stderr, process.env, a.quiet),
+            progress: await (await import('./commands/progress.js')).progressFor(process.stderr, process.env, a.quiet),
             screen,
             // A second Ctrl-C exits at once: the ledger's lock is let go of on the way out.
             onLockHeld: (release) => {
@@ -264,7 +255,7 @@ function statusCli(y: Argv, _done: Done): Argv {
     async (a) => {
       const args = { jobs: a.jobs, ledger: a.ledger, json: a.json };
       if (!a.watch) {
-        (a.json ? outJson : out)(await statusCommand(args, process.env));
+        (a.json ? outJson : out)(await (await import('./commands/status.js')).statusCommand(args, process.env));
         return;
       }
       const ac = new AbortController();
@@ -275,7 +266,7 @@ function statusCli(y: Argv, _done: Done): Argv {
       const clear = process.stdout.isTTY && !a.json ? '\x1b[H\x1b[2J' : '';
       let first = true;
       try {
-        for await (const frame of watchStatus(args, process.env, ac.signal)) {
+        for await (const frame of (await import('./commands/status.js')).watchStatus(args, process.env, ac.signal)) {
           // The clearing sequence is darkroom's own; the frame is the ledger's text, made safe.
           if (clear) process.stdout.write(clear);
           (a.json ? outJson : out)(clear ? `${frame}\n\nredrawn every 2 s · Ctrl-C to stop` : first || a.json ? frame : `\n${frame}`);
@@ -314,7 +305,9 @@ function retryCli(y: Argv, done: Done): Argv {
         .example('darkroom retry --failed jobs.yaml', 'list the failed photos, say what retrying costs, and ask')
         .epilog(exitCodesEpilog('retry')),
     async (a) => {
-      const r = await retryCommand(
+      const r = await (
+        await import('./commands/retry.js')
+      ).retryCommand(
         { jobs: a.jobs, ledger: a.ledger, held: a.held, failed: a.failed, yes: a.yes, breakLock: a['break-lock'] },
         { env: process.env, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY), ask: askOnTerminal },
       );
@@ -397,7 +390,9 @@ function creditsCli(y: Argv, _done: Done): Argv {
         .epilog(exitCodesEpilog('credits')),
     async (a) => {
       (a.json ? outJson : out)(
-        await creditsCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }),
+        await (
+          await import('./commands/credits.js')
+        ).creditsCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }),
       );
     },
   );
@@ -429,7 +424,9 @@ function usageCli(y: Argv, _done: Done): Argv {
         .epilog(exitCodesEpilog('usage')),
     async (a) => {
       (a.json ? outJson : out)(
-        await usageCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }),
+        await (
+          await import('./commands/credits.js')
+        ).usageCommand({ jobs: a.jobs, ledger: a.ledger, baseUrl: a['base-url'], json: a.json }, { env: process.env, onWait: err }),
       );
     },
   );
@@ -464,14 +461,12 @@ function reportCli(y: Argv, _done: Done): Argv {
         .example('darkroom report jobs.yaml --out - | gzip > report.html.gz', 'the page on stdout (the summary goes to stderr)')
         .epilog(exitCodesEpilog('report')),
     async (a) => {
-      const r = await reportCommand(
-        { jobs: a.jobs, ledger: a.ledger, out: a.out, thumbs: a.thumbs, absolutePaths: a['absolute-paths'] },
-        process.env,
-        {
-          stdout: process.stdout,
-          stderr: process.stderr,
-        },
-      );
+      const r = await (
+        await import('./commands/report.js')
+      ).reportCommand({ jobs: a.jobs, ledger: a.ledger, out: a.out, thumbs: a.thumbs, absolutePaths: a['absolute-paths'] }, process.env, {
+        stdout: process.stdout,
+        stderr: process.stderr,
+      });
       (r.target.kind === 'stdout' ? err : out)(r.summary);
     },
   );
@@ -498,7 +493,7 @@ function manifestCli(y: Argv, done: Done): Argv {
         .example('darkroom manifest jobs.yaml', 'then: cd out && sha256sum -c manifest-sha256.txt')
         .epilog(exitCodesEpilog('manifest')),
     async (a) => {
-      const r = await manifestCommand({ jobs: a.jobs, ledger: a.ledger, json: a.json });
+      const r = await (await import('./commands/manifest.js')).manifestCommand({ jobs: a.jobs, ledger: a.ledger, json: a.json });
       (a.json ? outJson : out)(r.text);
       done(r.exitCode);
     },

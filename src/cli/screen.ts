@@ -1,4 +1,4 @@
-import type { Display } from './commands/index.js';
+import type { Display } from './commands/run.js';
 import { terminalSafe } from '../display.js';
 
 /** What the screen writes to: process.stderr in the CLI, a fake in tests. */

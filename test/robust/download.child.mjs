@@ -1,9 +1,16 @@
 // A child process for downloads.memory.test.ts: one download through the real download
 // stage (the built code, as the CLI runs it), then its own peak RSS on stdout. A process of
 // its own so the figure is the download's alone, not the test runner's.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfig } from '../../dist/config/index.js';
 import { Ledger } from '../../dist/ledger/index.js';
 import { silentLogger } from '../../dist/log.js';
-import { downloadStage } from '../../dist/stages/download.js';
+import { OutputWriter } from '../../dist/outputs/writer.js';
+import { RunControl } from '../../dist/run/control.js';
+import { RunEvents } from '../../dist/run/events.js';
+import { ServiceContact } from '../../dist/run/serviceContact.js';
+import { downloadStage } from '../../dist/run/stages/download.js';
 
 const [url, outputDir] = process.argv.slice(2);
 const ledger = Ledger.open(':memory:');
@@ -25,13 +32,32 @@ ledger.submissions.accept(s, ledger.items.get(1), {
 });
 const item = ledger.tasks.succeeded(ledger.items.get(1), url, true);
 const startRss = process.resourceUsage().maxRSS * 1024;
-const outcome = await downloadStage(ledger, item, {
-  outputDir,
-  allowHttp: true,
-  deadlineMs: 10 * 60_000,
+// The run's context as a run's prepare phase makes it (run/phases/prepare.ts), for a job
+// of one enhance step without metadata writing into outputDir.
+const jobDir = path.join(path.dirname(outputDir), '.darkroom-job');
+mkdirSync(path.join(jobDir, 'photos'), { recursive: true });
+const jobsFile = path.join(jobDir, 'jobs.yaml');
+writeFileSync(
+  jobsFile,
+  `input: { dir: ./photos }\noutput: { dir: ${JSON.stringify(outputDir)}, metadata: none }\nsteps: [{ capability: enhance }]\n`,
+);
+const config = loadConfig(jobsFile, { env: {} });
+const log = silentLogger();
+const request = { config, baseUrl: 'http://sim.invalid', keys: [], seams: { random: Math.random, downloadDeadlineMs: 10 * 60_000 } };
+const ctx = {
+  config,
+  baseUrl: request.baseUrl,
+  keys: [],
+  ledger,
+  log,
+  control: new RunControl(ledger, log),
+  events: new RunEvents(ledger, config, {}),
+  outputs: new OutputWriter(config, ledger, log),
+  contact: new ServiceContact(Math.random),
   random: Math.random,
-  log: silentLogger(),
-});
+  request,
+};
+const outcome = await downloadStage(ctx, item);
 const after = ledger.items.get(1);
 process.stdout.write(
   JSON.stringify({
