@@ -54,7 +54,7 @@ export function renderReport(p: ReportPage): string {
   headerSection(p, t, out);
   figuresSection(p, t, out);
   attentionSection(p, t, out);
-  photosSection(p, t, out);
+  photosSection(p, out);
   detailsSection(p, t, out);
   out.push(
     '</main>',
@@ -216,7 +216,7 @@ function attentionSection(p: ReportPage, t: Text, out: string[]): void {
 }
 
 /** The photos: a JSON block the page's script shows a page at a time, with its controls. */
-function photosSection(p: ReportPage, t: Text, out: string[]): void {
+function photosSection(p: ReportPage, out: string[]): void {
   const clean = p.clean ?? ((s: string) => s);
   const d = p.data;
   out.push('<section id="photos">', `<h2>Photos <span class="count">${formatNumber(d.photoCount)}</span></h2>`);
