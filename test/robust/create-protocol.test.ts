@@ -4,7 +4,8 @@ import { type WireResponse } from '../../src/api/index.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { makeJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
-import { createsPerPhoto, query } from './helpers.js';
+import { createsPerPhoto } from './helpers.js';
+import { look as query } from '../helpers/ledger.js';
 import { discovered } from '../helpers/discovered.js';
 import { TransportError } from '../../src/errors.js';
 

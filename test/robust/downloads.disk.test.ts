@@ -8,7 +8,8 @@ import { DEFAULT_OUTPUT_RATIO, expectedOutputBytes } from '../../src/outputs/dis
 import { nodeOutputFs, type OutputFs } from '../../src/outputs/outputfs.js';
 import { makeJob, writePhoto } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
-import { createsPerPhoto, query } from './helpers.js';
+import { createsPerPhoto } from './helpers.js';
+import { look as query } from '../helpers/ledger.js';
 
 /**
  * Issue 12, point 2: the disk is checked before money is spent, and a disk that fails

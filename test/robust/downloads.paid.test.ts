@@ -6,7 +6,8 @@ import { renderReport } from '../../src/report/index.js';
 import type { FetchedResult } from '../../src/run/stages/result.js';
 import { makeJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
-import { createsPerPhoto, query } from './helpers.js';
+import { createsPerPhoto } from './helpers.js';
+import { look as query } from '../helpers/ledger.js';
 
 /**
  * Issue 12, point 1: a paid result is never given up. A task that reached SUCCESS stays

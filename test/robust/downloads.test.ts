@@ -11,7 +11,8 @@ import { stageContext } from '../helpers/runContext.js';
 import { listenLocal } from '../helpers/http.js';
 import { makeJob, makeTempDir } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
-import { createsPerPhoto, query } from './helpers.js';
+import { createsPerPhoto } from './helpers.js';
+import { look as query } from '../helpers/ledger.js';
 import { succeededItem } from '../helpers/discovered.js';
 
 /**

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { Ledger } from '../../src/ledger/index.js';
 import type { TestJob } from '../helpers/job.js';
 
@@ -20,16 +19,6 @@ export function createsPerPhoto(job: TestJob, rels: Iterable<string>, createsPer
 /** A file ledger for a simulation, so a test can read it with SQL afterwards. */
 export function fileLedger(job: TestJob): Ledger {
   return Ledger.open(job.ledgerFile);
-}
-
-/** Read-only SQL over a ledger file (tests look; only src/ledger writes). */
-export function query<T = Record<string, unknown>>(file: string, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
 }
 
 /** The photos of a TestJob, as `simulate` made them. */

@@ -3,7 +3,8 @@ import { installClock } from '../../src/clock.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { makeJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
-import { createsPerPhoto, query } from './helpers.js';
+import { createsPerPhoto } from './helpers.js';
+import { look as query } from '../helpers/ledger.js';
 
 /**
  * Issue 4, "done when": a run under the hostile profile (every fault of point 8 at once)

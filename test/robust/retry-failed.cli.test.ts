@@ -8,7 +8,8 @@ import { Ledger } from '../../src/ledger/index.js';
 import { runCli, runOnTty } from '../helpers/cli.js';
 import { makeJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
-import { createsPerPhoto, query } from './helpers.js';
+import { createsPerPhoto } from './helpers.js';
+import { look as query } from '../helpers/ledger.js';
 
 /**
  * Issue 12, point 1, the operator's side: `darkroom retry --failed` lists what failed, says

@@ -4,7 +4,7 @@ import { installClock } from '../../src/clock.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { makeJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
-import { query } from './helpers.js';
+import { look as query } from '../helpers/ledger.js';
 
 /**
  * Issue 4, point 2: what a task's end means. FAIL is created again (reusing the uploaded

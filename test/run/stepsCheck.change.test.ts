@@ -8,7 +8,7 @@ import type { RunResult } from '../../src/run/context.js';
 import type { SimModel, SimOptions } from '../../src/sim/model.js';
 import { filesUnder, makeJob, setSteps, type TestJob } from '../helpers/job.js';
 import { simSession, simulate, type SimSession } from '../helpers/simulate.js';
-import { query } from '../robust/helpers.js';
+import { look as query } from '../helpers/ledger.js';
 
 /**
  * Issue 12, point 6: the job's step list is part of each photo's identity. A run stopped

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../../src/ledger/index.js';
 import { makeJob } from '../../helpers/job.js';
 import { simulate } from '../../helpers/simulate.js';
-import { query } from '../../robust/helpers.js';
+import { look as query } from '../../helpers/ledger.js';
 
 /**
  * Issue 12, point 7: a base URL that redirects is a config problem, not the photos'. The

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WireRequest, WireResponse } from '../../../src/api/index.js';
 import { simulate } from '../../helpers/simulate.js';
-import { query } from '../../robust/helpers.js';
+import { look as query } from '../../helpers/ledger.js';
 import { Ledger } from '../../../src/ledger/index.js';
 import { makeJob } from '../../helpers/job.js';
 
