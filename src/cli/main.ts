@@ -14,6 +14,7 @@ import {
   progressFor,
   reportCommand,
   retryCommand,
+  reviewCommand,
   runCommand,
   statusCommand,
   usageCommand,
@@ -239,6 +240,43 @@ export async function main(argv: string[]): Promise<number> {
       },
     )
     .command(
+      'review <jobs>',
+      "look at every output in a browser, accept or reject it; decisions go to the job's ledger (also during a run)",
+      (y) =>
+        y
+          .positional('jobs', { type: 'string', demandOption: true, describe: 'the jobs YAML file' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: "ledger file (default: the YAML's `ledger`)" })
+          .option('port', {
+            type: 'number',
+            coerce: optionalNumberOption('port', PORT),
+            describe: 'port to listen on (default: a free one)',
+          })
+          .option('host', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'address to listen on (default 127.0.0.1: this machine only); anyone who can reach it with the token can decide',
+          })
+          .option('open', { type: 'boolean', default: false, describe: 'open the default browser at the address' })
+          .example('darkroom review jobs.yaml --open', 'P accept, X reject, U clear, ←/→ previous/next, F flip, Z zoom to 100 %')
+          .epilog(exitCodesEpilog('review')),
+      async (a) => {
+        const r = await reviewCommand({ jobs: a.jobs, ledger: a.ledger, port: a.port, host: a.host, open: a.open }, process.env);
+        out(r.line);
+        for (const n of r.notes) err(n);
+        // Until Ctrl-C (or SIGTERM): every decision is in the ledger already, so stopping loses none.
+        await new Promise<void>((resolve) => {
+          const stop = () => {
+            process.off('SIGINT', stop);
+            process.off('SIGTERM', stop);
+            void r.close().then(resolve, resolve);
+          };
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+        });
+        exitCode = EXIT.interrupted;
+      },
+    )
+    .command(
       'plan <jobs>',
       'dry run: inputs found, skipped and done; calls, credits and the shortest time under the limits; creates nothing',
       (y) =>
@@ -452,7 +490,7 @@ export async function main(argv: string[]): Promise<number> {
       },
     )
     .completion('completion', 'print a shell completion script (bash; zsh when $SHELL is zsh): darkroom completion >> ~/.bashrc')
-    .demandCommand(1, 'name a command: run, status, plan, retry, report, manifest, credits, usage or sim')
+    .demandCommand(1, 'name a command: run, status, plan, retry, review, report, manifest, credits, usage or sim')
     .recommendCommands()
     .strict()
     .epilog(EPILOG)
