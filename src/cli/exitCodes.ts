@@ -5,7 +5,8 @@
  */
 import { EXIT, EXIT_MEANING } from '../errors.js';
 
-export type CommandName = 'run' | 'status' | 'retry' | 'review' | 'plan' | 'credits' | 'usage' | 'report' | 'manifest' | 'sim' | 'completion';
+export type CommandName =
+  'run' | 'status' | 'retry' | 'review' | 'plan' | 'credits' | 'usage' | 'report' | 'manifest' | 'sim' | 'completion';
 
 const CODES = Object.fromEntries((Object.keys(EXIT) as (keyof typeof EXIT)[]).map((k) => [k, `${EXIT[k]} ${EXIT_MEANING[k]}`])) as Record<
   keyof typeof EXIT,

@@ -209,7 +209,7 @@ export async function main(argv: string[]): Promise<number> {
     )
     .command(
       'retry [jobs]',
-      'put held or failed photos back to work (says what it costs and asks first)',
+      'put held, failed or rejected photos back to work (says what it costs and asks first)',
       (y) =>
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger path)' })
@@ -218,6 +218,16 @@ export async function main(argv: string[]): Promise<number> {
             type: 'boolean',
             default: false,
             describe: 'retry the failed photos (ERROR, OTHER, attempts used up, refused); paid ones are only downloaded',
+          })
+          .option('rejected', {
+            type: 'boolean',
+            default: false,
+            describe: 'make the photos rejected in `darkroom review` again (their outputs kept aside as *.rejected-*); needs the jobs file',
+          })
+          .option('mode', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'with --rejected: the mode (general, graphics, portrait, text) for the steps that take one, this time',
           })
           .option('ledger', { type: 'string', requiresArg: true, describe: `ledger file (default: ./${DEFAULT_LEDGER_FILE})` })
           .option('yes', {
@@ -228,10 +238,20 @@ export async function main(argv: string[]): Promise<number> {
           .option('break-lock', { type: 'string', requiresArg: true, describe: BREAK_LOCK })
           .example('darkroom retry --held jobs.yaml', 'list the held photos and ask before re-queueing them')
           .example('darkroom retry --failed jobs.yaml', 'list the failed photos, say what retrying costs, and ask')
+          .example('darkroom retry --rejected jobs.yaml --mode portrait', 'make the rejected photos again, with mode portrait')
           .epilog(exitCodesEpilog('retry')),
       async (a) => {
         const r = await retryCommand(
-          { jobs: a.jobs, ledger: a.ledger, held: a.held, failed: a.failed, yes: a.yes, breakLock: a['break-lock'] },
+          {
+            jobs: a.jobs,
+            ledger: a.ledger,
+            held: a.held,
+            failed: a.failed,
+            rejected: a.rejected,
+            mode: a.mode,
+            yes: a.yes,
+            breakLock: a['break-lock'],
+          },
           { env: process.env, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY), ask: askOnTerminal },
         );
         if (r.stderr) err(r.stderr);
@@ -426,10 +446,15 @@ export async function main(argv: string[]): Promise<number> {
             default: false,
             describe: '{"outputDir","files","outputs","written":[…],"missing":[…],"changed":[…],"elsewhere":[…],"takenNow"}',
           })
+          .option('accepted', {
+            type: 'boolean',
+            default: false,
+            describe: 'list only the photos whose output was accepted in `darkroom review` (their outputs, sidecars and intermediates)',
+          })
           .example('darkroom manifest jobs.yaml', 'then: cd out && sha256sum -c manifest-sha256.txt')
           .epilog(exitCodesEpilog('manifest')),
       async (a) => {
-        const r = await manifestCommand({ jobs: a.jobs, ledger: a.ledger, json: a.json });
+        const r = await manifestCommand({ jobs: a.jobs, ledger: a.ledger, json: a.json, accepted: a.accepted });
         (a.json ? outJson : out)(r.text);
         exitCode = r.exitCode;
       },

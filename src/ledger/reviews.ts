@@ -266,8 +266,8 @@ export class Reviews {
   }
 
   /**
-   * `retry --rejected`: the photo goes back to its first step under the job's steps (its upload
-   * used again when the service still has it), its rejected outputs recorded where they were
+   * `retry --rejected`: the photo goes back to its first step under the job's steps, to be
+   * uploaded again, its rejected outputs recorded where they were
    * kept, the redo logged with the mode asked for (null: the job's). One transaction; false,
    * with nothing written, when the photo is no longer done and rejected about `sha256` (a
    * decision changed on the page meanwhile).
@@ -295,19 +295,23 @@ export class Reviews {
         now,
       );
       stmt(this.db, 'DELETE FROM reviews WHERE item_id = ?').run(id);
+      // Uploaded afresh, by whichever key the next run has: a review can come days after the
+      // night, when the service has long forgotten the upload and the key may have changed.
+      // A URL input has nothing to upload: it goes straight to its create.
       const item = this.items.get(id)!;
-      if (item.image_url !== null) this.items.move(id, 'done', 'uploaded', { ...FIRST_STEP, input_url: item.image_url, due_ms: now }, note);
-      else this.items.move(id, 'done', 'queued', { ...FIRST_STEP, key_fp: null, input_url: null }, note);
+      if (item.content_hash?.startsWith('url:') === true && item.image_url !== null)
+        this.items.move(id, 'done', 'uploaded', { ...FIRST_STEP, key_fp: null, input_url: item.image_url, due_ms: now }, note);
+      else this.items.move(id, 'done', 'queued', { ...FIRST_STEP, key_fp: null, image_url: null, input_url: null }, note);
       return true;
     });
   }
 
-  /** The rejected outputs kept aside for a photo (all of them, oldest first). */
-  keptOf(id: number): KeptOutput[] {
-    return stmt<[number], KeptOutput>(
+  /** Every rejected output kept aside, oldest first. */
+  allKept(): (KeptOutput & { itemId: number })[] {
+    return stmt<[], KeptOutput & { itemId: number }>(
       this.db,
-      'SELECT path, from_path AS fromPath, sha256 FROM rejected_outputs WHERE item_id = ? ORDER BY kept_ms, path',
-    ).all(id);
+      'SELECT path, from_path AS fromPath, sha256, item_id AS itemId FROM rejected_outputs ORDER BY kept_ms, path',
+    ).all();
   }
 
   /** The mode the photo's creates use instead of the job's, when `retry --rejected --mode` asked for one. */
