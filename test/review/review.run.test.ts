@@ -158,5 +158,11 @@ describe('darkroom run and darkroom review on one ledger, then retry --rejected'
     expect(JSON.parse(full.stdout)).toMatchObject({ acceptedOnly: false, outputs: PHOTOS });
     const all2 = readFileSync(`${job.outputDir}/provenance.csv`, 'utf8').trim().split('\n').slice(1);
     expect(all2.filter((l) => l.endsWith(','))).toHaveLength(rejected.size);
+    // The report says each photo's decision.
+    const rep = await runCli(['report', job.jobsFile, '--out', `${job.dir}/report.html`], env());
+    expect(rep.code, rep.stderr).toBe(0);
+    const html = readFileSync(`${job.dir}/report.html`, 'utf8');
+    expect(html.match(/"v":"accept"/g)).toHaveLength(PHOTOS - rejected.size);
+    expect(html.match(/"v":null/g)).toHaveLength(rejected.size);
   });
 });
