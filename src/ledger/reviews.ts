@@ -101,7 +101,7 @@ const STANDING = `LEFT JOIN output_files f ON f.path = i.output_path
   LEFT JOIN reviews r ON r.item_id = i.id AND i.state = 'done' AND r.output_sha256 IS f.sha256`;
 
 /** Whether the ledger has the review tables: a ledger opened read-only is not migrated, and may predate them. */
-export function hasReviews(db: Database.Database): boolean {
+function hasReviews(db: Database.Database): boolean {
   return stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'reviews'").get() !== undefined;
 }
 

@@ -18,7 +18,7 @@ import { makeDirs } from '../fsdirs.js';
  */
 
 /** Longest side of a preview: what browsers decode without trouble, and more than most scans' detail at 100 %. */
-export const MAX_SIDE = 8192;
+const MAX_SIDE = 8192;
 /** An output larger than this is previewed rather than sent whole. */
 const MAX_DIRECT_BYTES = 50 * 1024 * 1024;
 /** Pixels sharp may decode: a 1-gigapixel scan still gets its preview, a decompression bomb does not. */
