@@ -59,8 +59,8 @@ export class Previews {
       throw new NoImage(404);
     }
     if (!st.isFile()) throw new NoImage(404);
-    const name = createHash('sha256').update(`${RECIPE}\0${file}\0${st.size}\0${st.mtimeMs}`).digest('hex').slice(0, 32);
-    const key = `${kind}:${name}`;
+    const name = createHash('sha256').update(`${RECIPE}\0${kind}\0${file}\0${st.size}\0${st.mtimeMs}`).digest('hex').slice(0, 32);
+    const key = name;
     let p = this.making.get(key);
     if (!p) {
       p = this.resolve(file, kind, name, st.size).finally(() => this.making.delete(key));
