@@ -238,7 +238,7 @@ async function decide(app: App, req: IncomingMessage, res: ServerResponse, id: n
     if (err instanceof ReviewError) return sendJson(res, 409, { error: err.message, stale: err.why === 'stale' }, extra);
     throw err;
   }
-  return sendJson(res, 200, { photo: photoJson(app.ledger.reviews.photo(id)!), counts: app.ledger.reviews.counts() }, extra);
+  return sendJson(res, 200, { photo: photoJson(app.ledger.reviews.photo(id)!) }, extra);
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<string> {
