@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { jsonSafe } from '../display.js';
 import { Ledger, type ReviewAction, type ReviewCursor } from '../ledger/index.js';
@@ -91,8 +92,9 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
     ledger.close();
     throw err;
   }
-  const shownHost = host.includes(':') ? `[${host}]` : host;
-  for (const h of LOOPBACK.has(host) ? ['127.0.0.1', 'localhost', '[::1]'] : [shownHost.toLowerCase()]) app.hosts.add(`${h}:${port}`);
+  const names = hostNames(host);
+  for (const h of names) app.hosts.add(`${h}:${port}`);
+  const shownHost = names[0]!;
   // Cookies are not kept apart by port: two review pages open at once each have their own name.
   app.cookie = `darkroom-review-${port}`;
   let closed: Promise<void> | undefined;
@@ -107,6 +109,27 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
         server.closeAllConnections();
       }).finally(() => ledger.close())),
   };
+}
+
+/**
+ * The names a browser may reach the server by, the one to print first: the address listened
+ * on; for loopback also `localhost`; for every interface (0.0.0.0, ::) each of this machine's
+ * addresses. A Host header naming anything else is refused.
+ */
+function hostNames(host: string): string[] {
+  const bracket = (a: string) => (a.includes(':') ? `[${a}]` : a);
+  if (LOOPBACK.has(host)) {
+    const first = host === '::1' ? '[::1]' : host;
+    return [first, ...['127.0.0.1', 'localhost', '[::1]'].filter((h) => h !== first)];
+  }
+  if (host === '0.0.0.0' || host === '::') {
+    const all = Object.values(networkInterfaces())
+      .flat()
+      .filter((i) => i !== undefined && (host === '::' || i.family === 'IPv4'));
+    const external = all.filter((i) => !i!.internal).map((i) => bracket(i!.address.toLowerCase()));
+    return [...external, '127.0.0.1', 'localhost', ...(host === '::' ? ['[::1]'] : [])];
+  }
+  return [bracket(host.toLowerCase())];
 }
 
 function listen(server: Server, host: string, port: number): Promise<number> {

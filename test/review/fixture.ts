@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import path from 'node:path';
-import { makeJob, writePhoto, type TestJob } from '../helpers/job.js';
+import sharp from 'sharp';
+import { makeJob, type TestJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 
 /**
@@ -12,7 +13,11 @@ export const HOSTILE = 'evil \x1b[31m<script>window.__pwned=1<\\script> <img src
 /** A finished night: `photos` photos (and the hostile one) done through one enhance step, in a ledger on disk. */
 export async function doneJob(photos: number, opts: { hostile?: boolean } = {}): Promise<TestJob> {
   const job = await makeJob({ photos, steps: [{ capability: 'enhance' }] });
-  if (opts.hostile) await writePhoto(path.join(job.inputDir, HOSTILE), 999);
+  // Larger than the page's frames: zoomed to 100 %, it scrolls.
+  if (opts.hostile)
+    await sharp({ create: { width: 2400, height: 1600, channels: 3, background: { r: 90, g: 120, b: 160 } } })
+      .jpeg()
+      .toFile(path.join(job.inputDir, HOSTILE));
   const s = await simulate({ job, ledger: job.ledgerFile });
   s.ledger.close();
   return job;

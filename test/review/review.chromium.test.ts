@@ -248,8 +248,29 @@ describe('darkroom review: the page, by keyboard, in Chromium', () => {
     expect(await page.evaluate(() => (globalThis as any).__pwned)).toBeUndefined();
     expect(await page.locator('script').count()).toBe(1);
     expect(await page.locator('#info img, #path *').count()).toBe(0);
-    // Its output shows, and a decision about it is recorded like any other.
+    // Its output shows; zoomed to 100 %, input and output move together.
     await page.waitForFunction(() => (globalThis as any).document.getElementById('output-img').naturalWidth > 0);
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('input-img').naturalWidth > 0);
+    await page.keyboard.press('z');
+    const scrolls = () =>
+      page.evaluate(() => {
+        const d = (globalThis as any).document;
+        const v = (id: string) => ({ x: d.getElementById(id).scrollLeft as number, y: d.getElementById(id).scrollTop as number });
+        return { input: v('input-view'), output: v('output-view'), width: d.getElementById('output-img').naturalWidth as number };
+      });
+    const centred = await scrolls();
+    expect(centred.width).toBe(2400);
+    expect(centred.output.x).toBeGreaterThan(0);
+    expect(centred.input).toEqual(centred.output);
+    await page.keyboard.press('Shift+ArrowRight');
+    await page.keyboard.press('Shift+ArrowDown');
+    await page.waitForFunction((x: number) => (globalThis as any).document.getElementById('input-view').scrollLeft > x, centred.input.x);
+    const moved = await scrolls();
+    expect(moved.output.x).toBeGreaterThan(centred.output.x);
+    expect(moved.output.y).toBeGreaterThan(centred.output.y);
+    expect(moved.input).toEqual(moved.output);
+    await page.keyboard.press('z');
+    // A decision about it is recorded like any other.
     const r = await Promise.all([page.waitForResponse((x) => x.url().endsWith('/decision')), page.keyboard.press('p')]);
     expect(r[0].status()).toBe(200);
     expect(errors).toEqual([]);
