@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import type { Items } from './items.js';
+import type { ReportPhoto } from './report.js';
 import { FIRST_STEP } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
 import { ReviewError } from '../errors.js';
@@ -38,18 +39,8 @@ export interface ReviewCounts {
   readonly unreviewed: number;
 }
 
-/** A photo as the review page lists it. */
-export interface ReviewPhoto {
-  readonly id: number;
-  /** The input's path under input.dir (a URL input's output name). */
-  readonly path: string;
-  readonly srcPath: string;
-  /** done, failed, skipped or held: the photos the page shows. */
-  readonly state: string;
-  readonly step: number;
-  /** Why it failed or is held. */
-  readonly reason: string | null;
-  readonly outputPath: string | null;
+/** A photo as the review page lists it (done, failed, skipped or held): the report's facts of it, and its review. */
+export interface ReviewPhoto extends Pick<ReportPhoto, 'id' | 'path' | 'srcPath' | 'state' | 'step' | 'reason' | 'outputPath'> {
   /** The output's SHA-256 as written: what a decision is about. */
   readonly sha256: string | null;
   /** When the photo was taken and its caption, as carried to the output (migration 009). */
