@@ -33,7 +33,7 @@ export interface ReviewServerOptions {
   readonly allowNetworkFs?: boolean;
   /** Where the ledger's relative paths resolve (its folder by default). */
   readonly baseDir?: string;
-  /** Where previews are kept (default: `<ledger>.previews` beside it). */
+  /** Where previews are kept (default: `.<ledger's name>.previews/` beside it). */
   readonly previewsDir?: string;
   /** Address to listen on (default 127.0.0.1). */
   readonly host?: string;
@@ -75,7 +75,9 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
   const host = opts.host ?? '127.0.0.1';
   const token = opts.token ?? randomBytes(32).toString('base64url');
   const baseDir = opts.baseDir ?? path.dirname(path.resolve(opts.ledgerFile));
-  const previews = new Previews(opts.previewsDir ?? `${path.resolve(opts.ledgerFile)}.previews`);
+  // Hidden: a ledger kept inside input.dir must not have its previews found as photos.
+  const ledgerPath = path.resolve(opts.ledgerFile);
+  const previews = new Previews(opts.previewsDir ?? path.join(path.dirname(ledgerPath), `.${path.basename(ledgerPath)}.previews`));
   let port = 0;
   const app = { ledger, token, baseDir, previews, hosts: new Set<string>(), cookie: '' };
   const server = createServer((req, res) => {

@@ -17,7 +17,7 @@ import { asPage, raw } from './fixture.js';
  */
 
 const KEY = 'review-run-key';
-const PHOTOS = 18;
+const PHOTOS = 12;
 
 interface Listed {
   id: number;
