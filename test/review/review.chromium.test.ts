@@ -1,10 +1,13 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shownText } from '../../src/display.js';
+import path from 'node:path';
+import { decide } from '../../src/index.js';
 import { Ledger } from '../../src/ledger/index.js';
 import { startReviewServer, type ReviewServer } from '../../src/review/server.js';
 import { launchBrowser } from '../helpers/browser.js';
-import type { TestJob } from '../helpers/job.js';
+import { writePhoto, type TestJob } from '../helpers/job.js';
+import { simulate } from '../helpers/simulate.js';
 import { asPage, doneJob, HOSTILE, raw } from './fixture.js';
 
 /**
@@ -273,6 +276,27 @@ describe('darkroom review: the page, by keyboard, in Chromium', () => {
     // A decision about it is recorded like any other.
     const r = await Promise.all([page.waitForResponse((x) => x.url().endsWith('/decision')), page.keyboard.press('p')]);
     expect(r[0].status()).toBe(200);
+    expect(errors).toEqual([]);
+  });
+
+  it('a photo a run finishes while the page is open appears without a reload; a decision made elsewhere too', async () => {
+    await page.selectOption('#filter', 'unreviewed');
+    const before = await page.locator('#filter option').allTextContents();
+    expect(before[0]).toBe('not yet reviewed (11)');
+    await writePhoto(path.join(job.inputDir, 'late/arrival.jpg'), 77);
+    const s = await simulate({ job, ledger: job.ledgerFile });
+    s.ledger.close();
+    await page.waitForFunction(
+      () => (globalThis as any).document.getElementById('filter').options[0].textContent === 'not yet reviewed (12)',
+    );
+    expect(await page.textContent('#position')).toMatch(/ \/ 12$/);
+    // Another client's decision (the library, a second page) shows in this one's counts.
+    await decide(job.jobsFile, 'late/arrival.jpg', 'accept');
+    const accepted = Number(/\((\d+)\)/.exec(before[1]!)![1]);
+    await page.waitForFunction(
+      (n: number) => (globalThis as any).document.getElementById('filter').options[1].textContent === `accepted (${n})`,
+      accepted + 1,
+    );
     expect(errors).toEqual([]);
   });
 });
