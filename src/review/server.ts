@@ -261,6 +261,10 @@ async function decide(app: App, req: IncomingMessage, res: ServerResponse, id: n
     app.ledger.reviews.record(id, action, sha, reason);
   } catch (err) {
     if (err instanceof ReviewError) return sendJson(res, 409, { error: err.message, stale: err.why === 'stale' }, extra);
+    // A run's write held the ledger past the busy timeout (5 s; a discovery of a huge tree): nothing was written.
+    if (String((err as { code?: unknown })?.code).startsWith('SQLITE_BUSY')) {
+      return sendJson(res, 503, { error: 'not saved: a run held the ledger for more than 5 s; press the key again' }, extra);
+    }
     throw err;
   }
   return sendJson(res, 200, { photo: photoJson(app.ledger.reviews.photo(id)!) }, extra);

@@ -3,11 +3,13 @@ import { existsSync, linkSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decide, decisions, retry, review } from '../../src/index.js';
+import Database from 'better-sqlite3';
 import { Ledger } from '../../src/ledger/index.js';
+import { startReviewServer } from '../../src/review/server.js';
 import type { TestJob } from '../helpers/job.js';
 import { simulate, SIM_KEY } from '../helpers/simulate.js';
 import { createsPerPhoto } from '../robust/helpers.js';
-import { doneJob } from './fixture.js';
+import { asPage, doneJob, raw } from './fixture.js';
 
 /**
  * The review from a program: review() serves the page until close(); decide() and decisions()
@@ -105,6 +107,33 @@ describe('the library: review(), decide(), decisions(), retry({ rejected })', ()
       }
     } finally {
       s.ledger.close();
+    }
+  });
+
+  it('a decision while a run holds the ledger past the busy timeout: 503, nothing written; once free, it is', async () => {
+    const server = await startReviewServer({ ledgerFile: job.ledgerFile });
+    const holder = new Database(job.ledgerFile);
+    try {
+      const { post } = asPage(server.port, server.token);
+      const l = Ledger.open(job.ledgerFile, { readonly: true });
+      const p = l.reviews.photo(l.reviews.idOf(photos[4]!)!)!;
+      l.close();
+      const body = JSON.stringify({ action: 'reject', sha256: p.sha256, reason: 'busy' });
+      holder.exec('BEGIN IMMEDIATE');
+      const busy = await raw(server.port, { method: 'POST', path: `/api/photos/${p.id}/decision`, headers: post, body });
+      holder.exec('ROLLBACK');
+      expect(busy.status).toBe(503);
+      expect(JSON.parse(busy.body).error).toMatch(/not saved/);
+      expect((await decisions(job.jobsFile)).decisions.find((d) => d.photo === photos[4])).toBeUndefined();
+      const ok = await raw(server.port, { method: 'POST', path: `/api/photos/${p.id}/decision`, headers: post, body });
+      expect(ok.status).toBe(200);
+      expect((await decisions(job.jobsFile)).decisions.find((d) => d.photo === photos[4])).toMatchObject({
+        decision: 'reject',
+        reason: 'busy',
+      });
+    } finally {
+      holder.close();
+      await server.close();
     }
   });
 });
