@@ -1,5 +1,13 @@
 import type Database from 'better-sqlite3';
-import { hasOutputMetadata, PROBLEM_COLUMNS, PROBLEM_STATES, readStatus, type LedgerStatus, type ProblemItem } from './status.js';
+import {
+  hasColumn,
+  hasOutputMetadata,
+  PROBLEM_COLUMNS,
+  PROBLEM_STATES,
+  readStatus,
+  type LedgerStatus,
+  type ProblemItem,
+} from './status.js';
 import { IDLE_GAP_MS, readActivity, readThroughput, type ReportActivity, type ReportBucket } from './reportTime.js';
 import { readDecisions } from './reviews.js';
 import { stmt } from './statements.js';
@@ -53,6 +61,8 @@ export interface ReportPhoto {
   /** When the photo was taken and its caption, as carried to the output. */
   readonly metaTaken: string | null;
   readonly metaCaption: string | null;
+  /** The input's XMP sidecars read into its output, one a line (null: none). */
+  readonly metaSidecars: string | null;
   /** A done photo's decision in review ('accept', 'reject'), about its current output; null: not reviewed (or not done). */
   readonly review: string | null;
   /** A rejection's few words. */
@@ -183,9 +193,10 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
     const doneSpan = doneRow.f === null || doneRow.l === null ? null : { firstMs: doneRow.f, lastMs: doneRow.l };
 
     const throughput = readThroughput(db, span, opts.maxBuckets ?? 60);
+    const sidecars = hasColumn(db, 'output_files', 'meta_sidecars') ? 'o.meta_sidecars' : 'NULL';
     const meta = hasOutputMetadata(db)
-      ? 'o.meta AS meta, o.meta_note AS metaNote, o.meta_taken AS metaTaken, o.meta_caption AS metaCaption'
-      : 'NULL AS meta, NULL AS metaNote, NULL AS metaTaken, NULL AS metaCaption';
+      ? `o.meta AS meta, o.meta_note AS metaNote, o.meta_taken AS metaTaken, o.meta_caption AS metaCaption, ${sidecars} AS metaSidecars`
+      : 'NULL AS meta, NULL AS metaNote, NULL AS metaTaken, NULL AS metaCaption, NULL AS metaSidecars';
     const decisions = readDecisions(db);
     const photos = stmt<[number], Omit<ReportPhoto, 'review' | 'reviewReason'>>(
       db,

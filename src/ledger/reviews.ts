@@ -7,7 +7,7 @@ import { inTransaction, stmt } from './statements.js';
 import { ReviewError } from '../errors.js';
 
 /**
- * A person's review of the outputs (migrations/010_reviews.sql): each done photo accepted,
+ * A person's review of the outputs (migrations/011_reviews.sql): each done photo accepted,
  * rejected or not yet reviewed, about one output, the one whose SHA-256 it was shown; and the
  * photos `retry --rejected` sent back, with their rejected outputs kept aside.
  *
