@@ -281,9 +281,8 @@ export async function main(argv: string[]): Promise<number> {
           .epilog(exitCodesEpilog('review')),
       async (a) => {
         const r = await reviewCommand({ jobs: a.jobs, ledger: a.ledger, port: a.port, host: a.host, open: a.open }, process.env);
-        out(r.line);
-        for (const n of r.notes) err(n);
         // Until Ctrl-C (or SIGTERM): every decision is in the ledger already, so stopping loses none.
+        // Listened for before the address is printed: whoever reads it may stop it at once.
         await new Promise<void>((resolve) => {
           const stop = () => {
             process.off('SIGINT', stop);
@@ -292,6 +291,8 @@ export async function main(argv: string[]): Promise<number> {
           };
           process.once('SIGINT', stop);
           process.once('SIGTERM', stop);
+          out(r.line);
+          for (const n of r.notes) err(n);
         });
         exitCode = EXIT.interrupted;
       },
