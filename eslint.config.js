@@ -23,6 +23,7 @@ const ABOVE_RUN = [
   'stages',
   'progress',
   'report',
+  'review',
   'run',
   'metadata',
 ];
@@ -49,6 +50,8 @@ const MAY_IMPORT = {
   stages: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs'],
   progress: ['clock', 'spec', 'ledger'],
   report: ['clock', 'spec', 'log', 'config', 'ledger'],
+  // The review page's server: the ledger's photos and decisions, previews of their files.
+  review: ['clock', 'spec', 'log', 'config', 'ledger'],
   run: ['clock', 'spec', 'log', 'config', 'ledger', 'api', 'scheduler', 'inputs', 'outputs', 'stages', 'progress', 'metadata'],
   // The library: what the public entry hands out, built on every part but the simulator.
   lib: [...ABOVE_RUN],
@@ -84,6 +87,7 @@ const PARTS = [
   'stages',
   'progress',
   'report',
+  'review',
   'run',
   'lib',
   'commands',

@@ -65,6 +65,7 @@ export type DarkroomErrorCode =
   | 'METADATA_WRITE'
   | 'ABORTED'
   | 'EVENT_HANDLER'
+  | 'REVIEW'
   | 'INTERNAL';
 
 /** The exit code `darkroom` ends with for each kind. */
@@ -100,6 +101,8 @@ export const ERROR_EXIT: Readonly<Record<DarkroomErrorCode, ExitCode>> = {
   ABORTED: EXIT.interrupted,
   // Library only: the CLI's own handler never throws.
   EVENT_HANDLER: EXIT.someFailed,
+  // A decision that cannot stand: nothing was written.
+  REVIEW: EXIT.usage,
   INTERNAL: EXIT.someFailed,
 };
 
@@ -158,6 +161,20 @@ export class UsageError extends DarkroomError {
   override readonly name = 'UsageError';
   constructor(message: string) {
     super('USAGE', message);
+  }
+}
+
+/**
+ * A review decision that cannot be recorded: no such photo, a photo not done, or (`stale`) an
+ * output that changed since it was shown. Nothing was written.
+ */
+export class ReviewError extends DarkroomError {
+  override readonly name = 'ReviewError';
+  constructor(
+    message: string,
+    readonly why: 'refused' | 'stale' = 'refused',
+  ) {
+    super('REVIEW', message);
   }
 }
 

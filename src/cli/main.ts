@@ -14,6 +14,7 @@ import {
   progressFor,
   reportCommand,
   retryCommand,
+  reviewCommand,
   runCommand,
   statusCommand,
   usageCommand,
@@ -208,7 +209,7 @@ export async function main(argv: string[]): Promise<number> {
     )
     .command(
       'retry [jobs]',
-      'put held or failed photos back to work (says what it costs and asks first)',
+      'put held, failed or rejected photos back to work (says what it costs and asks first)',
       (y) =>
         y
           .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger path)' })
@@ -217,6 +218,16 @@ export async function main(argv: string[]): Promise<number> {
             type: 'boolean',
             default: false,
             describe: 'retry the failed photos (ERROR, OTHER, attempts used up, refused); paid ones are only downloaded',
+          })
+          .option('rejected', {
+            type: 'boolean',
+            default: false,
+            describe: 'make the photos rejected in `darkroom review` again (their outputs kept aside as *.rejected-*); needs the jobs file',
+          })
+          .option('mode', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'with --rejected: the mode (general, graphics, portrait, text) for the steps that take one, this time',
           })
           .option('ledger', { type: 'string', requiresArg: true, describe: `ledger file (default: ./${DEFAULT_LEDGER_FILE})` })
           .option('yes', {
@@ -227,15 +238,63 @@ export async function main(argv: string[]): Promise<number> {
           .option('break-lock', { type: 'string', requiresArg: true, describe: BREAK_LOCK })
           .example('darkroom retry --held jobs.yaml', 'list the held photos and ask before re-queueing them')
           .example('darkroom retry --failed jobs.yaml', 'list the failed photos, say what retrying costs, and ask')
+          .example('darkroom retry --rejected jobs.yaml --mode portrait', 'make the rejected photos again, with mode portrait')
           .epilog(exitCodesEpilog('retry')),
       async (a) => {
         const r = await retryCommand(
-          { jobs: a.jobs, ledger: a.ledger, held: a.held, failed: a.failed, yes: a.yes, breakLock: a['break-lock'] },
+          {
+            jobs: a.jobs,
+            ledger: a.ledger,
+            held: a.held,
+            failed: a.failed,
+            rejected: a.rejected,
+            mode: a.mode,
+            yes: a.yes,
+            breakLock: a['break-lock'],
+          },
           { env: process.env, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY), ask: askOnTerminal },
         );
         if (r.stderr) err(r.stderr);
         if (r.stdout) out(r.stdout);
         exitCode = r.exitCode;
+      },
+    )
+    .command(
+      'review <jobs>',
+      "look at every output in a browser, accept or reject it; decisions go to the job's ledger (also during a run)",
+      (y) =>
+        y
+          .positional('jobs', { type: 'string', demandOption: true, describe: 'the jobs YAML file' })
+          .option('ledger', { type: 'string', requiresArg: true, describe: "ledger file (default: the YAML's `ledger`)" })
+          .option('port', {
+            type: 'number',
+            coerce: optionalNumberOption('port', PORT),
+            describe: 'port to listen on (default: a free one)',
+          })
+          .option('host', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'address to listen on (default 127.0.0.1: this machine only); anyone who can reach it with the token can decide',
+          })
+          .option('open', { type: 'boolean', default: false, describe: 'open the default browser at the address' })
+          .example('darkroom review jobs.yaml --open', 'P accept, X reject, U clear, ←/→ previous/next, F flip, Z zoom to 100 %')
+          .epilog(exitCodesEpilog('review')),
+      async (a) => {
+        const r = await reviewCommand({ jobs: a.jobs, ledger: a.ledger, port: a.port, host: a.host, open: a.open }, process.env);
+        // Until Ctrl-C (or SIGTERM): every decision is in the ledger already, so stopping loses none.
+        // Listened for before the address is printed: whoever reads it may stop it at once.
+        await new Promise<void>((resolve) => {
+          const stop = () => {
+            process.off('SIGINT', stop);
+            process.off('SIGTERM', stop);
+            void r.close().then(resolve, resolve);
+          };
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+          out(r.line);
+          for (const n of r.notes) err(n);
+        });
+        exitCode = EXIT.interrupted;
       },
     )
     .command(
@@ -388,10 +447,15 @@ export async function main(argv: string[]): Promise<number> {
             default: false,
             describe: '{"outputDir","files","outputs","written":[…],"missing":[…],"changed":[…],"elsewhere":[…],"takenNow"}',
           })
+          .option('accepted', {
+            type: 'boolean',
+            default: false,
+            describe: 'list only the photos whose output was accepted in `darkroom review` (their outputs, sidecars and intermediates)',
+          })
           .example('darkroom manifest jobs.yaml', 'then: cd out && sha256sum -c manifest-sha256.txt')
           .epilog(exitCodesEpilog('manifest')),
       async (a) => {
-        const r = await manifestCommand({ jobs: a.jobs, ledger: a.ledger, json: a.json });
+        const r = await manifestCommand({ jobs: a.jobs, ledger: a.ledger, json: a.json, accepted: a.accepted });
         (a.json ? outJson : out)(r.text);
         exitCode = r.exitCode;
       },
@@ -452,7 +516,7 @@ export async function main(argv: string[]): Promise<number> {
       },
     )
     .completion('completion', 'print a shell completion script (bash; zsh when $SHELL is zsh): darkroom completion >> ~/.bashrc')
-    .demandCommand(1, 'name a command: run, status, plan, retry, report, manifest, credits, usage or sim')
+    .demandCommand(1, 'name a command: run, status, plan, retry, review, report, manifest, credits, usage or sim')
     .recommendCommands()
     .strict()
     .epilog(EPILOG)

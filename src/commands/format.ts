@@ -16,6 +16,7 @@ export function formatStatus(
     `photos   ${s.total} total · ${s.done} done · ${s.failed} failed${s.skipped ? ` (${s.skipped} skipped)` : ''} · ${s.held} held · ${s.pending} pending${s.gone ? ` · ${s.gone} gone` : ''}`,
   );
   if (s.paidNotDownloaded > 0) lines.push(paidNotDownloadedLine(s.paidNotDownloaded, jobsFile));
+  if (s.done > 0) lines.push(reviewLine(s.review, jobsFile));
   if (s.metadataNotCarried > 0) {
     lines.push(
       `metadata ${s.metadataNotCarried} output(s) without all of their input's metadata: the photos are done, the reasons are listed below`,
@@ -58,6 +59,14 @@ export function formatStatus(
     for (const n of s.metadataNotes) lines.push(`  ${shownText(n.path)}: ${shownText(metadataNoteText(n.level, n.reason))}`);
   }
   return lines.join('\n');
+}
+
+/** How far the review of the done photos has got, and what to do next. */
+function reviewLine(r: LedgerStatus['review'], jobsFile?: string): string {
+  const jobs = jobsFile ?? '<jobs.yaml>';
+  const next =
+    r.unreviewed > 0 ? ` · \`darkroom review ${jobs}\` to look` : r.rejected > 0 ? ` · \`darkroom retry --rejected ${jobs}\` to redo` : '';
+  return `review   ${r.accepted} accepted · ${r.rejected} rejected · ${r.unreviewed} not reviewed${next}`;
 }
 
 /** The line every status and the end of a run show while results are paid for and not on disk. */

@@ -11,6 +11,7 @@ import type { ReportArgs, ReportResult } from './report.js';
 import type { ManifestArgs } from './manifest.js';
 import type { ManifestSummary } from '../lib/manifest.js';
 import type { RetryArgs, RetryIo, RetryOutcome } from './retryTypes.js';
+import type { ReviewArgs, ReviewStarted } from './review.js';
 import type { RunArgs, RunIo, RunOutcome } from './run.js';
 import type { StatusArgs } from './status.js';
 import type { WriteStreams } from './outputFile.js';
@@ -30,6 +31,8 @@ export type {
   RetryArgs,
   RetryIo,
   RetryOutcome,
+  ReviewArgs,
+  ReviewStarted,
   RunArgs,
   RunIo,
   RunOutcome,
@@ -92,4 +95,9 @@ export async function reportCommand(args: ReportArgs, env: NodeJS.ProcessEnv, st
 /** `darkroom manifest`: manifest-sha256.txt, manifest-sha512.txt and provenance.csv in the output folder; the lines to print and the exit code. */
 export async function manifestCommand(args: ManifestArgs): Promise<{ text: string; exitCode: number; summary: ManifestSummary }> {
   return (await import('./manifest.js')).manifestCommand(args);
+}
+
+/** `darkroom review <jobs.yaml>`: the review page over the job's ledger, listening until `close()`; the address line to print first. */
+export async function reviewCommand(args: ReviewArgs, env: NodeJS.ProcessEnv): Promise<ReviewStarted> {
+  return (await import('./review.js')).reviewCommand(args, env);
 }

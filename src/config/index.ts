@@ -16,3 +16,4 @@ export {
 export type { JobFile, JobInput, StepConfig } from './schema.js';
 export { checkPattern, fillPattern, type Placeholder } from './pattern.js';
 export { DEFAULT_MAX_INPUT_PIXELS } from './schema.js';
+export { withMode } from './steps.js';

@@ -39,3 +39,16 @@ export { LEGACY_SIG, blocking, readStepsCensus, type OtherList, type StepsCensus
 export { KeyStore, type SlotRow, type NewSlot, type SlotKind, type CallKind, type StoredCall } from './keystore.js';
 export { type LoggedCall } from './keyFacts.js';
 export { type PhotoTransition } from './photoEvents.js';
+export {
+  readDecisions,
+  type Decision,
+  type KeptOutput,
+  type Recorded,
+  type RejectedPhoto,
+  type ReviewAction,
+  type ReviewCounts,
+  type ReviewCursor,
+  type ReviewPhoto,
+  type ReviewState,
+  type StandingDecision,
+} from './reviews.js';

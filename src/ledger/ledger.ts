@@ -19,6 +19,7 @@ import { Outputs } from './outputs.js';
 import { recoverStale, type RecoveryReport } from './recover.js';
 import { rescueDeleted, type Rescue } from './rescue.js';
 import { readReport, type ReportData, type ReportOptions } from './report.js';
+import { Reviews } from './reviews.js';
 import { readStatus, type LedgerStatus } from './status.js';
 import { StepLists } from './stepLists.js';
 import { Submissions } from './submissions.js';
@@ -51,6 +52,8 @@ export class Ledger {
   readonly spend: Spend;
   /** Photos reaching done/failed/held/skipped, read in order (`run --json`). */
   readonly photoEvents: PhotoEvents;
+  /** A person's decisions about the outputs (`darkroom review`, `retry --rejected`). */
+  readonly reviews: Reviews;
 
   private constructor(
     readonly file: string,
@@ -76,6 +79,7 @@ export class Ledger {
     this.keyFacts = new KeyFacts(db);
     this.spend = new Spend(db);
     this.photoEvents = new PhotoEvents(db);
+    this.reviews = new Reviews(db, this.items);
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {

@@ -9,6 +9,7 @@ import {
   type ProblemItem,
 } from './status.js';
 import { IDLE_GAP_MS, readActivity, readThroughput, type ReportActivity, type ReportBucket } from './reportTime.js';
+import { readDecisions } from './reviews.js';
 import { stmt } from './statements.js';
 
 /** One finished step of a done item: which capability ran and the task that did it. */
@@ -62,6 +63,10 @@ export interface ReportPhoto {
   readonly metaCaption: string | null;
   /** The input's XMP sidecars read into its output, one a line (null: none). */
   readonly metaSidecars: string | null;
+  /** A done photo's decision in review ('accept', 'reject'), about its current output; null: not reviewed (or not done). */
+  readonly review: string | null;
+  /** A rejection's few words. */
+  readonly reviewReason: string | null;
 }
 
 /** Tasks that ended SUCCESS, by capability: the ones charged (the spec refunds FAIL and ERROR). */
@@ -192,14 +197,17 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
     const meta = hasOutputMetadata(db)
       ? `o.meta AS meta, o.meta_note AS metaNote, o.meta_taken AS metaTaken, o.meta_caption AS metaCaption, ${sidecars} AS metaSidecars`
       : 'NULL AS meta, NULL AS metaNote, NULL AS metaTaken, NULL AS metaCaption, NULL AS metaSidecars';
-    const photos = stmt<[number], ReportPhoto>(
+    const decisions = readDecisions(db);
+    const photos = stmt<[number], Omit<ReportPhoto, 'review' | 'reviewReason'>>(
       db,
       `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
               i.size_bytes AS inBytes, i.output_path AS outputPath, i.updated_ms AS atMs,
               o.bytes AS outBytes, ${meta},
               (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id) AS tasks
        FROM items i LEFT JOIN output_files o ON o.path = i.output_path ORDER BY i.rel_path LIMIT ?`,
-    ).all(photoLimit);
+    )
+      .all(photoLimit)
+      .map((p) => ({ ...p, review: decisions.get(p.id)?.decision ?? null, reviewReason: decisions.get(p.id)?.reason ?? null }));
     const photoCount = stmt<[], { n: number }>(db, 'SELECT COUNT(*) AS n FROM items').get()!.n;
     const charged = stmt<[], ReportCharged>(
       db,

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { stmt } from './statements.js';
+import { readReviewCounts, type ReviewCounts } from './reviews.js';
 import { inPhase, phaseOf, sqlList, STATES, TERMINAL, type ItemState } from './transitions.js';
 import { countNotDownloaded, listNotDownloaded, type NotDownloaded } from './undownloaded.js';
 
@@ -82,6 +83,8 @@ export interface LedgerStatus {
   readonly metadataNotCarried: number;
   /** The first 200 of them: the input's path, the output, and why. */
   readonly metadataNotes: readonly MetadataNote[];
+  /** Of the done photos: accepted, rejected and not yet reviewed (`darkroom review`). */
+  readonly review: ReviewCounts;
 }
 
 /** An output its input's metadata did not reach, and why. */
@@ -131,6 +134,7 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
     paidNotDownloaded: countNotDownloaded(db),
     notDownloaded: listNotDownloaded(db, problemLimit),
     ...metadataNotes(db, problemLimit),
+    review: readReviewCounts(db),
   };
 }
 

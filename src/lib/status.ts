@@ -119,6 +119,8 @@ function statusFigures(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'defau
     notDownloaded: s.notDownloaded,
     metadataNotCarried: s.metadataNotCarried,
     metadataNotes: s.metadataNotes,
+    // Over the done photos: decisions about their current outputs (darkroom review).
+    review: s.review,
     heldSlots: p.keys.flatMap((k) =>
       k.guessed
         ? [

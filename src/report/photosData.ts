@@ -59,6 +59,9 @@ export function photosJson(rows: readonly ReportRow[], thumbsHref: string | null
     h: r.href,
     c: formatChanged(r.input, r.output) ? 1 : 0,
     m: metadataJson(r, clean),
+    // The person's decision in review (darkroom review), and a rejection's reason.
+    v: r.photo.review,
+    w: r.photo.reviewReason === null ? null : clean(r.photo.reviewReason),
   }));
   return JSON.stringify({ thumbs: thumbsHref, pageSize: 100, photos: list })
     .replace(/</g, '\\u003c')

@@ -22,6 +22,7 @@ function picture(done: number, total: number, now: number): Progress {
       held: 0,
       pending,
       gone: 0,
+      review: { accepted: 0, rejected: 0, unreviewed: done },
       states: {
         queued: pending,
         uploading: 0,

@@ -58,6 +58,7 @@ function baseStatus(
     held: states.held,
     pending: total - terminal,
     gone: 0,
+    review: { accepted: 0, rejected: 0, unreviewed: states.done },
     states,
     calls: { total: 0, perKey: {} },
     problems: [],

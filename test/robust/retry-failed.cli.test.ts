@@ -178,7 +178,12 @@ describe('darkroom retry --failed', () => {
   it('--held and --failed together is a usage error', async () => {
     const r = await runCli(['retry', '--held', '--failed', job.jobsFile]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--held or --failed \(one at a time\)/);
+    expect(r.stderr).toMatch(/--held, --failed or --rejected \(one at a time\)/);
+    const both = await runCli(['retry', '--failed', '--rejected', job.jobsFile]);
+    expect(both.code).toBe(2);
+    const mode = await runCli(['retry', '--failed', '--mode', 'portrait', job.jobsFile]);
+    expect(mode.code).toBe(2);
+    expect(mode.stderr).toMatch(/--mode goes with --rejected/);
   });
 });
 
