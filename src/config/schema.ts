@@ -72,9 +72,9 @@ const limitsSchema = z.strictObject({
    */
   maxInputPixels: positiveInt.default(DEFAULT_MAX_INPUT_PIXELS),
   /**
-   * A spending guard: stop starting work once this many credits were spent since
-   * the run began (measured from GET /api/v1/credits and this run's creates); exit 4, run
-   * again to continue. `--max-credits` wins over it. Unset: no limit.
+   * A spending guard: start a photo only when its every step fits in this many credits
+   * spent since the run began (measured from GET /api/v1/credits and this run's creates);
+   * exit 4, run again to continue. `--max-credits` wins over it. Unset: no limit.
    */
   maxCredits: positiveInt.optional(),
 });
