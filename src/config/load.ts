@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { CAPABILITIES, CAPABILITY_NAMES, type Capability } from '../spec/capabilities.js';
+import { apiBaseUrl } from '../spec/endpoints.js';
 import { fingerprintKey } from '../spec/key.js';
 import { resolveLedgerPath } from './ledgerPath.js';
 import { DEFAULT_INCLUDE, DEFAULT_INCLUDE_TRANSCODE, jobSchema, type JobFile, type StepConfig } from './schema.js';
@@ -149,7 +150,7 @@ function configFrom(raw: unknown, src: JobSource, opts: LoadOptions): { job: Job
   const ledger = opts.ledger ? resolveLedgerPath(opts.cwd ?? process.cwd(), opts.ledger) : resolveLedgerPath(dir, ledgerPath);
   const config: Config = {
     file: abs,
-    baseUrl: baseUrl?.replace(/\/+$/, '') ?? null,
+    baseUrl: baseUrl === null ? null : apiBaseUrl(baseUrl),
     serviceName: job.service.name ?? hostOf(baseUrl),
     keyEnvs,
     timeoutMs: job.service.timeoutMs,
