@@ -4,9 +4,9 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { CAPABILITIES, CAPABILITY_NAMES, type Capability } from '../spec/capabilities.js';
 import { apiBaseUrl } from '../spec/endpoints.js';
-import { fingerprintKey } from '../spec/key.js';
+import { fingerprintKey, looksLikeKey } from '../spec/key.js';
 import { resolveLedgerPath } from './ledgerPath.js';
-import { DEFAULT_INCLUDE, DEFAULT_INCLUDE_TRANSCODE, jobSchema, type JobFile, type StepConfig } from './schema.js';
+import { DEFAULT_INCLUDE, DEFAULT_INCLUDE_TRANSCODE, jobSchema, KEY_ENV_EXPECTED, type JobFile, type StepConfig } from './schema.js';
 import { ConfigError } from '../errors.js';
 
 export interface Config {
@@ -132,7 +132,7 @@ function configFrom(raw: unknown, src: JobSource, opts: LoadOptions): { job: Job
 
   const baseUrl = opts.baseUrl ?? env.DARKROOM_BASE_URL ?? job.service.baseUrl ?? null;
   if (baseUrl !== null && !/^https?:\/\/[^/]+/.test(baseUrl)) {
-    throw new ConfigError(shown, 'service.baseUrl', `expected an http(s) URL, got ${JSON.stringify(baseUrl)}`);
+    throw new ConfigError(shown, 'service.baseUrl', `expected an http(s) URL, got ${shownValue(baseUrl)}`);
   }
   const keyEnvs = job.service.keys?.map((k) => k.apiKeyEnv) ?? [job.service.apiKeyEnv ?? 'DARKROOM_API_KEY'];
 
@@ -267,9 +267,28 @@ function fromZod(file: string, raw: unknown, error: z.ZodError): ConfigError {
     return new ConfigError(file, `${at}${keys[0]}`, 'unknown key; check its spelling against docs/guide/job-file.md');
   }
   const got = valueAt(raw, issue.path);
-  if (got !== undefined && !/, got /.test(detail)) detail += `, got ${JSON.stringify(got)}`;
+  if (issue.path.at(-1) === 'apiKeyEnv' && typeof got === 'string') return keyEnvError(file, keyPath, got);
+  if (got !== undefined && !/, got /.test(detail)) detail += `, got ${shownValue(got)}`;
   if (got === undefined && issue.code === 'invalid_type') detail = `missing; ${detail.replace(/, received undefined$/, '')}`;
   return new ConfigError(file, keyPath, detail);
+}
+
+/**
+ * A wrong `apiKeyEnv`, said without its value: the key itself is what users paste there most
+ * (L5: never echoed, into a terminal or a CI log).
+ */
+function keyEnvError(file: string, keyPath: string, got: string): ConfigError {
+  const what = looksLikeKey(got) ? 'this value looks like a key' : 'this value is not a variable name';
+  return new ConfigError(
+    file,
+    keyPath,
+    `${KEY_ENV_EXPECTED}; ${what} and is not shown. Put the key in a variable (export DARKROOM_API_KEY=…) and name that variable here`,
+  );
+}
+
+/** A value as an error line shows it: JSON, with any string that looks like a key left out. */
+function shownValue(v: unknown): string {
+  return JSON.stringify(v, (_, x: unknown) => (typeof x === 'string' && looksLikeKey(x) ? '(a value like a key, not shown)' : x));
 }
 
 function valueAt(raw: unknown, p: readonly PropertyKey[]): unknown {
