@@ -12,9 +12,11 @@ export function formatStatus(
 ): string {
   const lines: string[] = [];
   lines.push(`ledger   ${shownText(ledgerFile)}`);
-  lines.push(
-    `photos   ${s.total} total · ${s.done} done · ${s.failed} failed${s.skipped ? ` (${s.skipped} skipped)` : ''} · ${s.held} held · ${s.pending} pending${s.gone ? ` · ${s.gone} gone` : ''}`,
-  );
+  lines.push(`photos   ${photoCounts(s)}`);
+  if (s.skipped)
+    lines.push(
+      `skipped  ${s.skipped} input(s) darkroom will not send (listed below with why): not in the total; replace or remove them and run again`,
+    );
   if (s.paidNotDownloaded > 0) lines.push(paidNotDownloadedLine(s.paidNotDownloaded, jobsFile));
   if (s.metadataNotCarried > 0) {
     lines.push(
@@ -58,6 +60,12 @@ export function formatStatus(
     for (const n of s.metadataNotes) lines.push(`  ${shownText(n.path)}: metadata not carried: ${shownText(n.reason)}`);
   }
   return lines.join('\n');
+}
+
+/** "9 total · 5 done · 1 failed · 1 held · 2 pending · 1 skipped": the photos' figures, as status, run and report say them. */
+export function photoCounts(s: LedgerStatus): string {
+  const apart = [s.skipped ? `${s.skipped} skipped` : '', s.gone ? `${s.gone} gone` : ''].filter(Boolean);
+  return [`${s.total} total`, `${s.done} done`, `${s.failed} failed`, `${s.held} held`, `${s.pending} pending`, ...apart].join(' · ');
 }
 
 /** The line every status and the end of a run show while results are paid for and not on disk. */

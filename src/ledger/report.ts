@@ -133,7 +133,7 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
        ORDER BY CASE i.state WHEN 'held' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END, i.rel_path
        LIMIT ?`,
     ).all(problemLimit);
-    const problemCount = status.held + status.failed;
+    const problemCount = status.held + status.failed + status.skipped;
 
     const byEndpoint = stmt<[], { method: string; endpoint: string; n: number }>(
       db,

@@ -52,7 +52,7 @@ function guessedShort(g: GuessedSlotsView): string {
 }
 
 function problemsText(p: Progress): string {
-  const parts = [`${p.failed} failed${p.skipped ? ` (${p.skipped} skipped)` : ''}`, `${p.held} held`];
+  const parts = [`${p.failed} failed`, `${p.held} held`, ...(p.skipped ? [`${p.skipped} skipped`] : [])];
   const last = p.problems.find((x) => x.state === 'held') ?? p.problems.find((x) => x.state === 'failed') ?? p.problems[0];
   if (last) parts.push(`e.g. ${shownText(last.path)}: ${shownText(last.reason ?? last.state)}`);
   return parts.join(' · ');

@@ -108,7 +108,7 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
   const capabilityOf = (i: number) => ctx.steps?.[i]?.capability ?? ledgerSteps[i]?.capability ?? null;
 
   // Per step: photos past it, and photos on it with a task running (as status.steps counts them).
-  const through = s.total - s.skipped;
+  const through = s.total;
   const steps: StepProgress[] = Array.from({ length: stepCount }, (_, i) => ({
     index: i,
     capability: capabilityOf(i),

@@ -28,8 +28,9 @@ function facts(over: Partial<ProgressFacts> & { states?: Partial<Record<ItemStat
     gone: 0,
     ...over.states,
   };
-  const total = Object.values(states).reduce((a, b) => a + b, 0);
-  const terminal = states.done + states.held + states.failed + states.skipped;
+  // As the ledger counts them: skipped inputs (and gone ones) outside the total.
+  const total = Object.values(states).reduce((a, b) => a + b, 0) - states.skipped - states.gone;
+  const terminal = states.done + states.held + states.failed;
   return {
     byStep: [],
     slots: {},
@@ -53,7 +54,7 @@ function baseStatus(
   return {
     total,
     done: states.done,
-    failed: states.failed + states.skipped,
+    failed: states.failed,
     skipped: states.skipped,
     held: states.held,
     pending: total - terminal,
@@ -129,7 +130,7 @@ describe('buildProgress, the figures the display and status show', () => {
       limits: LIMITS,
       keys: ['k_a'],
     });
-    expect(p.total).toBe(9 + 1);
+    expect(p.total).toBe(9); // the skipped input is outside the total
     expect(p.steps).toEqual([
       { index: 0, capability: 'restore', done: 6, total: 9, running: 1 },
       { index: 1, capability: 'upscale', done: 2, total: 9, running: 1 },
