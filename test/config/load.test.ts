@@ -125,11 +125,11 @@ describe('a key where the job wants a variable name', () => {
       expect(loadConfig(write(base.replace('MY_KEY', name)), { env: {} }).keyEnvs).toEqual([name]);
     }
     const key = 'rk_test_51H8xQ2eZvKYlo2C0a1b2c3d4';
-    const e = errorOf(write(base.replace('MY_KEY', key)));
+    const e = errorOf(() => loadConfig(write(base.replace('MY_KEY', key)), { env: {} }));
     expect(e.message).toMatch(/service\.apiKeyEnv: this field takes the NAME of the environment variable that holds the key/);
     expect(e.message).not.toContain(key.slice(3));
     // Anywhere else too: a value like a key is left out of the line that names the mistake.
-    const elsewhere = errorOf(write(`${base}limits: { maxCredits: "${key}" }\n`));
+    const elsewhere = errorOf(() => loadConfig(write(`${base}limits: { maxCredits: "${key}" }\n`), { env: {} }));
     expect(elsewhere.message).toMatch(/limits\.maxCredits: .*a value like a key, not shown/);
     expect(elsewhere.message).not.toContain(key.slice(3));
   });
