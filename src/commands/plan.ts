@@ -58,7 +58,7 @@ function formatPlan(p: PlanResult): string {
   const i = p.inputs;
   L.push(`plan     ${rel(p.jobsFile)} · ledger ${rel(p.ledgerFile)}${p.ledgerExists ? '' : ' (none yet: this would be the first run)'}`);
   L.push(
-    `inputs   ${i.found} found · ${i.skipped.length} skipped · ${i.done} already done · ${i.toDo} to do${i.inProgress ? ` (${i.inProgress} in progress)` : ''}${i.held ? ` · ${i.held} held (see darkroom retry --held)` : ''}${i.failed ? ` · ${i.failed} failed` : ''}`,
+    `inputs   ${i.found} found${i.otherNames ? ` · ${i.otherNames} the same photo as another (no cost)` : ''} · ${i.skipped.length} skipped · ${i.done} already done · ${i.toDo} to do${i.inProgress ? ` (${i.inProgress} in progress)` : ''}${i.held ? ` · ${i.held} held (see darkroom retry --held)` : ''}${i.failed ? ` · ${i.failed} failed` : ''}`,
   );
   const hidden = hiddenLine(i.hidden);
   if (hidden !== null) L.push(`hidden   ${hidden}`);

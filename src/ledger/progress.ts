@@ -181,15 +181,26 @@ function readSlow(db: Database.Database): Pick<ProgressFacts, 'latency' | 'waitH
 }
 
 /** The state and step of every item by its path under input.dir, for `darkroom plan`. */
-export function readItemStates(db: Database.Database): Map<string, { readonly state: ItemState; readonly step: number }> {
-  const out = new Map<string, { state: ItemState; step: number }>();
-  for (const r of stmt<[], { rel_path: string; state: ItemState; step: number }>(
+export function readItemStates(db: Database.Database): Map<string, ItemStateOf> {
+  const out = new Map<string, ItemStateOf>();
+  for (const r of stmt<[], { rel_path: string; content_hash: string | null; state: ItemState; step: number }>(
     db,
-    'SELECT rel_path, state, step_index AS step FROM items',
+    'SELECT rel_path, content_hash, state, step_index AS step FROM items',
   ).iterate()) {
-    out.set(r.rel_path, { state: r.state, step: r.step });
+    const v = { state: r.state, step: r.step, relPath: r.rel_path };
+    out.set(r.rel_path, v);
+    // A photo is its content: every name with these bytes is this item (ledger/discovery.ts).
+    if (r.content_hash !== null) out.set(`sha256:${r.content_hash}`, v);
   }
   return out;
+}
+
+/** Where a photo stands, by its first name (`rel_path`) and by `sha256:` + its content hash: readItemStates. */
+export interface ItemStateOf {
+  readonly state: ItemState;
+  readonly step: number;
+  /** The item's own name (the first found): what the steps census names it by. */
+  readonly relPath: string;
 }
 
 /** Calls per key in the last minute and hour (as `status` counts them), for `plan` and `usage`. */
@@ -216,7 +227,7 @@ export class ProgressReader {
     return readProgress(this.db, now, opts, this.cache);
   }
 
-  itemStates(): Map<string, { readonly state: ItemState; readonly step: number }> {
+  itemStates(): Map<string, ItemStateOf> {
     return readItemStates(this.db);
   }
 

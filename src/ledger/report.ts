@@ -52,6 +52,8 @@ export interface ReportPhoto {
   /** When the photo was taken and its caption, as carried to the output. */
   readonly metaTaken: string | null;
   readonly metaCaption: string | null;
+  /** The photo's other names found by the last discovery (the same bytes under another path), one a line; null when none. */
+  readonly otherNames: string | null;
 }
 
 /** Tasks that ended SUCCESS, by capability: the ones charged (the spec refunds FAIL and ERROR). */
@@ -186,7 +188,9 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
       `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
               i.size_bytes AS inBytes, i.output_path AS outputPath, i.updated_ms AS atMs,
               o.bytes AS outBytes, ${meta},
-              (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id) AS tasks
+              (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id) AS tasks,
+              (SELECT GROUP_CONCAT(n.name, char(10)) FROM inputs n WHERE n.item_id = i.id AND n.name <> i.rel_path
+                 AND n.seen_gen = (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'inputs.generation')) AS otherNames
        FROM items i LEFT JOIN output_files o ON o.path = i.output_path ORDER BY i.rel_path LIMIT ?`,
     ).all(photoLimit);
     const photoCount = stmt<[], { n: number }>(db, 'SELECT COUNT(*) AS n FROM items').get()!.n;

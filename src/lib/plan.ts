@@ -4,7 +4,7 @@ import { checkServiceUrl } from '../run/serviceContact.js';
 import { CAPABILITIES, fingerprintKey, isApiError, isCapability } from '../api/index.js';
 import { clock } from '../clock.js';
 import { requireInputDir, type Config, type ResolvedKey } from '../config/index.js';
-import { createsLeft, phaseOf, ProgressReader, type ItemState, type ProgressFacts } from '../ledger/index.js';
+import { createsLeft, phaseOf, ProgressReader, type ItemStateOf, type ProgressFacts } from '../ledger/index.js';
 import { parseStepsJson, stepsSignature } from '../config/steps.js';
 import { discoverFiles } from '../inputs/discover.js';
 import { describeChange, type StepsChange } from '../run/stepsCheck.js';
@@ -28,7 +28,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
   const a = expectedAttempts(failRate);
 
   const ledgerExists = existsSync(config.ledger);
-  let states = new Map<string, { state: ItemState; step: number }>();
+  let states = new Map<string, ItemStateOf>();
   let facts: ProgressFacts | null = null;
   let windows: Record<string, { lastMinute: number; lastHour: number }> = {};
   // Photos started under other steps than the job's: a plain run refuses; the figures below
@@ -65,10 +65,18 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
   let failed = 0;
   let uploads = 0;
   let toDo = 0;
+  // A photo is its content, as run counts it: a second name of the same bytes costs nothing.
+  const contents = new Set<string>();
+  let otherNames = 0;
   const stepPhotos = new Array<number>(S).fill(0);
   for (const f of found) {
-    const known = states.get(f.relPath);
-    if (known && redo.has(f.relPath)) {
+    if (contents.has(f.contentHash)) {
+      otherNames++;
+      continue;
+    }
+    contents.add(f.contentHash);
+    const known = states.get(`sha256:${f.contentHash}`) ?? states.get(f.relPath);
+    if (known && redo.has(known.relPath)) {
       // Redone from the first step with its upload (or URL): no upload, every step again.
       inProgress++;
       toDo++;
@@ -153,7 +161,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
     jobsFile: config.file,
     ledgerFile: config.ledger,
     ledgerExists,
-    inputs: { found: found.length, skipped, done, inProgress, held, failed, toDo, hidden: discovered.hidden },
+    inputs: { found: found.length, otherNames, skipped, done, inProgress, held, failed, toDo, hidden: discovered.hidden },
     steps,
     calls,
     callsAtObservedRate,

@@ -38,6 +38,8 @@ export interface PlanResult {
   readonly ledgerExists: boolean;
   readonly inputs: {
     readonly found: number;
+    /** Of found: files with the same bytes as another found, the same photo under a second name (no cost of their own). */
+    readonly otherNames: number;
     readonly skipped: readonly { readonly path: string; readonly reason: string }[];
     /** Already done in the ledger: nothing to spend. */
     readonly done: number;
