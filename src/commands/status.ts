@@ -40,7 +40,8 @@ async function target(args: StatusArgs, env: NodeJS.ProcessEnv): Promise<Target>
 
 function render(reader: ProgressReader, t: Target, json: boolean): string {
   const { progress, status, summary } = readSummary(reader, t.config, t.keys, t.stateDir);
-  return json ? JSON.stringify(summary) : formatProgress(progress, status, t.file, t.config ? 'jobs' : 'default', t.jobs);
+  if (json) return JSON.stringify(summary);
+  return formatProgress(progress, status, t.file, t.config ? 'jobs' : 'default', t.jobs, reader.runHolder());
 }
 
 /** `darkroom status`: read from the ledger alone, safe while a run writes (WAL); never creates a ledger. */

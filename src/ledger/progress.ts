@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
 import { readVerdict } from './checks.js';
+import { holderFromRow, judgeHolder, SELECT_HOLDER, type LockHolder, type LockRow } from './lock.js';
+import { systemProbe } from './processIdentity.js';
 import { openDatabase } from './open.js';
 import { stmt } from './statements.js';
 import { readRedoPaths, readStepsCensus, type StepsCensus } from './stepsCensus.js';
@@ -239,6 +241,18 @@ export class ProgressReader {
   decodeVerdict(contentHash: string): string | null | undefined {
     this.hasChecks ??= stmt(this.db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'input_checks'").get() !== undefined;
     return this.hasChecks ? readVerdict(this.db, contentHash) : undefined;
+  }
+
+  /**
+   * What holds the ledger now (a `run`, a `retry --held`), unless its process is gone: while
+   * it lasts, another run is refused, so advice to run again would lead nowhere.
+   */
+  runHolder(): LockHolder | undefined {
+    if (stmt(this.db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_lock'").get() === undefined) return undefined;
+    const row = stmt<[], LockRow>(this.db, SELECT_HOLDER).get();
+    if (!row) return undefined;
+    const h = holderFromRow(row);
+    return judgeHolder(h, systemProbe.self(), systemProbe) === 'gone' ? undefined : h;
   }
 
   /** Photos started under other step lists than the job's (`plan`), and their labels. */

@@ -61,7 +61,7 @@ export function guessedSlotsOf(stateDir: string, fps: readonly string[], now: nu
     const rows = KeyStore.peekSlots(stateDir, fp);
     if (!rows) continue;
     const g = guessedSlots(rows, now, (r) => r.pid !== null && r.host !== null && live(r.pid, r.host, now));
-    if (g.held + g.deadRun > 0) out[fp] = { held: g.held, deadRun: g.deadRun, untilMs: g.untilMs };
+    if (g.held + g.deadRun > 0) out[fp] = { held: g.held, deadRun: g.deadRun, deadTasks: g.deadTasks, untilMs: g.untilMs };
   }
   return out;
 }
@@ -127,8 +127,10 @@ function statusFigures(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'defau
               slots: k.guessed.held + k.guessed.deadRun,
               heldCreates: k.guessed.held,
               deadRun: k.guessed.deadRun,
+              deadTasks: k.guessed.deadTasks,
               untilMs: k.guessed.untilMs,
-              freedBy: 'darkroom retry --held',
+              // A stopped run's tasks are the next run's to poll: retry --held has none of them to free.
+              freedBy: k.guessed.held + k.guessed.deadRun - k.guessed.deadTasks > 0 ? 'darkroom retry --held' : null,
             },
           ]
         : [],

@@ -43,12 +43,15 @@ function keyText(k: Progress['keys'][number], p: Progress): string {
   return k.guessed ? `${text} · ${guessedShort(k.guessed)}` : text;
 }
 
-/** "3 slots counted busy (held creates) until 21:04:05 at most: `darkroom retry --held` frees them" */
+/**
+ * "3 slots counted busy (held creates) until 21:04:05 at most; the run asks the service
+ * before then": drawn by the run itself, which holds the ledger, so it names no other command.
+ */
 function guessedShort(g: GuessedSlotsView): string {
   const why = [g.held ? 'held creates' : '', g.deadRun ? 'a run that stopped' : ''].filter(Boolean).join(', ');
   const d = new Date(g.untilMs);
   const at = [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
-  return `${g.held + g.deadRun} slots counted busy (${why}) until ${at} at most: \`darkroom retry --held\` frees them`;
+  return `${g.held + g.deadRun} slots counted busy (${why}) until ${at} at most; the run asks the service before then`;
 }
 
 function problemsText(p: Progress): string {

@@ -58,6 +58,8 @@ export interface KeyProgress {
 export interface GuessedSlotsView {
   readonly held: number;
   readonly deadRun: number;
+  /** Of deadRun: a stopped run's tasks, which the next run polls (its creates in flight are the rest). */
+  readonly deadTasks: number;
   readonly untilMs: number;
 }
 

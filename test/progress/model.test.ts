@@ -160,14 +160,15 @@ describe('buildProgress, the figures the display and status show', () => {
     const now = 1_000_000;
     const ctx = { now, steps: [{ capability: 'restore' }], limits: LIMITS, keys: ['k_a'] };
     const plain = buildProgress(f, ctx);
-    const guessed = { held: 2, deadRun: 1, untilMs: now + 5 * MIN };
+    const guessed = { held: 2, deadRun: 1, deadTasks: 0, untilMs: now + 5 * MIN };
     const p = buildProgress(f, { ...ctx, guessedSlots: { k_a: guessed } });
     expect(p.keys[0]!.guessed).toEqual(guessed);
     // 3 tasks of 10 s, and 3 slots busy for at most 5 more minutes: (30 s + 3 · 5 min) / 3
     expect(plain.eta!.slotsMs).toBeCloseTo(10_000, 6);
     expect(p.eta!.slotsMs).toBeCloseTo((30_000 + 3 * 5 * MIN) / 3, 6);
     expect(summaryLine(p, 0)).toContain('3 slots counted busy (held creates, a run that stopped) until ');
-    expect(summaryLine(p, 0)).toContain('at most: `darkroom retry --held` frees them');
+    // Drawn by the run, which holds the ledger: no command its lock would refuse.
+    expect(summaryLine(p, 0)).toContain('at most; the run asks the service before then');
     // Past their time they are not shown, nor counted.
     expect(buildProgress(f, { ...ctx, now: now + 6 * MIN, guessedSlots: { k_a: guessed } }).keys[0]!.guessed).toBeNull();
   });
