@@ -1,6 +1,7 @@
 import { shownText } from '../display.js';
 import type { LedgerStatus } from '../ledger/index.js';
 import { formatDuration } from '../progress/model.js';
+import { clockTime, keyCalls, keyWaitText } from '../progress/render.js';
 import type { GuessedSlotsView, Progress } from '../progress/snapshot.js';
 
 /** The human form of a status: counts first, then every item that needs a person's attention. */
@@ -116,9 +117,14 @@ export function formatProgress(
   }
   for (const k of p.keys) {
     const lim = p.limits;
+    const { minute, hour } = keyCalls(k);
+    const other = k.use?.otherTasks ? ` (and ${k.use.otherTasks} by another darkroom job)` : '';
+    const others = k.use?.othersHour ? ` (${k.use.othersHour} not this job's)` : '';
     extra.push(
-      `key      ${k.key}: ${k.tasks}${lim ? `/${lim.activeTasks}` : ''} task slots in use · ${k.lastMinute}${lim ? `/${lim.callsPerMinute}` : ''} calls in the last minute · ${k.lastHour}${lim ? `/${lim.callsPerHour}` : ''} in the last hour`,
+      `key      ${k.key}: ${k.tasks}${lim ? `/${lim.activeTasks}` : ''} task slots in use${other} · ${minute}${lim ? `/${lim.callsPerMinute}` : ''} calls in the last minute · ${hour}${lim ? `/${lim.callsPerHour}` : ''} in the last hour${others}`,
     );
+    const wait = keyWaitText(k, p);
+    if (wait) extra.push(`waiting  ${k.key}: ${wait}`);
     if (k.guessed) extra.push(`slots    ${k.key}: ${guessedText(k.guessed, jobsFile, going)}`);
   }
   const t = p.throughput;
@@ -166,10 +172,4 @@ function guessedText(g: GuessedSlotsView, jobsFile?: string, going?: RunGoing): 
     !going && g.deadTasks > 0 ? `the next \`darkroom run ${jobsFile ?? '<jobs.yaml>'}\` polls the tasks` : '',
   ].filter(Boolean);
   return `${g.held + g.deadRun} counted busy${counted}, until ${clockTime(g.untilMs)} at most; ${what.join('; ')}`;
-}
-
-/** 21:04:05, local time. */
-function clockTime(ms: number): string {
-  const d = new Date(ms);
-  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }

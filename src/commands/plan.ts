@@ -87,7 +87,7 @@ function formatPlan(p: PlanResult): string {
   );
   const t = p.time;
   L.push(
-    `time     at best ${formatDuration(t.ms)} with ${t.keys} key(s) at ${t.limits.callsPerMinute}/min, ${t.limits.callsPerHour}/h and ${t.limits.activeTasks} tasks each — ${t.binds} bound (hour ${formatDuration(t.hourMs)} · minute ${formatDuration(t.minuteMs)} · slots ${formatDuration(t.slotsMs)})${t.usedHour ? `; ${t.usedHour} calls already in the last hour count` : ''}`,
+    `time     at best ${formatDuration(t.ms)} with ${t.keys} key(s) at ${t.limits.callsPerMinute}/min, ${t.limits.callsPerHour}/h and ${t.limits.activeTasks} tasks each — ${t.binds} bound (hour ${formatDuration(t.hourMs)} · minute ${formatDuration(t.minuteMs)} · slots ${formatDuration(t.slotsMs)})${t.usedHour ? `; ${t.usedHour} calls already in the key's last hour count${t.othersHour ? ` (${t.othersHour} not this job's)` : ''}` : ''}`,
   );
   L.push(metadataLine(p));
   if (p.stepsChange) {

@@ -255,6 +255,11 @@ export class ProgressReader {
     return judgeHolder(h, systemProbe.self(), systemProbe) === 'gone' ? undefined : h;
   }
 
+  /** The id this ledger's runs own their calls and slots by in the keys' stores; null before any run. */
+  ownerId(): string | null {
+    return stmt<[], { value: string }>(this.db, "SELECT value FROM meta WHERE key = 'owner_id'").get()?.value ?? null;
+  }
+
   /** Photos started under other step lists than the job's (`plan`), and their labels. */
   stepsCensus(current: string, jobCaps: readonly string[]): { census: StepsCensus; redo: Set<string> } {
     return { census: readStepsCensus(this.db, current, jobCaps), redo: readRedoPaths(this.db, current, jobCaps) };

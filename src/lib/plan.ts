@@ -10,6 +10,8 @@ import { discoverFiles } from '../inputs/discover.js';
 import { describeChange, type StepsChange } from '../run/stepsCheck.js';
 import { ASSUMED_LATENCY_MS, estimate, expectedAttempts } from '../progress/model.js';
 import { withAccountClient } from './account.js';
+import { stateDirFrom } from './stateDir.js';
+import { keyUseOf } from './status.js';
 import { exifToolProblem } from '../metadata/exiftool.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 import type { PlanIo, PlanOptions, PlanResult, PlanStep } from './planTypes.js';
@@ -31,6 +33,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
   let states = new Map<string, ItemStateOf>();
   let facts: ProgressFacts | null = null;
   let windows: Record<string, { lastMinute: number; lastHour: number }> = {};
+  let ownerId: string | null = null;
   // Photos started under other steps than the job's: a plain run refuses; the figures below
   // are those of `run --redo-steps`, which sends them back to the first step.
   let stepsChange: StepsChange | null = null;
@@ -45,6 +48,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
       states = reader.itemStates();
       facts = reader.read(now);
       windows = reader.callWindows(now);
+      ownerId = reader.ownerId();
       const r = reader.stepsCensus(
         stepsSignature(config.steps),
         config.steps.map((st) => st.capability),
@@ -128,10 +132,15 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
 
   const keyCount = config.keyEnvs.length;
   const keyFps = config.keyEnvs.map((n) => io.env[n]?.trim()).filter((k): k is string => Boolean(k));
-  const used = Object.entries(windows).map(([, w]) => w.lastHour);
-  const usedHour = Math.max(0, ...used);
+  // The keys' whole hour as their stores on this machine count it (other jobs' and clients'
+  // calls too), beside the ledger's own calls.
+  const use = Object.values(keyUseOf(stateDirFrom(io.env), keyFps.map(fingerprintKey), clock.now(), ownerId));
+  const usedHour = Math.max(0, ...Object.values(windows).map((w) => w.lastHour), ...use.map((u) => u.hour));
+  const othersHour = Math.max(0, ...use.map((u) => u.othersHour));
+  const busiest = use.filter((u) => u.hour === usedHour)[0];
+  const hourFreesInMs = busiest?.hourFreesMs === null || busiest?.hourFreesMs === undefined ? undefined : busiest.hourFreesMs - clock.now();
   const taskMs = steps.reduce((sum, s) => sum + s.photos * a * s.latencyMs, 0);
-  const e = estimate({ keys: keyCount, limits: config.limits, calls: calls.total, taskMs, usedHour: [usedHour] });
+  const e = estimate({ keys: keyCount, limits: config.limits, calls: calls.total, taskMs, usedHour: [usedHour], hourFreesInMs });
   const time = {
     keys: keyCount,
     limits: {
@@ -146,6 +155,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
     minuteMs: e.minuteMs,
     slotsMs: e.slotsMs,
     usedHour,
+    othersHour,
   };
 
   // The base URL must be the service (keyless, outside the key's windows): exit 2 if not.

@@ -75,8 +75,10 @@ export interface PlanResult {
     readonly hourMs: number;
     readonly minuteMs: number;
     readonly slotsMs: number;
-    /** Calls already in the busiest key's last hour (the run inherits them). */
+    /** Calls already in the busiest key's last hour (the run inherits them), every job's and client's this machine knows of. */
     readonly usedHour: number;
+    /** Of them, not this job's: other darkroom jobs or commands on the key, other clients of it. */
+    readonly othersHour: number;
   };
   readonly account:
     | { readonly checked: false; readonly why: string }

@@ -135,7 +135,7 @@ describe('buildProgress, the figures the display and status show', () => {
       { index: 0, capability: 'restore', done: 6, total: 9, running: 1 },
       { index: 1, capability: 'upscale', done: 2, total: 9, running: 1 },
     ]);
-    expect(p.keys).toEqual([{ key: 'k_a', tasks: 2, lastMinute: 30, lastHour: 200, guessed: null }]);
+    expect(p.keys).toEqual([{ key: 'k_a', tasks: 2, lastMinute: 30, lastHour: 200, guessed: null, use: null }]);
     // 2 photos in the last 4 minutes → 0.5 a minute; 38 calls → 9.5 a minute
     expect(p.throughput.photosPerMinute).toBeCloseTo(0.5, 9);
     expect(p.throughput.callsPerMinute).toBeCloseTo(9.5, 9);
