@@ -128,12 +128,14 @@ export class DarkroomError extends Error {
 /** A config problem, reported as one line naming the file, the key path and what was expected. */
 export class ConfigError extends DarkroomError {
   override readonly name = 'ConfigError';
+  /** `shownPath`: the key as the line names it, when not `keyPath` itself ("step 2: resolution" for steps.1.resolution). */
   constructor(
     readonly file: string,
     readonly keyPath: string,
     readonly detail: string,
+    shownPath = keyPath,
   ) {
-    super('CONFIG', keyPath ? `${file}: ${keyPath}: ${detail}` : `${file}: ${detail}`);
+    super('CONFIG', shownPath ? `${file}: ${shownPath}: ${detail}` : `${file}: ${detail}`);
   }
 }
 

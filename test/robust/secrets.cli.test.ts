@@ -154,7 +154,7 @@ describe('a key pasted where the job wants the NAME of its variable', () => {
     ['service.apiKeyEnv', 'sk_live_9f8e7d6c5b4a39281706f5e4d3c2b1a0', (k: string) => ({ apiKeyEnv: k })],
     ['service.apiKeyEnv', 'sk-proj-Ab12Cd34Ef56Gh78Ij90', (k: string) => ({ apiKeyEnv: k })],
     [
-      'service.keys.1.apiKeyEnv',
+      'service.keys item 2: apiKeyEnv',
       '9f8e7d6c5b4a39281706f5e4d3c2b1a0',
       (k: string) => ({ keys: [{ apiKeyEnv: 'DARKROOM_TEST_KEY' }, { apiKeyEnv: k }] }),
     ],
