@@ -30,8 +30,7 @@ interface Target {
 async function target(args: StatusArgs, env: NodeJS.ProcessEnv): Promise<Target> {
   const stateDir = stateDirFrom(env);
   const jobs = args.jobs ?? (args.ledger === undefined ? await jobsFileHere(env) : undefined);
-  if (!jobs)
-    return { file: resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE), config: null, keys: undefined, stateDir };
+  if (!jobs) return { file: resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE), config: null, keys: undefined, stateDir };
   // Imported only here: config brings zod and yaml (~0.2 s to load), which a status by
   // --ledger alone does without.
   const { loadConfig } = await import('../config/index.js');
