@@ -20,7 +20,7 @@ import { stringify } from 'yaml';
 import { ExifToolProcess } from '../src/metadata/exiftool.js';
 import { MetadataWriter } from '../src/metadata/writer.js';
 import { startSim } from '../src/sim/server.js';
-import { SCAN_TAGS } from '../test/helpers/metadata.js';
+import { carryTo, SCAN_TAGS } from '../test/helpers/metadata.js';
 
 const BIN = fileURLToPath(new URL('../bin/darkroom.js', import.meta.url));
 const KEY = 'bench-metadata-key-7e2c';
@@ -64,7 +64,7 @@ async function writePhotos(dir: string, n: number): Promise<void> {
 }
 
 /** Resident memory of a process (kB) and its peak (VmHWM), from /proc; zeros where there is no /proc. */
-function memoryOf(pid: number): { rss: number; hwm: number } {
+export function memoryOf(pid: number): { rss: number; hwm: number } {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (k: string) => Number(status.match(new RegExp(`^${k}:\\s+(\\d+)`, 'm'))?.[1] ?? 0);
@@ -75,7 +75,7 @@ function memoryOf(pid: number): { rss: number; hwm: number } {
 }
 
 /** The pids whose parent is `pid`, and theirs. */
-function descendants(pid: number): number[] {
+export function descendants(pid: number): number[] {
   const out: number[] = [];
   if (!existsSync('/proc')) return out;
   const parents = new Map<number, number>();
@@ -169,14 +169,11 @@ async function stepAlone(root: string, photos: string): Promise<{ serial: number
         for (let i = next++; i < files.length; i = next++) {
           const tmp = path.join(work, `raw-${inFlight}-${i}.jpg`);
           copyFileSync(raw, tmp);
-          await writer.carry({
-            raw: tmp,
-            out: path.join(work, `out-${inFlight}-${i}.jpg`),
-            kind: 'jpeg',
-            level: 'all',
-            source: { file: files[i]! },
-            provenance: provenance(i),
-          });
+          await carryTo(
+            writer,
+            { raw: tmp, kind: 'jpeg', level: 'all', source: { file: files[i]! }, provenance: provenance(i) },
+            path.join(work, `out-${inFlight}-${i}.jpg`),
+          );
         }
       }),
     );

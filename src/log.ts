@@ -113,6 +113,12 @@ export function closeLogger(log: Logger): void {
   openFiles.delete(log);
 }
 
+/**
+ * Fields a record carries when its fact reaches the operator as another line (a run's stop:
+ * the command's one `stopped: …` line says it): the log file keeps it, stderr does not repeat it.
+ */
+export const LOG_ONLY = { logOnly: true } as const;
+
 /** One JSON line → `darkroom: warning: create held: outcome unknown (item 12, requestId …)`, rate-limited. */
 function humanWriter(opts: LoggerOptions, secrets: readonly string[]): (s: string) => void {
   const limit = opts.humanPerMinute ?? 10;
@@ -126,6 +132,8 @@ function humanWriter(opts: LoggerOptions, secrets: readonly string[]): (s: strin
     } catch {
       return;
     }
+    // Said to the operator in another line (a run's stop, which the command prints as `stopped: …`): the log file's alone.
+    if (rec.logOnly === true) return;
     const now = clock.now();
     if (now - windowStart >= 60_000) {
       if (dropped > 0)

@@ -1,5 +1,5 @@
 import { shownText } from '../display.js';
-import type { LedgerStatus } from '../ledger/index.js';
+import { metadataNoteText, type LedgerStatus } from '../ledger/index.js';
 import { formatDuration } from '../progress/model.js';
 import { clockTime, keyCalls, keyWaitText } from '../progress/render.js';
 import type { GuessedSlotsView, Progress } from '../progress/snapshot.js';
@@ -58,8 +58,8 @@ export function formatStatus(
     for (const n of why) lines.push(`  ${shownText(n.path)}: ${shownText(n.reason ?? '')}`);
   }
   if (s.metadataNotes.length > 0) {
-    lines.push('', 'metadata not carried:');
-    for (const n of s.metadataNotes) lines.push(`  ${shownText(n.path)}: metadata not carried: ${shownText(n.reason)}`);
+    lines.push('', 'metadata not all carried:');
+    for (const n of s.metadataNotes) lines.push(`  ${shownText(n.path)}: ${shownText(metadataNoteText(n.level, n.reason))}`);
   }
   return lines.join('\n');
 }

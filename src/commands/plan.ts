@@ -47,9 +47,13 @@ function metadataLine(p: PlanResult): string {
         : "none: every output is the service's bytes exactly, with no metadata of its input and no AI disclosure";
   const fixes = m.level === 'none' ? '' : '; Orientation 1, no stale thumbnail, sRGB';
   const srgb = m.toSrgb > 0 ? `; ${m.toSrgb} input(s) with a non-sRGB colour profile converted to sRGB for upload` : '';
+  const own =
+    m.inputSidecars > 0
+      ? `; ${m.inputSidecars} input(s) with an XMP sidecar of their own (name.xmp, name.ext.xmp) merged into their outputs`
+      : '';
   const side = m.sidecars.length > 0 ? `; sidecars: ${m.sidecars.map((s) => `<output>.${s}`).join(', ')}` : '';
   const problem = m.problem ? ` — but ${m.problem}: a run would stop before any upload; install perl, or set output.metadata: none` : '';
-  return `metadata ${what}${fixes}${srgb}${side}${problem}`;
+  return `metadata ${what}${fixes}${srgb}${own}${side}${problem}`;
 }
 
 function formatPlan(p: PlanResult): string {

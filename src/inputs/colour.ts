@@ -1,3 +1,4 @@
+import exifReader from 'exif-reader';
 import { parse as parseIcc } from 'icc';
 
 /**
@@ -92,4 +93,42 @@ function curveGamma(b: Buffer, tag: { offset: number; size: number } | undefined
   }
   if (type === 'para' && tag.offset + 16 <= b.length) return b.readInt32BE(tag.offset + 12) / 65536;
   return null;
+}
+
+/** Adobe RGB (1998)'s primaries as EXIF's PrimaryChromaticities states them: x, y of red, green, blue. */
+const ADOBE_RGB_XY = [0.64, 0.33, 0.21, 0.71, 0.15, 0.06];
+
+/**
+ * "Adobe RGB" said by a camera JPEG's EXIF alone, with no ICC profile: DCF's option file
+ * (InteropIndex R03), ColorSpace 2 (as some cameras write it), or ColorSpace "uncalibrated"
+ * (0xFFFF) with Adobe RGB's primaries stated. Such numbers are Adobe RGB's, and are
+ * converted as an Adobe RGB profile would have them (transcode.ts). ColorSpace 1 (sRGB)
+ * is believed over an interop index that says otherwise. Null when EXIF says nothing of it.
+ */
+export function exifColour(exif: Buffer | undefined): string | null {
+  if (!exif || exif.length < 14) return null;
+  let t: ReturnType<typeof exifReader>;
+  try {
+    t = exifReader(exif);
+  } catch {
+    return null;
+  }
+  const cs = t.Photo?.ColorSpace;
+  if (cs === 1) return null;
+  if (String(t.Iop?.InteroperabilityIndex ?? '').trim() === 'R03') return 'Adobe RGB (EXIF InteropIndex R03)';
+  if (cs === 2) return 'Adobe RGB (EXIF ColorSpace 2)';
+  const xy = t.Image?.PrimaryChromaticities;
+  if (cs === 0xffff && Array.isArray(xy) && xy.length === 6 && xy.every((v, i) => Math.abs(Number(v) - ADOBE_RGB_XY[i]!) < 0.005)) {
+    return 'Adobe RGB (EXIF ColorSpace uncalibrated, Adobe RGB primaries)';
+  }
+  return null;
+}
+
+/** A JPEG with an ICC profile put in (APP2, after SOI): the bytes sharp converts through it. */
+export function withIccProfile(jpeg: Buffer, profile: Buffer): Buffer {
+  const head = Buffer.alloc(4);
+  head[0] = 0xff;
+  head[1] = 0xe2;
+  head.writeUInt16BE(2 + 14 + profile.length, 2);
+  return Buffer.concat([jpeg.subarray(0, 2), head, Buffer.from('ICC_PROFILE\0', 'latin1'), Buffer.from([1, 1]), profile, jpeg.subarray(2)]);
 }

@@ -1,5 +1,5 @@
 import { crc32, inflateSync } from 'node:zlib';
-import { notSrgb } from './colour.js';
+import { exifColour, notSrgb } from './colour.js';
 
 /**
  * What discovery needs to know of a plain PNG or JPEG (its size in pixels, EXIF
@@ -95,6 +95,8 @@ function jpegFacts(b: Buffer): HeaderFacts | null {
       if (orientation !== null) return null;
       orientation = exifOrientation(b.subarray(data + 6, end));
       if (orientation === null) return null;
+      // Adobe RGB said by EXIF alone: sharp reads the photo, which is converted (colour.ts).
+      if (exifColour(b.subarray(data, end)) !== null) return null;
     }
     at = end;
   }

@@ -3,7 +3,8 @@ import sharp from 'sharp';
 import { clock } from '../clock.js';
 import { DEFAULT_MAX_INPUT_PIXELS } from '../config/index.js';
 import { bmpSize, decodeBmp, isBmp } from './bmp.js';
-import { notSrgb } from './colour.js';
+import { exifColour, notSrgb, withIccProfile } from './colour.js';
+import { ADOBE_RGB, rgbProfile } from './icc.js';
 import { headerFacts } from './headers.js';
 import { readHead, readWhole, sha256 } from './read.js';
 import { CONTENT_TYPES, EXTENSIONS, sniffImage, type ImageType } from '../spec/images.js';
@@ -79,6 +80,8 @@ interface Facts {
   readonly hasAlpha: boolean;
   /** Why its numbers are not sRGB (a wide-gamut, grey or CMYK profile, colour.ts), or null. */
   readonly colour: string | null;
+  /** A JPEG that says Adobe RGB in its EXIF alone: converted through an Adobe RGB profile. */
+  readonly adobeByExif?: boolean;
 }
 
 /** How the operator knows each type, in messages. */
@@ -127,13 +130,15 @@ async function factsOf(type: SourceType, input: string | Buffer): Promise<Facts>
   // Headers only: no pixel limit here, so an image over it is refused by decide() with its size.
   const m = await sharp(input, { limitInputPixels: false }).metadata();
   const sixteenBit = m.depth === 'ushort' || m.depth === 'short' || (m.bitsPerSample ?? 8) > 8;
+  const byExif = type === 'jpeg' && !m.icc ? exifColour(m.exif) : null;
   return {
     width: m.width ?? 0,
     height: m.height ?? 0,
     orientation: m.orientation ?? 1,
     sixteenBit,
     hasAlpha: m.hasAlpha ?? false,
-    colour: notSrgb(m.icc, m.space),
+    colour: notSrgb(m.icc, m.space) ?? byExif,
+    ...(byExif !== null ? { adobeByExif: true } : {}),
   };
 }
 
@@ -274,7 +279,9 @@ async function convert(
     hasAlpha = d.channels === 4;
     img = sharp(d.data, { raw: { width: d.width, height: d.height, channels: d.channels } });
   } else {
-    img = sharp(bytes, { failOn: 'error', limitInputPixels: maxInputPixels });
+    // Adobe RGB said by EXIF alone: the numbers are read through an Adobe RGB profile, as an embedded one would have them.
+    const input = facts.adobeByExif ? withIccProfile(bytes, rgbProfile(ADOBE_RGB)) : bytes;
+    img = sharp(input, { failOn: 'error', limitInputPixels: maxInputPixels });
   }
   img = img.rotate(); // EXIF orientation; a no-op without one
   const turned = facts.orientation >= 5;

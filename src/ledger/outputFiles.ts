@@ -34,6 +34,21 @@ export interface FileMetadata {
   readonly note: string | null;
   readonly dateTaken: string | null;
   readonly caption: string | null;
+  /** The file is the service's bytes as they are, its metadata in the XMP sidecar beside it (too large to rewrite; not stored: `note` says so). */
+  readonly inSidecar?: true;
+  /** The names of the input's XMP sidecars read into it (migrations/010_metadata_sidecars.sql), in the order read. */
+  readonly sidecars?: readonly string[];
+}
+
+/**
+ * What a file's metadata note says to the operator (status, the log): carried with a
+ * warning when the input's tags are on the file less a damaged part (the note says which),
+ * the note itself when the metadata went elsewhere (the XMP sidecar beside a file too large
+ * to rewrite), else not carried.
+ */
+export function metadataNoteText(level: FileMetadata['level'] | null, note: string): string {
+  if (level === 'all' || level === 'basic') return `metadata carried with a warning: ${note}`;
+  return note.startsWith('metadata ') ? note : `metadata not carried: ${note}`;
 }
 
 /** A file darkroom wrote, as the manifest and the report read it. */
@@ -48,6 +63,8 @@ export interface WrittenFileRow {
   readonly sha512: string | null;
   readonly meta: FileMetadata['level'] | null;
   readonly metaNote: string | null;
+  /** The input's XMP sidecars read into it, one a line (null: none, or a ledger from before migrations/010_metadata_sidecars.sql). */
+  readonly metaSidecars: string | null;
   readonly metaTaken: string | null;
   readonly metaCaption: string | null;
   readonly writtenMs: number;
@@ -95,6 +112,7 @@ export class OutputFiles {
         col('sha512', 'sha512'),
         col('meta', 'meta'),
         col('meta_note', 'metaNote'),
+        col('meta_sidecars', 'metaSidecars'),
         col('meta_taken', 'metaTaken'),
         col('meta_caption', 'metaCaption'),
         'f.written_ms AS writtenMs',
@@ -110,12 +128,12 @@ export class OutputFiles {
       stmt(
         this.db,
         `INSERT INTO output_files (path, item_id, input_id, kind, step_index, bytes, written_ms, steps_sig,
-           sha256, sha512, meta, meta_note, meta_taken, meta_caption)
-         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT steps_sig FROM items WHERE id = ?), ?, ?, ?, ?, ?, ?)
+           sha256, sha512, meta, meta_note, meta_taken, meta_caption, meta_sidecars)
+         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT steps_sig FROM items WHERE id = ?), ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (path) DO UPDATE SET item_id = excluded.item_id, input_id = excluded.input_id, kind = excluded.kind,
            step_index = excluded.step_index, bytes = excluded.bytes, written_ms = excluded.written_ms, steps_sig = excluded.steps_sig,
            sha256 = excluded.sha256, sha512 = excluded.sha512, meta = excluded.meta, meta_note = excluded.meta_note,
-           meta_taken = excluded.meta_taken, meta_caption = excluded.meta_caption`,
+           meta_taken = excluded.meta_taken, meta_caption = excluded.meta_caption, meta_sidecars = excluded.meta_sidecars`,
       ).run(
         f.path,
         f.itemId,
@@ -131,6 +149,7 @@ export class OutputFiles {
         f.meta?.note ?? null,
         f.meta?.dateTaken ?? null,
         f.meta?.caption ?? null,
+        f.meta?.sidecars?.length ? f.meta.sidecars.join('\n') : null,
       );
       if (f.kind === 'output' && f.inputId !== null) {
         stmt(this.db, 'UPDATE inputs SET output_path = ?, written_ms = ? WHERE id = ?').run(f.path, now, f.inputId);
@@ -157,11 +176,21 @@ export class OutputFiles {
 
   /** What a file darkroom wrote carries (undefined: not one of darkroom's, or written before this was recorded). */
   fileMetadata(file: string): FileMetadata | undefined {
-    const r = stmt<[string], { meta: FileMetadata['level'] | null; note: string | null; taken: string | null; caption: string | null }>(
+    const r = stmt<
+      [string],
+      { meta: FileMetadata['level'] | null; note: string | null; taken: string | null; caption: string | null; sidecars: string | null }
+    >(
       this.db,
-      'SELECT meta, meta_note AS note, meta_taken AS taken, meta_caption AS caption FROM output_files WHERE path = ?',
+      'SELECT meta, meta_note AS note, meta_taken AS taken, meta_caption AS caption, meta_sidecars AS sidecars FROM output_files WHERE path = ?',
     ).get(file);
-    return r?.meta ? { level: r.meta, note: r.note, dateTaken: r.taken, caption: r.caption } : undefined;
+    if (!r?.meta) return undefined;
+    return {
+      level: r.meta,
+      note: r.note,
+      dateTaken: r.taken,
+      caption: r.caption,
+      ...(r.sidecars ? { sidecars: r.sidecars.split('\n') } : {}),
+    };
   }
 
   /** A file recorded before its write, that the write never made (its name too long): no longer darkroom's. */

@@ -1,5 +1,13 @@
 import type Database from 'better-sqlite3';
-import { hasOutputMetadata, PROBLEM_COLUMNS, PROBLEM_STATES, readStatus, type LedgerStatus, type ProblemItem } from './status.js';
+import {
+  hasColumn,
+  hasOutputMetadata,
+  PROBLEM_COLUMNS,
+  PROBLEM_STATES,
+  readStatus,
+  type LedgerStatus,
+  type ProblemItem,
+} from './status.js';
 import { IDLE_GAP_MS, readActivity, readThroughput, type ReportActivity, type ReportBucket } from './reportTime.js';
 import { stmt } from './statements.js';
 
@@ -52,6 +60,8 @@ export interface ReportPhoto {
   /** When the photo was taken and its caption, as carried to the output. */
   readonly metaTaken: string | null;
   readonly metaCaption: string | null;
+  /** The input's XMP sidecars read into its output, one a line (null: none). */
+  readonly metaSidecars: string | null;
   /** The photo's other names found by the last discovery (the same bytes under another path), one a line; null when none. */
   readonly otherNames: string | null;
 }
@@ -180,9 +190,10 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
     const doneSpan = doneRow.f === null || doneRow.l === null ? null : { firstMs: doneRow.f, lastMs: doneRow.l };
 
     const throughput = readThroughput(db, span, opts.maxBuckets ?? 60);
+    const sidecars = hasColumn(db, 'output_files', 'meta_sidecars') ? 'o.meta_sidecars' : 'NULL';
     const meta = hasOutputMetadata(db)
-      ? 'o.meta AS meta, o.meta_note AS metaNote, o.meta_taken AS metaTaken, o.meta_caption AS metaCaption'
-      : 'NULL AS meta, NULL AS metaNote, NULL AS metaTaken, NULL AS metaCaption';
+      ? `o.meta AS meta, o.meta_note AS metaNote, o.meta_taken AS metaTaken, o.meta_caption AS metaCaption, ${sidecars} AS metaSidecars`
+      : 'NULL AS meta, NULL AS metaNote, NULL AS metaTaken, NULL AS metaCaption, NULL AS metaSidecars';
     const photos = stmt<[number], ReportPhoto>(
       db,
       `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,

@@ -94,6 +94,8 @@ export interface MetadataNote {
   readonly path: string;
   readonly output: string;
   readonly reason: string;
+  /** What the output carries ('all', 'basic': the input's tags less what `reason` names; 'provenance', 'none'). */
+  readonly level: 'all' | 'basic' | 'provenance' | 'none' | null;
 }
 
 /** Everything `darkroom status` shows, read from the ledger alone. */
@@ -140,9 +142,14 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
 
 /** Whether output_files has migration 009's columns: a ledger opened read-only is not migrated, and may predate them. */
 export function hasOutputMetadata(db: Database.Database): boolean {
-  return stmt<[], { name: string }>(db, 'PRAGMA table_info(output_files)')
+  return hasColumn(db, 'output_files', 'meta_note');
+}
+
+/** Whether a table has a column: a ledger opened read-only is not migrated, and may predate it. */
+export function hasColumn(db: Database.Database, table: string, column: string): boolean {
+  return stmt<[], { name: string }>(db, `PRAGMA table_info(${table})`)
     .all()
-    .some((c) => c.name === 'meta_note');
+    .some((c) => c.name === column);
 }
 
 /** Outputs marked "metadata not carried" (none on a ledger older than migration 009, read as it is). */
@@ -152,7 +159,7 @@ function metadataNotes(db: Database.Database, limit: number): { metadataNotCarri
   const n = stmt<[], { n: number }>(db, `SELECT COUNT(*) AS n FROM output_files f WHERE ${where}`).get()!.n;
   const notes = stmt<[number], MetadataNote>(
     db,
-    `SELECT COALESCE(n.name, i.rel_path) AS path, f.path AS output, f.meta_note AS reason
+    `SELECT COALESCE(n.name, i.rel_path) AS path, f.path AS output, f.meta_note AS reason, f.meta AS level
      FROM output_files f JOIN items i ON i.id = f.item_id LEFT JOIN inputs n ON n.id = f.input_id
      WHERE ${where} ORDER BY f.path LIMIT ?`,
   ).all(limit);

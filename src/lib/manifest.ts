@@ -121,7 +121,7 @@ async function writeManifests(ledger: Ledger, outputDir: string, recorded: strin
     {
       header: true,
       quoted_match: /^'/,
-      columns: ['input_path', 'input_sha256', 'output_path', 'output_sha256', 'steps', 'task_ids', 'done_at', 'metadata'],
+      columns: ['input_path', 'input_sha256', 'output_path', 'output_sha256', 'steps', 'task_ids', 'done_at', 'metadata', 'input_sidecars'],
     },
   );
   const texts = [sha256, sha512, csv];
@@ -163,6 +163,7 @@ function provenanceRow(ledger: Ledger, row: WrittenFileRow, rel: string, facts: 
       .join('; '),
     done_at: new Date(row.writtenMs).toISOString(),
     metadata: row.meta === null ? '' : row.metaNote ? `${row.meta}: ${row.metaNote}` : row.meta,
+    input_sidecars: row.metaSidecars === null ? '' : row.metaSidecars.split('\n').join('; '),
   };
 }
 

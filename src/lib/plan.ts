@@ -15,6 +15,7 @@ import { keyUseOf } from './status.js';
 import { exifToolProblem } from '../metadata/exiftool.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 import type { PlanIo, PlanOptions, PlanResult, PlanStep } from './planTypes.js';
+import { sidecarsOf } from '../metadata/sidecars.js';
 
 export type { PlanIo, PlanOptions, PlanResult, PlanStep } from './planTypes.js';
 
@@ -184,6 +185,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
       sidecars: [...(config.output.sidecar.json ? ['json' as const] : []), ...(config.output.sidecar.xmp ? ['xmp' as const] : [])],
       aiSystem: config.serviceName,
       toSrgb: found.filter((f) => f.transcode?.includes('converted to sRGB')).length,
+      inputSidecars: withSidecars(found, config.output.metadata !== 'none' || config.output.sidecar.xmp),
       problem: config.output.metadata !== 'none' || config.output.sidecar.xmp ? exifToolProblem(io.env) : null,
     },
   };
@@ -279,4 +281,11 @@ export async function planOfJob(job: Job | string, opts: JobOptions & PlanOption
   } catch (err) {
     throw toDarkroomError(err);
   }
+}
+
+/** How many found inputs have an XMP sidecar of their own (each folder listed once); 0 when nothing would read them. */
+function withSidecars(found: readonly { readonly srcPath: string; readonly skipReason: string | null }[], read: boolean): number {
+  if (!read) return 0;
+  const names = new Map<string, readonly string[]>();
+  return found.filter((f) => f.skipReason === null && sidecarsOf(f.srcPath, names).length > 0).length;
 }

@@ -105,6 +105,8 @@ export interface PlanResult {
     readonly aiSystem: string | null;
     /** Inputs to be converted to sRGB before upload (a wide-gamut, grey or CMYK profile). */
     readonly toSrgb: number;
+    /** Inputs with an XMP sidecar of their own beside them (`scan.xmp`, `scan.tif.xmp`), merged into their outputs' metadata. */
+    readonly inputSidecars: number;
     /** Why ExifTool cannot run here (no perl), when the job needs it: a run would stop before any upload. */
     readonly problem: string | null;
   };

@@ -79,6 +79,66 @@ export const EXIF_TO_XMP: readonly string[] = [
 ];
 
 /**
+ * ExifTool's XMP → EXIF and XMP → IPTC mappings (arg_files/xmp2exif.args and
+ * xmp2iptc.args, less the IPTC digest, which lives in the Photoshop block darkroom never
+ * writes): what an input's XMP sidecar states is written to the output's EXIF and IPTC too,
+ * so that its three places agree, as the Metadata Working Group asks of a tool that changes
+ * metadata. A test compares these lists with the files ExifTool ships.
+ */
+export const XMP_TO_EXIF: readonly string[] = [
+  '-EXIF:all < XMP-exif:all',
+  '-EXIF:all < XMP-exifEX:all',
+  '-EXIF:all < XMP-tiff:all',
+  '-EXIF:ImageDescription < XMP-dc:Description',
+  '-EXIF:DateTimeOriginal < XMP-photoshop:DateCreated',
+  '-EXIF:ISO < XMP-exifEX:PhotographicSensitivity',
+  '-Composite:SubSecDateTimeOriginal < XMP-exif:DateTimeOriginal',
+  '-Composite:SubSecDateTimeOriginal < XMP-photoshop:DateCreated',
+  '-Composite:SubSecCreateDate < XMP-exif:DateTimeDigitized',
+  '-Composite:SubSecCreateDate < XMP-xmp:CreateDate',
+  '-Composite:SubSecModifyDate < XMP-xmp:ModifyDate',
+  '-EXIF:Software < XMP-xmp:CreatorTool',
+  '-EXIF:Copyright < XMP-dc:Rights',
+  '-EXIF:Artist < XMP-plus:ImageCreatorName',
+  '-EXIF:Artist < XMP-dc:Creator',
+  '-EXIF:ImageUniqueID < XMP-iptcExt:DigitalImageGUID',
+  '-EXIF:Flash < Composite:Flash',
+  '-GPS:GPSLatitudeRef < Composite:GPSLatitudeRef',
+  '-GPS:GPSLongitudeRef < Composite:GPSLongitudeRef',
+  '-GPS:GPSDestLatitudeRef < Composite:GPSDestLatitudeRef',
+  '-GPS:GPSDestLongitudeRef < Composite:GPSDestLongitudeRef',
+  '-GPS:GPSDatestamp < XMP-exif:GPSDateTime',
+  '-GPS:GPSTimestamp < XMP-exif:GPSDateTime',
+];
+
+export const XMP_TO_IPTC: readonly string[] = [
+  '-IPTC:By-line < XMP-dc:Creator',
+  '-IPTC:Caption-Abstract < XMP-dc:Description',
+  '-IPTC:CopyrightNotice < XMP-dc:Rights',
+  '-IPTC:Keywords < XMP-dc:Subject',
+  '-IPTC:ObjectName < XMP-dc:Title',
+  '-IPTC:By-lineTitle < XMP-photoshop:AuthorsPosition',
+  '-IPTC:Writer-Editor < XMP-photoshop:CaptionWriter',
+  '-IPTC:Category < XMP-photoshop:Category',
+  '-IPTC:City < XMP-photoshop:City',
+  '-IPTC:Country-PrimaryLocationName < XMP-photoshop:Country',
+  '-IPTC:Credit < XMP-photoshop:Credit',
+  '-IPTC:DateCreated < XMP-photoshop:DateCreated',
+  '-IPTC:TimeCreated < XMP-photoshop:DateCreated',
+  '-IPTC:Headline < XMP-photoshop:Headline',
+  '-IPTC:SpecialInstructions < XMP-photoshop:Instructions',
+  '-IPTC:Source < XMP-photoshop:Source',
+  '-IPTC:Province-State < XMP-photoshop:State',
+  '-IPTC:SupplementalCategories < XMP-photoshop:SupplementalCategories',
+  '-IPTC:OriginalTransmissionReference < XMP-photoshop:TransmissionReference',
+  '-IPTC:Urgency < XMP-photoshop:Urgency',
+  '-IPTC:Country-PrimaryLocationCode < XMP-iptcCore:CountryCode',
+  '-IPTC:Sub-location < XMP-iptcCore:Location',
+  '-IPTC:DigitalCreationDate < XMP-xmp:CreateDate',
+  '-IPTC:DigitalCreationTime < XMP-xmp:CreateDate',
+];
+
+/**
  * Never copied from the input, at any level. A blind copy gets these wrong: they describe
  * the master's own pixels, encoding or colour, not the service's result.
  * - embedded images (the EXIF thumbnail in IFD1, previews, MPF pages, Photoshop's and XMP's
@@ -87,7 +147,10 @@ export const EXIF_TO_XMP: readonly string[] = [
  * - colour: the input's ICC profile and colour-space tags (the service's pixels are sRGB);
  * - geometry and encoding: stated pixel sizes, resolution, YCbCr and TIFF structure tags;
  * - what darkroom writes itself: the document's identity, its derivation, its history (the
- *   original's events and one per step, in one list) and the AI disclosure.
+ *   original's events and one per step, in one list) and the AI disclosure;
+ * - a raw developer's settings (Lightroom's and Camera Raw's `crs:`, darktable's history):
+ *   they describe edits to the master's pixels, and a tool that reads them would apply them
+ *   again to the service's.
  */
 const NEVER_CARRIED: readonly string[] = [
   '--IFD1:all',
@@ -149,6 +212,9 @@ const NEVER_CARRIED: readonly string[] = [
   '--XMP-iptcExt:AISystemUsed',
   '--XMP-iptcExt:AISystemVersionUsed',
   '--XMP-xmp:MetadataDate',
+  '--XMP-crs:all',
+  '--XMP-crss:all',
+  '--XMP-darktable:all',
 ];
 
 /**
@@ -207,13 +273,40 @@ const BASIC_IPTC_TO_XMP = IPTC_TO_XMP.filter((line) => {
   return BASIC_TAGS.includes(`-${from}`) || from === 'Composite:DateTimeCreated' || from === 'Composite:DigitalCreationDateTime';
 });
 
+/** Of a mapping's lines, those whose target `basic` carries. */
+function basicOf(lines: readonly string[]): string[] {
+  return lines.filter((line) => {
+    const to = line.split('<')[0]!.trim();
+    return BASIC_TAGS.includes(to) || /^-Composite:SubSec|^-GPS:|^-EXIF:(ImageDescription|Copyright|Artist)$/.test(to);
+  });
+}
+
 /**
- * The ExifTool arguments that copy `source`'s tags at `level` onto the file being written.
+ * What an input's XMP sidecar adds: its XMP over the output's (at `all` every namespace,
+ * at `basic` the basic fields), and the same fields written to EXIF and, in a JPEG, IPTC
+ * (ExifTool's own mappings), so that the three agree. Given after the input's own tags, so
+ * the sidecar wins where both state a field.
+ */
+function sidecarArgs(level: Exclude<MetadataLevel, 'none'>, sidecar: string, kind: OutputKind): string[] {
+  const toExif = level === 'all' ? XMP_TO_EXIF : basicOf(XMP_TO_EXIF);
+  const toIptc = kind !== 'jpeg' ? [] : level === 'all' ? XMP_TO_IPTC : basicOf(XMP_TO_IPTC);
+  const own = level === 'all' ? ['-XMP:all'] : BASIC_TAGS.filter((t) => t.startsWith('-XMP'));
+  return ['-tagsFromFile', sidecar, ...toExif, ...toIptc, ...NEVER_CARRIED, '-tagsFromFile', sidecar, ...own, ...NEVER_CARRIED];
+}
+
+/**
+ * The ExifTool arguments that copy `source`'s tags at `level` onto the file being written,
+ * then its XMP sidecars' (`sidecars`, in order: the last wins).
  * For a format with no place for IPTC-IIM, IPTC is first mapped to XMP, then the input's own
  * XMP is copied over it: where both say a thing, XMP wins (the newer of the two in every
  * tool that writes both).
  */
-export function copyArgs(level: Exclude<MetadataLevel, 'none'>, source: string, kind: OutputKind): string[] {
+export function copyArgs(
+  level: Exclude<MetadataLevel, 'none'>,
+  source: string,
+  kind: OutputKind,
+  sidecars: readonly string[] = [],
+): string[] {
   const xmpOnly = kind !== 'jpeg';
   const args: string[] = [];
   if (xmpOnly) args.push('-tagsFromFile', source, ...(level === 'all' ? IPTC_TO_XMP : BASIC_IPTC_TO_XMP));
@@ -222,19 +315,22 @@ export function copyArgs(level: Exclude<MetadataLevel, 'none'>, source: string, 
   else args.push(...BASIC_TAGS.filter((t) => !(xmpOnly && t.startsWith('-IPTC:'))));
   if (xmpOnly) args.push('--IPTC:all');
   args.push(...NEVER_CARRIED);
+  for (const s of sidecars) args.push(...sidecarArgs(level, s, kind));
   return args;
 }
 
 /**
  * The arguments that copy `source`'s tags at `level` into an XMP sidecar: EXIF and IPTC
- * translated by ExifTool's own mappings, then the input's XMP over them.
+ * translated by ExifTool's own mappings, then the input's XMP over them, then its own XMP
+ * sidecars' over that.
  */
-export function sidecarCopyArgs(level: Exclude<MetadataLevel, 'none'>, source: string): string[] {
+export function sidecarCopyArgs(level: Exclude<MetadataLevel, 'none'>, source: string, sidecars: readonly string[] = []): string[] {
   const exif =
     level === 'all'
       ? EXIF_TO_XMP
       : EXIF_TO_XMP.filter((l) => /DateCreated|CreateDate|Description|Rights|Creator|GPS|DateTimeOriginal/.test(l.split('<')[0]!));
   const iptc = level === 'all' ? IPTC_TO_XMP : BASIC_IPTC_TO_XMP;
   const own = level === 'all' ? ['-XMP:all'] : BASIC_TAGS.filter((t) => t.startsWith('-XMP'));
-  return ['-tagsFromFile', source, ...exif, ...iptc, ...NEVER_CARRIED, '-tagsFromFile', source, ...own, ...NEVER_CARRIED];
+  const theirs = sidecars.flatMap((s) => ['-tagsFromFile', s, ...own, ...NEVER_CARRIED]);
+  return ['-tagsFromFile', source, ...exif, ...iptc, ...NEVER_CARRIED, '-tagsFromFile', source, ...own, ...NEVER_CARRIED, ...theirs];
 }

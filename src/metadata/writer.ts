@@ -1,32 +1,34 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { clock } from '../clock.js';
 import { ExifToolProcess, firstLine, type ExifToolOptions } from './exiftool.js';
 import { documentIds, NO_SOURCE_IDS, oneLine, provenanceArgs, type Provenance, type SourceIds } from './provenance.js';
+import { sidecarProblem, sidecarsOf } from './sidecars.js';
+import { NotSpliceable, standInOf, type Layout } from './standIn.js';
 import { copyArgs, sidecarCopyArgs, type MetadataLevel, type OutputKind } from './tags.js';
 import { ExifToolCrashed, ExifToolUnavailable, MetadataWriteError } from '../errors.js';
 
 /**
  * Carries an input's metadata to its output with ExifTool, without touching the pixels:
  * ExifTool rewrites the metadata segments (JPEG APP1/APP13, PNG eXIf and iTXt, WEBP's EXIF
- * and XMP chunks) and copies the image data as it is, so the output decodes to exactly the
- * pixels the service sent.
+ * and XMP chunks) of a stand-in of the service's file (standIn.ts: the file with its image
+ * data left out), and the output is that rewrite with the service's image data put back
+ * (a *layout*), so the output decodes to exactly the pixels the service sent and ExifTool's
+ * time and memory follow the metadata, not the pixels.
  *
- * The service's bytes are in one file and the result goes to another (`-o`): the caller
- * renames that one into place (outputs/atomic.ts), so a kill at any moment leaves either no
- * output or a whole one with its metadata.
+ * ExifTool works only in its scratch folder; the caller writes the layout to a temp file
+ * and renames that into place (outputs/), so a kill at any moment leaves either no output
+ * or a whole one with its metadata.
  */
 
 /** Where the input's metadata comes from: its file, or why there is none to read. */
 export type MetadataSource = { readonly file: string } | { readonly none: string };
 
 export interface CarryRequest {
-  /** The service's bytes (a temp file); only read. */
+  /** The service's bytes (a temp file); only read, and only its structure and metadata. */
   readonly raw: string;
-  /** The file to write: the service's bytes with the metadata; must not exist. */
-  readonly out: string;
   readonly kind: OutputKind;
   readonly level: Exclude<MetadataLevel, 'none'>;
   readonly source: MetadataSource;
@@ -39,7 +41,7 @@ export interface CarryResult {
    * and provenance; or `provenance` alone when the input's tags could not be carried (`note`
    * says why: no file to read, or ExifTool could not read or copy them).
    */
-  readonly carried: Exclude<MetadataLevel, 'none'> | 'provenance';
+  readonly carried: MetadataLevel | 'provenance';
   /** Why the input's metadata is not on the output, or null. */
   readonly note: string | null;
   /** When the photo was taken, as the input says (EXIF, XMP or IPTC), if carried. */
@@ -48,7 +50,48 @@ export interface CarryResult {
   readonly caption: string | null;
   /** ExifTool's warnings (a tag it could not copy, a malformed directory it read around). */
   readonly warnings: readonly string[];
+  /**
+   * The output to write: ExifTool's bytes and ranges of the service's file. null: the
+   * service's bytes as they are, the metadata going to an XMP sidecar beside the output
+   * (`toSidecar`: a file too large for ExifTool to rewrite whole that cannot be spliced).
+   */
+  readonly layout: Layout | null;
+  readonly toSidecar: boolean;
+  /** The input's own XMP sidecars (sidecars.ts): those read into the output, and those that are not well-formed XMP, with why. */
+  readonly inputSidecars: InputSidecars;
+  /** Removes ExifTool's scratch files, once the layout is written. */
+  release(): void;
 }
+
+export interface InputSidecars {
+  readonly read: readonly string[];
+  readonly malformed: readonly { readonly file: string; readonly why: string }[];
+}
+
+const NO_SIDECARS: InputSidecars = { read: [], malformed: [] };
+
+/** A repointed copy's layout (repoint), and its scratch files' release. */
+export interface Rewritten {
+  readonly layout: Layout;
+  release(): void;
+}
+
+/** Where ExifTool reads the service's file (a stand-in, or the file itself), where it writes, and the output that makes. */
+interface Target {
+  readonly read: string;
+  readonly out: string;
+  layout(): Layout;
+  release(): void;
+}
+
+/**
+ * A file that cannot be spliced (standIn.ts) is rewritten by ExifTool whole up to this size;
+ * perl holds about 2.7 times the file while it does, so this keeps it far under 600 MB.
+ * Above it the metadata goes to an XMP sidecar (docs/metadata.md).
+ */
+const WHOLE_REWRITE_MAX = 128 * 1024 * 1024;
+
+const EXT: Record<OutputKind, string> = { jpeg: 'jpg', png: 'png', webp: 'webp' };
 
 interface Inspection {
   /** The input's facts, or null when it was not read (no file, or ExifTool could not read it). */
@@ -120,6 +163,36 @@ function noteOf(prefix: string, err: unknown): string {
   return `${prefix}: ${firstLine(err)}`.slice(0, NOTE_CHARS);
 }
 
+function mib(bytes: number): string {
+  return `${Math.round(bytes / 1024 / 1024)} MiB`;
+}
+
+/** The XMP sidecars beside an input, each checked to be well-formed XMP (a malformed one is left out, with why). */
+function inputSidecars(file: string): InputSidecars {
+  const read: string[] = [];
+  const malformed: { file: string; why: string }[] = [];
+  for (const f of sidecarsOf(file)) {
+    const why = sidecarProblem(f);
+    if (why === null) read.push(f);
+    else malformed.push({ file: f, why });
+  }
+  return { read, malformed };
+}
+
+/** A file too large to rewrite whole that cannot be spliced: the service's bytes as they are, the metadata in `<output>.xmp`. */
+function sidecarInstead(why: string): Omit<CarryResult, 'inputSidecars'> {
+  return {
+    carried: 'none',
+    note: `metadata in the XMP sidecar beside it: ${why}`.slice(0, NOTE_CHARS),
+    dateTaken: null,
+    caption: null,
+    warnings: [],
+    layout: null,
+    toSidecar: true,
+    release: () => {},
+  };
+}
+
 /** ExifTool's words when it could not write its file: a full disk among the likely reasons (MetadataWriteError.written). */
 const WRITE_FAILED = /(Error )?(writing|creating|opening) (output |temporary )?file|No space|Disk quota|Read-only/i;
 
@@ -129,8 +202,18 @@ export class MetadataWriter {
   /** Links in the scratch folder to the folders outputs are written in (viaFolderLink). */
   private readonly folders = new Map<string, string>();
 
-  constructor(opts: ExifToolOptions = {}) {
+  private readonly wholeMax: number;
+  private readonly splice: boolean;
+
+  /**
+   * `wholeRewriteMax`: the largest file ExifTool rewrites whole when it cannot be spliced
+   * (WHOLE_REWRITE_MAX); `splice: false` has every file rewritten whole, as before stand-ins
+   * (the tests and the bench compare the two).
+   */
+  constructor(opts: ExifToolOptions & { readonly wholeRewriteMax?: number; readonly splice?: boolean } = {}) {
     this.tool = new ExifToolProcess(opts);
+    this.wholeMax = opts.wholeRewriteMax ?? WHOLE_REWRITE_MAX;
+    this.splice = opts.splice ?? true;
   }
 
   /**
@@ -150,34 +233,62 @@ export class MetadataWriter {
   }
 
   /**
-   * Write `req.raw` with metadata to `req.out`. Never fails the photo for its input's
-   * metadata: when that cannot be read or copied, the file gets the disclosure and
-   * provenance alone (`carried: 'provenance'`, `note` why). Throws MetadataWriteError when
-   * ExifTool cannot write the file at all (`written` when it said so: the disk may be full);
-   * `req.out` is then absent. A command whose ExifTool died is tried once more.
+   * The service's bytes in `req.raw` with the input's metadata: the output's layout. Never
+   * fails the photo for its input's metadata: when that cannot be read or copied, the file
+   * gets the disclosure and provenance alone (`carried: 'provenance'`, `note` why). Throws
+   * MetadataWriteError when ExifTool cannot write the file at all (`written` when it said
+   * so: the disk may be full). A command whose ExifTool died is tried once more. The caller
+   * writes the layout, then calls `release`.
    */
   async carry(req: CarryRequest): Promise<CarryResult> {
     const note: string | null = 'none' in req.source ? req.source.none : null;
     const link = 'file' in req.source ? this.linkTo(req.source.file) : null;
+    const sidecars = 'file' in req.source ? inputSidecars(req.source.file) : NO_SIDECARS;
+    const links = sidecars.read.map((f) => this.linkTo(f));
     try {
-      return await this.carryFrom(req, link?.path ?? null, note);
+      let t = await this.target(req.raw, req.kind, !this.splice);
+      for (;;) {
+        if (typeof t === 'string') return { ...sidecarInstead(t), inputSidecars: sidecars };
+        const target = t;
+        try {
+          const r = await this.carryFrom(
+            req,
+            target,
+            link?.path ?? null,
+            note,
+            links.map((l) => l.path),
+          );
+          const read = r.carried === 'all' || r.carried === 'basic' ? sidecars : { ...sidecars, read: [] };
+          return { ...r, layout: target.layout(), toSidecar: false, inputSidecars: read, release: () => target.release() };
+        } catch (err) {
+          target.release();
+          if (!(err instanceof NotSpliceable)) throw err;
+          t = await this.target(req.raw, req.kind, true, err.message);
+        }
+      }
     } finally {
       link?.drop();
+      for (const l of links) l.drop();
     }
   }
 
-  private async carryFrom(req: CarryRequest, from: string | null, given: string | null): Promise<CarryResult> {
+  private async carryFrom(
+    req: CarryRequest,
+    t: Target,
+    from: string | null,
+    given: string | null,
+    sidecars: readonly string[],
+  ): Promise<Omit<CarryResult, 'layout' | 'toSidecar' | 'release' | 'inputSidecars'>> {
     let note = given;
     let source = from;
-    const raw = this.viaFolderLink(req.raw);
     let facts: Inspection;
     try {
-      facts = await retried(() => this.inspect(source, raw));
+      facts = await retried(() => this.inspect(source, t.read));
     } catch (err) {
       if (source === null) throw new MetadataWriteError(noteOf("ExifTool cannot read the service's file", err), false, { cause: err });
       note = noteOf("ExifTool cannot read the input's metadata", err);
       source = null;
-      facts = await retried(() => this.inspect(null, raw));
+      facts = await retried(() => this.inspect(null, t.read));
     }
     if (source !== null && facts.source === null) {
       note = "ExifTool cannot read the input's metadata";
@@ -188,14 +299,19 @@ export class MetadataWriter {
       try {
         // IPTC is written in UTF-8, saying so (1:90): captions in any script arrive as they were.
         const charset = req.kind === 'jpeg' && facts.source?.iptc ? ['-IPTC:CodedCharacterSet=UTF8'] : [];
-        const copy = [...copyArgs(req.level, source, req.kind), ...charset, ...fixes(facts.raw)];
-        const out = await this.write(req, copy, req.level === 'all' ? summary.ids : { ...summary.ids, history: [] });
+        const copy = [...copyArgs(req.level, source, req.kind, sidecars), ...charset, ...fixes(facts.raw)];
+        const out = await this.write(req, t, copy, req.level === 'all' ? summary.ids : { ...summary.ids, history: [] });
         const damage = damaged([...(facts.source?.warnings ?? []), ...out.warnings], source);
-        const why =
-          damage === null ? null : `the input's metadata is damaged (${damage}); ExifTool carried what it could read`.slice(0, NOTE_CHARS);
-        return { carried: req.level, note: why, dateTaken: summary.dateTaken, caption: summary.caption, warnings: out.warnings };
+        return {
+          carried: req.level,
+          note: damage === null ? null : carriedDespite(summary, damage),
+          dateTaken: summary.dateTaken,
+          caption: summary.caption,
+          warnings: out.warnings,
+        };
       } catch (err) {
-        rmSync(req.out, { force: true });
+        rmSync(t.out, { force: true });
+        if (err instanceof NotSpliceable) throw err;
         // Its own file not written: the disk (or the folder) is the likelier cause than the input.
         if (WRITE_FAILED.test(firstLine(err)))
           throw new MetadataWriteError(noteOf('ExifTool cannot write the output', err), true, { cause: err });
@@ -203,14 +319,53 @@ export class MetadataWriter {
       }
     }
     try {
-      const out = await this.write(req, fixes(facts.raw), { ...summary.ids, history: [] });
+      const out = await this.write(req, t, fixes(facts.raw), { ...summary.ids, history: [] });
       return { carried: 'provenance', note, dateTaken: null, caption: null, warnings: out.warnings };
     } catch (err) {
-      rmSync(req.out, { force: true });
+      rmSync(t.out, { force: true });
+      if (err instanceof NotSpliceable) throw err;
       throw new MetadataWriteError(noteOf("ExifTool cannot write the output's metadata", err), WRITE_FAILED.test(firstLine(err)), {
         cause: err,
       });
     }
+  }
+
+  /**
+   * What ExifTool works on for the service's file `raw`: its stand-in (standIn.ts), or, when
+   * it cannot be spliced (`whole`, or the stand-in says why), the file itself if it is small
+   * enough to be rewritten whole; else why neither (its metadata goes to an XMP sidecar).
+   */
+  private async target(raw: string, kind: OutputKind, whole: boolean, why?: string): Promise<Target | string> {
+    const id = randomUUID();
+    const out = path.join(this.scratchDir(), `out-${id}.${EXT[kind]}`);
+    let reason = why ?? '';
+    if (!whole) {
+      const si = await clock.io(standInOf(raw, kind));
+      if (typeof si !== 'string') {
+        const read = path.join(this.scratchDir(), `si-${id}.${EXT[kind]}`);
+        await clock.ioTurn(() => writeFileSync(read, si.bytes));
+        return {
+          read,
+          out,
+          layout: () => si.layoutOf(readFileSync(out)),
+          release: () => {
+            rmSync(read, { force: true });
+            rmSync(out, { force: true });
+          },
+        };
+      }
+      reason = si;
+    }
+    const size = statSync(raw).size;
+    if (size > this.wholeMax && this.splice) {
+      return `${reason}; at ${mib(size)} it is over the ${mib(this.wholeMax)} ExifTool rewrites whole`;
+    }
+    return {
+      read: this.viaFolderLink(raw),
+      out,
+      layout: () => [{ file: out, start: 0, end: statSync(out).size }],
+      release: () => rmSync(out, { force: true }),
+    };
   }
 
   /**
@@ -226,6 +381,7 @@ export class MetadataWriter {
     const file = path.join(this.scratchDir(), `${randomUUID()}.xmp`);
     const link = 'file' in req.source ? this.linkTo(req.source.file) : null;
     const source = link?.path ?? null;
+    const links = ('file' in req.source ? inputSidecars(req.source.file) : NO_SIDECARS).read.map((f) => this.linkTo(f));
     try {
       if (source !== null) {
         try {
@@ -234,7 +390,11 @@ export class MetadataWriter {
             () =>
               this.tool.run([
                 '-m',
-                ...sidecarCopyArgs(req.level, source),
+                ...sidecarCopyArgs(
+                  req.level,
+                  source,
+                  links.map((l) => l.path),
+                ),
                 ...provenanceArgs(req.provenance, req.level === 'all' ? ids : { ...ids, history: [] }),
                 '-o',
                 file,
@@ -254,35 +414,47 @@ export class MetadataWriter {
     } finally {
       rmSync(file, { force: true });
       link?.drop();
+      for (const l of links) l.drop();
     }
   }
 
   /**
    * Another name's copy of an output already written (a duplicate, a name found after its
    * photo was done): the same file, with its own identity and the original's path under
-   * this name. Pixels and every other tag are left as they are.
+   * this name. Pixels and every other tag are left as they are. Returns the copy's layout
+   * (null: `from` cannot be rewritten, too large and not spliceable: the copy is `from` as it is).
    */
-  async repoint(from: string, out: string, provenance: Provenance): Promise<void> {
+  async repoint(from: string, kind: OutputKind, provenance: Provenance): Promise<Rewritten | null> {
     const { documentId, instanceId } = documentIds(provenance.identity);
-    try {
-      await retried(
-        () =>
-          this.tool.run([
-            '-m',
-            `-XMP-xmpMM:DocumentID=${documentId}`,
-            `-XMP-xmpMM:InstanceID=${instanceId}`,
-            `-XMP-xmpMM:DerivedFromFilePath=${oneLine(provenance.original.path)}`,
-            '-o',
-            this.viaFolderLink(out),
-            this.viaFolderLink(from),
-          ]),
-        () => rmSync(out, { force: true }),
-      );
-    } catch (err) {
-      rmSync(out, { force: true });
-      throw new MetadataWriteError(noteOf("ExifTool cannot write the output's metadata", err), WRITE_FAILED.test(firstLine(err)), {
-        cause: err,
-      });
+    let t = await this.target(from, kind, !this.splice);
+    for (;;) {
+      if (typeof t === 'string') return null;
+      const target = t;
+      try {
+        await retried(
+          () =>
+            this.tool.run([
+              '-m',
+              `-XMP-xmpMM:DocumentID=${documentId}`,
+              `-XMP-xmpMM:InstanceID=${instanceId}`,
+              `-XMP-xmpMM:DerivedFromFilePath=${oneLine(provenance.original.path)}`,
+              '-o',
+              target.out,
+              target.read,
+            ]),
+          () => rmSync(target.out, { force: true }),
+        );
+        return { layout: target.layout(), release: () => target.release() };
+      } catch (err) {
+        target.release();
+        if (err instanceof NotSpliceable) {
+          t = await this.target(from, kind, true, err.message);
+          continue;
+        }
+        throw new MetadataWriteError(noteOf("ExifTool cannot write the output's metadata", err), WRITE_FAILED.test(firstLine(err)), {
+          cause: err,
+        });
+      }
     }
   }
 
@@ -297,22 +469,17 @@ export class MetadataWriter {
     if (this.scratch) rmSync(this.scratch, { recursive: true, force: true });
   }
 
-  private async write(req: CarryRequest, copy: readonly string[], ids: SourceIds): Promise<{ warnings: readonly string[] }> {
-    return retried(
+  private async write(req: CarryRequest, t: Target, copy: readonly string[], ids: SourceIds): Promise<{ warnings: readonly string[] }> {
+    const out = await retried(
       async () => {
-        const out = await this.tool.run([
-          '-m',
-          ...copy,
-          ...provenanceArgs(req.provenance, ids),
-          '-o',
-          this.viaFolderLink(req.out),
-          this.viaFolderLink(req.raw),
-        ]);
-        if (!/\b1 image files? created\b/.test(out.stdout)) throw new Error(out.stdout.trim().split('\n')[0] || 'no file written');
-        return out;
+        const o = await this.tool.run(['-m', ...copy, ...provenanceArgs(req.provenance, ids), '-o', t.out, t.read]);
+        if (!/\b1 image files? created\b/.test(o.stdout)) throw new Error(o.stdout.trim().split('\n')[0] || 'no file written');
+        return o;
       },
-      () => rmSync(req.out, { force: true }),
+      () => rmSync(t.out, { force: true }),
     );
+    // Warnings name the file ExifTool read: the stand-in is the service's file.
+    return out;
   }
 
   /**
@@ -395,6 +562,18 @@ function damaged(warnings: readonly string[], source: string): string | null {
     return w.slice(0, -(source.length + 3)).replace(/^Warning:\s*(\[minor\]\s*)?/i, '');
   }
   return null;
+}
+
+/**
+ * The note of an output whose input's metadata was carried although ExifTool warned of a
+ * damaged part: what it carried, and what it did not (one line: status, the report, the log).
+ */
+function carriedDespite(summary: Summary, damage: string): string {
+  const named = [summary.dateTaken !== null ? 'the date taken' : null, summary.caption !== null ? 'the caption' : null].filter(
+    (x): x is string => x !== null,
+  );
+  const what = named.length > 0 ? `${named.join(', ')} and all else ExifTool could read` : 'all ExifTool could read';
+  return `carried ${what}; not carried: the damaged part of the input's metadata (${damage})`.slice(0, NOTE_CHARS);
 }
 
 /** The original's History events, as ExifTool reads them with -struct (one event alone comes as an object). */

@@ -33,6 +33,12 @@ export interface BodySource {
   readonly check?: (totalBytes: number) => void;
 }
 
+/** A file `finalize` wrote and fsynced, with its size and checksums taken as it was written. */
+export interface Finalized {
+  readonly file: string;
+  readonly facts: FileFacts;
+}
+
 export interface WriteOptions {
   readonly fs?: OutputFs;
   /** Called once the file is complete and fsynced, just before the rename (the ledger records the file here). */
@@ -40,10 +46,11 @@ export interface WriteOptions {
   /**
    * Turns the complete temp file into the one to put in place (the input's metadata carried
    * onto it, outputs/metadata.ts): returns that file's path, in the same folder, or `temp`
-   * itself to keep it as it is. Runs before the rename, so a kill at any moment leaves
-   * either no output or a whole one with its metadata.
+   * itself to keep it as it is; or a new file already fsynced with its facts (outputs/layout.ts).
+   * Runs before the rename, so a kill at any moment leaves either no output or a whole one
+   * with its metadata.
    */
-  readonly finalize?: (temp: string, dir: string) => Promise<string>;
+  readonly finalize?: (temp: string, dir: string) => Promise<string | Finalized>;
 }
 
 /**
@@ -187,19 +194,24 @@ async function settle(
   let file = temp;
   let final = facts;
   if (opts.finalize) {
+    let made: string | Finalized;
     try {
-      file = await opts.finalize(temp, dir);
+      made = await opts.finalize(temp, dir);
     } catch (err) {
       fs.remove(temp);
       throw err;
     }
+    file = typeof made === 'string' ? made : made.file;
     if (file !== temp) {
       fs.remove(temp);
-      try {
-        final = await clock.io(fsStepAsync('fsync', target, () => fs.sealAsync(file)));
-      } catch (err) {
-        fs.remove(file);
-        throw err;
+      if (typeof made !== 'string') final = made.facts;
+      else {
+        try {
+          final = await clock.io(fsStepAsync('fsync', target, () => fs.sealAsync(file)));
+        } catch (err) {
+          fs.remove(file);
+          throw err;
+        }
       }
     }
   }

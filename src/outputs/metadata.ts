@@ -1,11 +1,13 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import type { FileMetadata, InputRow, ItemRow, Ledger } from '../ledger/index.js';
+import { metadataNoteText, type FileMetadata, type InputRow, type ItemRow, type Ledger } from '../ledger/index.js';
 import { type MetadataSource, type MetadataWriter } from '../metadata/writer.js';
 import type { Provenance } from '../metadata/provenance.js';
+import type { Logger } from '../log.js';
 import type { MetadataLevel, OutputKind } from '../metadata/tags.js';
 import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
-import { tempPathIn } from './atomic.js';
+import type { Finalized } from './atomic.js';
+import { writeLayout } from './layout.js';
 import type { NamingOptions, OutputTarget } from './naming.js';
 import { nodeOutputFs, type OutputFs } from './outputfs.js';
 import { MetadataWriteError, OutputWriteError } from '../errors.js';
@@ -30,6 +32,11 @@ export interface MetadataOptions {
   readonly agent: string;
 }
 
+/** The log's line for an output with a note (ledger's metadataNoteText). */
+export function metadataNoteLine(m: FileMetadata): string {
+  return metadataNoteText(m.level, m.note ?? '');
+}
+
 /** What an output carries when no metadata is asked for. */
 export const NO_METADATA: FileMetadata = { level: 'none', note: null, dateTaken: null, caption: null };
 
@@ -44,7 +51,7 @@ function sourceSize(ledger: Ledger, item: ItemRow, target: OutputTarget): number
 }
 
 /** The output's kind for ExifTool, from its extension. */
-function kindOf(ext: string): OutputKind {
+export function kindOf(ext: string): OutputKind {
   return ext === 'png' ? 'png' : ext === 'webp' ? 'webp' : 'jpeg';
 }
 
@@ -141,18 +148,36 @@ export function carryStep(
   naming: NamingOptions,
   record: (m: FileMetadata) => void,
   fs: OutputFs = nodeOutputFs,
-): ((temp: string, dir: string) => Promise<string>) | undefined {
+  log?: Logger,
+): ((temp: string, dir: string) => Promise<string | Finalized>) | undefined {
   const writer = meta.writer;
   if (meta.level === 'none' || writer === null) return undefined;
   const level = meta.level;
   return async (temp, dir) => {
-    const out = tempPathIn(dir);
     const provenance = provenanceOf(ledger, item, target.input, naming, lastStep, meta, target.path);
     try {
       const source = metadataSource(ledger, item, target.input);
-      const r = await writer.carry({ raw: temp, out, kind: kindOf(ext), level, source, provenance });
-      record({ level: r.carried, note: r.note, dateTaken: r.dateTaken, caption: r.caption });
-      return out;
+      const r = await writer.carry({ raw: temp, kind: kindOf(ext), level, source, provenance });
+      try {
+        const made = r.layout === null ? temp : await writeLayout(dir, target.path, r.layout, fs);
+        for (const m of r.inputSidecars.malformed) {
+          log?.warn(
+            { item: item.id, sidecar: m.file },
+            `XMP sidecar ${m.file} not read: ${m.why}; the photo's output is written without it`,
+          );
+        }
+        record({
+          level: r.carried,
+          note: r.note,
+          dateTaken: r.dateTaken,
+          caption: r.caption,
+          ...(r.toSidecar ? { inSidecar: true } : {}),
+          ...(r.inputSidecars.read.length > 0 ? { sidecars: r.inputSidecars.read.map((f) => path.basename(f)) } : {}),
+        });
+        return made;
+      } finally {
+        r.release();
+      }
     } catch (err) {
       if (!(err instanceof MetadataWriteError)) throw err;
       // ExifTool writes the service's bytes and the input's metadata again: with less room

@@ -4,9 +4,10 @@ import { clock } from '../clock.js';
 import type { ItemRow, Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import type { FileMetadata } from '../ledger/index.js';
-import { tempPathIn, type WriteOptions } from './atomic.js';
-import { carryStep, metadataSource, NO_METADATA, provenanceOf, type MetadataOptions } from './metadata.js';
-import { Checksums, type FileFacts } from './outputfs.js';
+import type { Finalized, WriteOptions } from './atomic.js';
+import { writeLayout } from './layout.js';
+import { carryStep, kindOf, metadataSource, NO_METADATA, provenanceOf, type MetadataOptions } from './metadata.js';
+import { Checksums, type FileFacts, type OutputFs } from './outputfs.js';
 import { EXTENSIONS, sniffImage } from '../spec/images.js';
 import { checkTargets, DEFAULT_OUTPUT, inside, outputTargets, relOutputPath, type NamingOptions, type OutputTarget } from './naming.js';
 import { MetadataWriteError, OutputWriteError } from '../errors.js';
@@ -39,6 +40,8 @@ export interface WriteIo {
   readonly naming?: NamingOptions | undefined;
   /** The input's metadata on the outputs, and the XMP sidecars; absent: none. */
   readonly metadata?: MetadataOptions | undefined;
+  /** The file-system calls outputs are written through (outputs/outputfs.ts). */
+  readonly fs?: OutputFs | undefined;
   /** Write a small file atomically (L4: temp file, fsync, rename, folder fsync): a sidecar. */
   readonly write: (target: string, bytes: Buffer) => Promise<FileFacts>;
   /** Another output with the content of one already written (L4 too): copied, never read into memory. */
@@ -93,7 +96,7 @@ export async function writeOtherOutputs(
   for (const t of targets) {
     const written = outputs.get(t.path) ?? result;
     if (opts.output.sidecar.json) await writeSidecar(ledger, item, t, written, opts, io);
-    if (opts.output.sidecar.xmp) await writeXmpSidecar(ledger, item, t, last, opts, io);
+    if (opts.output.sidecar.xmp || written.meta.inSidecar) await writeXmpSidecar(ledger, item, t, last, opts, io);
   }
 }
 
@@ -103,7 +106,7 @@ export async function writeOtherOutputs(
  * Nothing to do when the output carries no metadata.
  */
 function repointStep(
-  io: Pick<WriteIo, 'metadata' | 'log'>,
+  io: Pick<WriteIo, 'metadata' | 'log' | 'fs'>,
   ledger: Ledger,
   item: ItemRow,
   t: OutputTarget,
@@ -111,15 +114,20 @@ function repointStep(
   opts: NamingOptions,
   from: Pick<WrittenResult, 'meta'>,
   record: (m: FileMetadata) => void,
-): ((temp: string, dir: string) => Promise<string>) | undefined {
+): ((temp: string, dir: string) => Promise<string | Finalized>) | undefined {
   const meta = io.metadata;
   const writer = meta?.writer;
-  if (!meta || !writer || from.meta.level === 'none') return undefined;
+  if (!meta || !writer || from.meta.level === 'none' || from.meta.inSidecar) return undefined;
   return async (temp, dir) => {
-    const out = tempPathIn(dir);
     try {
-      await writer.repoint(temp, out, provenanceOf(ledger, item, t.input, opts, lastStep, meta, t.path));
-      return out;
+      const kind = kindOf(path.extname(t.path).slice(1).toLowerCase());
+      const r = await writer.repoint(temp, kind, provenanceOf(ledger, item, t.input, opts, lastStep, meta, t.path));
+      if (r === null) return temp;
+      try {
+        return await writeLayout(dir, t.path, r.layout, io.fs);
+      } finally {
+        r.release();
+      }
     } catch (err) {
       if (!(err instanceof MetadataWriteError)) throw err;
       io.log.warn({ item: item.id }, `${t.path}: ${err.message}; it names the original under its other name`);
@@ -175,7 +183,7 @@ async function writeIntermediates(
           const first = files[0];
           if (!first) return null;
           const finalize = io.metadata
-            ? carryStep(io.metadata, ledger, item, { ...first.t, path: first.file }, ext, step, opts, (m) => (meta = m))
+            ? carryStep(io.metadata, ledger, item, { ...first.t, path: first.file }, ext, step, opts, (m) => (meta = m), io.fs, io.log)
             : undefined;
           return { target: first.file, write: { beforeRename: (facts) => record(first, facts, meta), ...(finalize ? { finalize } : {}) } };
         }),
@@ -435,7 +443,9 @@ export async function writeOutputsOfDone(ledger: Ledger, io: Omit<WriteIo, 'down
       // An output written without its input's metadata (the input unreadable then) gets it now
       // if the input can be read under this name; else it is the same file under its own identity.
       const again =
-        was.note !== null && io.metadata ? carryStep(io.metadata, ledger, item, target, ext, last, opts, (m) => (meta = m)) : undefined;
+        was.note !== null && io.metadata
+          ? carryStep(io.metadata, ledger, item, target, ext, last, opts, (m) => (meta = m), io.fs, io.log)
+          : undefined;
       const finalize = again ?? repointStep(io, ledger, item, target, last, opts, { meta: was }, (m) => (meta = m));
       const from = { path: source, bytes: size, ext, meta: was, facts: { bytes: size, sha256: '', sha512: '' } };
       facts = await clock.hold(io.copy(target.path, from, { beforeRename: record, ...(finalize ? { finalize } : {}) }));
@@ -443,7 +453,7 @@ export async function writeOutputsOfDone(ledger: Ledger, io: Omit<WriteIo, 'down
       record();
     }
     if (opts.output.sidecar.json) await writeSidecar(ledger, item, target, { bytes: facts?.bytes ?? size, ext, facts, meta }, opts, io);
-    if (opts.output.sidecar.xmp) await writeXmpSidecar(ledger, item, target, last, opts, io);
+    if (opts.output.sidecar.xmp || meta.inSidecar) await writeXmpSidecar(ledger, item, target, last, opts, io);
     copied++;
   }
   return { copied, missing };

@@ -30,7 +30,7 @@ export function photosControls(rows: readonly ReportRow[]): string {
 function metadataJson(
   r: ReportRow,
   clean: (s: string) => string,
-): { l: string; t: string | null; c: string | null; n: string | null } | null {
+): { l: string; t: string | null; c: string | null; n: string | null; s: string[] | null } | null {
   const p = r.photo;
   if (p.meta === null || p.outputPath === null) return null;
   return {
@@ -38,6 +38,7 @@ function metadataJson(
     t: p.metaTaken === null ? null : clean(p.metaTaken),
     c: p.metaCaption === null ? null : clean(p.metaCaption),
     n: p.metaNote === null ? null : clean(p.metaNote),
+    s: p.metaSidecars === null ? null : p.metaSidecars.split('\n').map(clean),
   };
 }
 

@@ -44,12 +44,15 @@ export const PHOTOS_SCRIPT = String.raw`(function () {
   function meta(m) {
     if (!m) return '<span class="muted">–</span>';
     var ai = m.l === 'none' ? '' : '<div class="ai">AI disclosed</div>';
-    if (m.n) return '<div class="missing">metadata not carried</div><div class="reason">' + esc(m.n) + '</div>' + ai;
+    var carried = m.l === 'all' || m.l === 'basic';
+    if (m.n && !carried) return '<div class="missing">metadata not carried</div><div class="reason">' + esc(m.n) + '</div>' + ai;
+    var warned = m.n ? '<div class="missing">carried with a warning</div><div class="reason">' + esc(m.n) + '</div>' : '';
     if (m.l === 'none') return '<span class="muted">none (output.metadata: none)</span>';
     if (m.l === 'provenance') return ai;
     var taken = m.t ? '<div>taken ' + esc(m.t) + '</div>' : '<div class="muted">no date taken in the input</div>';
     var caption = m.c ? '<div class="caption">“' + esc(m.c) + '”</div>' : '<div class="muted">no caption in the input</div>';
-    return taken + caption + ai;
+    var side = m.s ? '<div class="sidecar">with its XMP sidecar ' + m.s.map(esc).join(', ') + '</div>' : '';
+    return taken + caption + side + warned + ai;
   }
   function matches(r, state, q) {
     if (state === 'problems' ? !PROBLEMS[r.g] : state === 'changed' ? !r.c : state !== 'all' && r.g !== state) return false;

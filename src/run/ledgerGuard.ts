@@ -1,5 +1,5 @@
 import { type Ledger } from '../ledger/index.js';
-import type { Logger } from '../log.js';
+import { LOG_ONLY, type Logger } from '../log.js';
 import { haltRun, type RunState } from '../stages/context.js';
 import { EXIT, LedgerMovedError } from '../errors.js';
 
@@ -20,7 +20,7 @@ export function ledgerGuard(ledger: Ledger, run: RunState, log: Logger, onHalt: 
     } catch (err) {
       if (!(err instanceof LedgerMovedError)) throw err;
       haltRun(run, { kind: 'ledger', message: err.message, exitCode: EXIT.usage, immediate: true });
-      log.error({ ledger: err.file, change: err.change }, err.message);
+      log.error({ ledger: err.file, change: err.change, ...LOG_ONLY }, err.message);
       onHalt();
       return false;
     }

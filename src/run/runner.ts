@@ -9,7 +9,7 @@ import { ApiClient, type CallRecord, type Transport } from '../api/index.js';
 import { clock } from '../clock.js';
 import type { Config, ResolvedKey } from '../config/index.js';
 import type { Ledger, LedgerStatus, RecoveryReport, Rescue } from '../ledger/index.js';
-import type { Logger } from '../log.js';
+import { LOG_ONLY, type Logger } from '../log.js';
 import type { KeyBudget } from '../scheduler/keyBudget.js';
 import type { Reservation } from '../scheduler/reservation.js';
 import { creditsShortfall, readUsedCredit, type CreditsShortfall } from './credits.js';
@@ -361,7 +361,7 @@ async function runStarted(opts: RunnerOptions, started: Started): Promise<RunRes
       });
       if (wrong !== null) {
         haltRun(run, { kind: 'config', code: wrong.code, immediate: true, exitCode: EXIT.usage, message: wrong.message });
-        log.error({ baseUrl: new URL(opts.baseUrl).origin }, wrong.message);
+        log.error({ baseUrl: new URL(opts.baseUrl).origin, ...LOG_ONLY }, wrong.message);
       }
     }
     // Not on a rerun with nothing to do: that makes no call at all.

@@ -1,6 +1,6 @@
 import { probeService, redact, serviceAnswer, type CallRecord, type ProbeResult, type Transport } from '../api/index.js';
 import { clock } from '../clock.js';
-import type { Logger } from '../log.js';
+import { LOG_ONLY, type Logger } from '../log.js';
 import type { Feedback } from '../scheduler/laneTypes.js';
 import { ServiceUrlError } from '../errors.js';
 
@@ -78,13 +78,14 @@ export class ServiceContact {
     );
   }
 
-  #failed(sentAtMs: number, reason: string): void {
+  /** `first`: during the first contact, whose verdict is the operator's one line (the wait is the log's). */
+  #failed(sentAtMs: number, reason: string, first = false): void {
     const now = clock.now();
     const o = this.#outage;
     if (!o) {
       this.#outage = { sinceMs: sentAtMs, nextTryAtMs: now + this.#delay(1), tries: 1, reason };
       this.log?.warn(
-        { reason },
+        { reason, ...(first ? LOG_ONLY : {}) },
         `service unreachable since ${clockTime(sentAtMs)} (${reason}); waiting it out, next try in ${Math.round((this.#outage.nextTryAtMs - now) / 1000)} s`,
       );
       return;
@@ -134,7 +135,7 @@ export class ServiceContact {
         const message = `no answer from the service at ${where} for ${Math.round((clock.now() - started) / 1000)} s since the run started (${r.detail}); ${check}`;
         return { message, code: 'SERVICE_UNREACHABLE' };
       }
-      this.#failed(sentAt, r.detail);
+      this.#failed(sentAt, r.detail, true);
       // The last try at the window's end, so a blip shorter than the window is ridden out.
       const next = Math.min(this.#outage!.nextTryAtMs, started + windowMs);
       this.#outage = { ...this.#outage!, nextTryAtMs: next };

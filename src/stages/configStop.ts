@@ -1,4 +1,5 @@
 import { type ApiError, EXIT } from '../errors.js';
+import { LOG_ONLY } from '../log.js';
 import { haltRun, type StageContext } from './context.js';
 
 /**
@@ -9,5 +10,8 @@ import { haltRun, type StageContext } from './context.js';
  */
 export function stopForConfig(ctx: Pick<StageContext, 'run' | 'log'>, err: ApiError): void {
   haltRun(ctx.run, { kind: 'config', code: 'NOT_THE_SERVICE', immediate: true, exitCode: EXIT.usage, message: err.message });
-  ctx.log.error({ code: err.answer, httpStatus: err.httpStatus, endpoint: err.endpoint, requestId: err.requestId }, err.message);
+  ctx.log.error(
+    { code: err.answer, httpStatus: err.httpStatus, endpoint: err.endpoint, requestId: err.requestId, ...LOG_ONLY },
+    err.message,
+  );
 }

@@ -3,7 +3,7 @@ import { type ApiError, EXIT } from '../errors.js';
 import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Ledger } from '../ledger/index.js';
-import type { Logger } from '../log.js';
+import { LOG_ONLY, type Logger } from '../log.js';
 import { fullJitter } from '../scheduler/backoff.js';
 import type { RunControl } from '../scheduler/laneTypes.js';
 import type { PollPlanner } from '../scheduler/polling.js';
@@ -90,5 +90,9 @@ export function stopForAccount(ctx: Pick<StageContext, 'run' | 'log'>, err: ApiE
   }
   ctx.run.noCreates = true;
   if (!creditsOnly) ctx.run.stopped = true;
-  ctx.log.error({ code: err.answer, httpStatus: err.httpStatus, businessCode: err.businessCode, requestId: err.requestId }, err.message);
+  // The command's `stopped: …` line says it to the operator (commands/stops.ts).
+  ctx.log.error(
+    { code: err.answer, httpStatus: err.httpStatus, businessCode: err.businessCode, requestId: err.requestId, ...LOG_ONLY },
+    err.message,
+  );
 }

@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import { fullJitter } from '../scheduler/backoff.js';
 import { copyAtomically, writeBufferAtomically, writeStreamAtomically } from '../outputs/atomic.js';
 import type { FileMetadata } from '../ledger/index.js';
-import { carryStep, NO_METADATA, type MetadataOptions } from '../outputs/metadata.js';
+import { carryStep, metadataNoteLine, NO_METADATA, type MetadataOptions } from '../outputs/metadata.js';
 import { checkTargets, DEFAULT_OUTPUT, outputTargets, type NamingOptions } from '../outputs/naming.js';
 import { writeOtherOutputs, type Placement, type WrittenResult } from '../outputs/otherOutputs.js';
 import { type OutputFs } from '../outputs/outputfs.js';
@@ -113,11 +113,11 @@ export async function downloadStage(ledger: Ledger, item: ItemRow, opts: Downloa
       const naming = opts.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
       const last = Math.max(0, naming.steps.length - 1);
       const finalize = opts.metadata
-        ? carryStep(opts.metadata, ledger, claimed, targets[0]!, r.ext, last, naming, (m) => (meta = m), opts.fs)
+        ? carryStep(opts.metadata, ledger, claimed, targets[0]!, r.ext, last, naming, (m) => (meta = m), opts.fs, opts.log)
         : undefined;
       const facts = await writeStreamAtomically(target, r, opts.outputDir, { ...write, ...(finalize ? { finalize } : {}) });
       crashPoint('output');
-      if (meta.note !== null) opts.log.warn({ item: claimed.id, file: target }, `metadata not carried: ${meta.note}`);
+      if (meta.note !== null) opts.log.warn({ item: claimed.id, file: target }, metadataNoteLine(meta));
       const result: WrittenResult = {
         path: target,
         bytes: facts.bytes,
@@ -132,6 +132,7 @@ export async function downloadStage(ledger: Ledger, item: ItemRow, opts: Downloa
       outputDir: opts.outputDir,
       naming: opts.naming,
       metadata: opts.metadata,
+      fs: opts.fs,
       log: opts.log,
       write: (t, b) => writeBufferAtomically(t, b, opts.outputDir, write),
       copy: (t, from, w) =>

@@ -82,15 +82,18 @@ describe("an archive job's metadata through darkroom plan, run, status, report a
     );
   });
 
-  it('finishes every photo, the damaged one too, and marks that one "metadata not carried" in status and its JSON', async () => {
+  it('finishes every photo, the damaged one too, and marks that one "carried with a warning", saying what was not, in status and its JSON', async () => {
     expect(run.code, run.stderr).toBe(0);
     const text = await runCli(['status', jobs], env());
     expect(text.stdout).toMatch(/^metadata 1 output\(s\) without all of their input's metadata/m);
-    expect(text.stdout).toMatch(/^ {2}damaged\.jpg: metadata not carried: the input's metadata is damaged \(Bad IFD0 directory\)/m);
+    expect(text.stdout).toMatch(
+      /^ {2}damaged\.jpg: metadata carried with a warning: carried all ExifTool could read; not carried: the damaged part of the input's metadata \(Bad IFD0 directory\)$/m,
+    );
+    expect(text.stdout).not.toMatch(/metadata not carried/);
     const json = JSON.parse((await runCli(['status', jobs, '--json'], env())).stdout) as {
       done: number;
       metadataNotCarried: number;
-      metadataNotes: { path: string; reason: string }[];
+      metadataNotes: { path: string; reason: string; level: string }[];
     };
     expect(json.done).toBe(3);
     expect(json.metadataNotCarried).toBe(1);
@@ -98,11 +101,14 @@ describe("an archive job's metadata through darkroom plan, run, status, report a
       {
         path: 'damaged.jpg',
         output: path.join(dir, 'out', 'damaged.jpg'),
-        reason: expect.stringMatching(/damaged \(Bad IFD0 directory\)/),
+        reason: expect.stringMatching(/damaged part of the input's metadata \(Bad IFD0 directory\)/),
+        level: 'all',
       },
     ]);
     // The run's log says so too, naming the photo.
-    expect(readFileSync(path.join(dir, 'state', 'darkroom.log'), 'utf8')).toMatch(/metadata not carried: the input's metadata is damaged/);
+    expect(readFileSync(path.join(dir, 'state', 'darkroom.log'), 'utf8')).toMatch(
+      /metadata carried with a warning: carried all ExifTool could read; not carried: the damaged part/,
+    );
   });
 
   it('shows in the report, per photo, the date taken and caption carried (or why not) and the AI disclosure', async () => {
@@ -110,12 +116,12 @@ describe("an archive job's metadata through darkroom plan, run, status, report a
     expect(r.code, r.stderr).toBe(0);
     const html = readFileSync(path.join(dir, 'report.html'), 'utf8');
     const data = JSON.parse(html.match(/<script type="application\/json" id="photo-data">(.*?)<\/script>/s)![1]!) as {
-      photos: { p: string; m: { l: string; t: string | null; c: string | null; n: string | null } | null }[];
+      photos: { p: string; m: { l: string; t: string | null; c: string | null; n: string | null; s: string[] | null } | null }[];
     };
     const by = new Map(data.photos.map((x) => [x.p, x.m]));
-    expect(by.get('album/rich.jpg')).toEqual({ l: 'all', t: '1962-07-14 10:30:00', c: 'Grandma at the beach', n: null });
+    expect(by.get('album/rich.jpg')).toEqual({ l: 'all', t: '1962-07-14 10:30:00', c: 'Grandma at the beach', n: null, s: null });
     expect(by.get('damaged.jpg')).toMatchObject({ l: 'all', n: expect.stringMatching(/damaged/) });
-    expect(by.get('plain.png')).toEqual({ l: 'all', t: null, c: null, n: null });
+    expect(by.get('plain.png')).toEqual({ l: 'all', t: null, c: null, n: null, s: null });
     expect(html).toContain('<th>Metadata</th>');
     expect(html).toContain('AI disclosed');
   });
@@ -146,7 +152,9 @@ describe("an archive job's metadata through darkroom plan, run, status, report a
     });
     expect(rich.task_ids).toMatch(/^\S+$/);
     expect(Number.isNaN(Date.parse(rich.done_at!))).toBe(false);
-    expect(rows.find((x) => x.output_path === 'damaged.jpg')!.metadata).toMatch(/^all: the input's metadata is damaged/);
+    expect(rows.find((x) => x.output_path === 'damaged.jpg')!.metadata).toMatch(
+      /^all: carried all ExifTool could read; not carried: the damaged part of the input's metadata/,
+    );
   });
 
   it('names an output changed or gone since it was written (exit 1), and keeps what darkroom wrote, so the check fails on it', async () => {

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fingerprintKey } from '../../src/spec/key.js';
@@ -61,11 +63,17 @@ async function statusOf(j: TestJob): Promise<{ total: number; pending: number; f
   return JSON.parse(s.stdout) as { total: number; pending: number; failed: number; held: number; done: number };
 }
 
-function expectOneStopLine(out: string, url: string): void {
-  const stops = out.split('\n').filter((l) => l.startsWith('stopped: '));
-  expect(stops).toHaveLength(1);
-  expect(stops[0]).toContain(url);
-  expect(stops[0]).toMatch(/check service\.baseUrl/);
+/** One fact, one line: after the start line, stderr holds the stop alone, naming the URL; the log file keeps its own record. */
+function expectOneStopLine(out: string, url: string, j?: TestJob): void {
+  const lines = out.trim().split('\n');
+  const start = lines.findIndex((l) => l.startsWith('darkroom: running '));
+  expect(start, out).toBeGreaterThanOrEqual(0);
+  const after = lines.slice(start + 1);
+  expect(after, out).toHaveLength(1);
+  expect(after[0]).toMatch(/^stopped: /);
+  expect(after[0]).toContain(url);
+  expect(after[0]).toMatch(/check service\.baseUrl/);
+  if (j) expect(readFileSync(path.join(path.dirname(j.ledgerFile), 'darkroom.log'), 'utf8')).toContain(after[0]!.slice('stopped: '.length));
 }
 
 describe('a base URL that is not the service', () => {
@@ -76,7 +84,7 @@ describe('a base URL that is not the service', () => {
     const r = await runCli(['run', j.jobsFile, '--base-url', url], env, { timeoutMs: 90_000 });
     expect(r.code).toBe(2);
     expect(Date.now() - started).toBeLessThan(60_000);
-    expectOneStopLine(r.stderr, url);
+    expectOneStopLine(r.stderr, url, j);
     expect(r.stderr).toMatch(
       /^stopped: no answer from the service at http:\/\/127\.0\.0\.1:\d+ for \d+ s since the run started \(ECONNREFUSED/m,
     );
@@ -90,7 +98,7 @@ describe('a base URL that is not the service', () => {
     const web = await htmlServer();
     const r = await runCli(['run', j.jobsFile, '--base-url', web.origin], env, { timeoutMs: 60_000 });
     expect(r.code).toBe(2);
-    expectOneStopLine(r.stderr, web.origin);
+    expectOneStopLine(r.stderr, web.origin, j);
     expect(r.stderr).toMatch(
       /is not the image service's API \(GET \/api\/v1\/credits answered HTTP 404 text\/html without the API's envelope\)/,
     );

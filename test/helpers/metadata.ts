@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { ExifToolProcess } from '../../src/metadata/exiftool.js';
+import type { CarryRequest, CarryResult, MetadataWriter } from '../../src/metadata/writer.js';
+import { writeLayout } from '../../src/outputs/layout.js';
 
 /**
  * Test inputs with real metadata, written by ExifTool as digiKam, Lightroom and scanning
@@ -101,4 +103,16 @@ export function writeProfile(dir: string, name: string, bytes: Buffer): string {
   const file = path.join(dir, `${name}.icc`);
   writeFileSync(file, bytes);
   return file;
+}
+
+/** MetadataWriter.carry, its layout written to `out` as the download stage writes it (outputs/layout.ts). */
+export async function carryTo(writer: MetadataWriter, req: CarryRequest, out: string): Promise<CarryResult> {
+  const r = await writer.carry(req);
+  try {
+    if (r.layout === null) copyFileSync(req.raw, out);
+    else renameSync((await writeLayout(path.dirname(out), out, r.layout)).file, out);
+  } finally {
+    r.release();
+  }
+  return r;
 }

@@ -3,10 +3,10 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { structValue, type Provenance } from '../../src/metadata/provenance.js';
-import { EXIF_TO_XMP, IPTC_TO_XMP } from '../../src/metadata/tags.js';
+import { EXIF_TO_XMP, IPTC_TO_XMP, XMP_TO_EXIF, XMP_TO_IPTC } from '../../src/metadata/tags.js';
 import { MetadataWriter, summarize } from '../../src/metadata/writer.js';
 import { makeTempDir } from '../helpers/job.js';
-import { Exif, pixelPrint, solid } from '../helpers/metadata.js';
+import { carryTo, Exif, pixelPrint, solid } from '../helpers/metadata.js';
 
 /** The metadata writer on its own: ExifTool's mappings, the levels, hostile values, broken inputs. */
 
@@ -64,6 +64,16 @@ describe("ExifTool's own mappings", () => {
     expect(IPTC_TO_XMP).toEqual(xmpLines('iptc2xmp.args'));
     expect([...new Set(EXIF_TO_XMP)].sort()).toEqual([...new Set([...xmpLines('exif2xmp.args'), ...xmpLines('gps2xmp.args')])].sort());
   });
+
+  it("are the ones ExifTool ships for an input's XMP sidecar: XMP → EXIF, and XMP → IPTC less the Photoshop digest", () => {
+    const lines = (f: string) =>
+      readFileSync(path.join(argFiles, f), 'utf8')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => /^-(EXIF|GPS|Composite|IPTC):/.test(l));
+    expect(XMP_TO_EXIF).toEqual(lines('xmp2exif.args'));
+    expect(XMP_TO_IPTC).toEqual(lines('xmp2iptc.args'));
+  });
 });
 
 describe('MetadataWriter.carry', () => {
@@ -72,14 +82,17 @@ describe('MetadataWriter.carry', () => {
     await richJpeg(path.join(d, 'in.jpg'));
     await solid(path.join(d, 'raw.jpg'), 48, 32, [10, 20, 30], 'jpeg');
     const out = path.join(d, 'out.jpg');
-    const r = await writer.carry({
-      raw: path.join(d, 'raw.jpg'),
+    const r = await carryTo(
+      writer,
+      {
+        raw: path.join(d, 'raw.jpg'),
+        kind: 'jpeg',
+        level: 'basic',
+        source: { file: path.join(d, 'in.jpg') },
+        provenance: PROVENANCE,
+      },
       out,
-      kind: 'jpeg',
-      level: 'basic',
-      source: { file: path.join(d, 'in.jpg') },
-      provenance: PROVENANCE,
-    });
+    );
     expect(r).toMatchObject({ carried: 'basic', note: null, dateTaken: '1962-07-14 10:30:00', caption: 'Grandma at the beach' });
     const t = await exif.read(out, true);
     expect(t['ExifIFD:DateTimeOriginal']).toBe('1962:07:14 10:30:00');
@@ -101,14 +114,17 @@ describe('MetadataWriter.carry', () => {
     for (const kind of ['png', 'webp'] as const) {
       await solid(path.join(d, `raw.${kind}`), 48, 32, [10, 20, 30], kind);
       const out = path.join(d, `out.${kind}`);
-      const r = await writer.carry({
-        raw: path.join(d, `raw.${kind}`),
+      const r = await carryTo(
+        writer,
+        {
+          raw: path.join(d, `raw.${kind}`),
+          kind,
+          level: 'all',
+          source: { file: path.join(d, 'in.jpg') },
+          provenance: PROVENANCE,
+        },
         out,
-        kind,
-        level: 'all',
-        source: { file: path.join(d, 'in.jpg') },
-        provenance: PROVENANCE,
-      });
+      );
       expect(r.carried, kind).toBe('all');
       const t = await exif.read(out);
       expect(
@@ -134,46 +150,55 @@ describe('MetadataWriter.carry', () => {
     writeFileSync(path.join(d, 'cut.jpg'), Buffer.concat([good.subarray(0, 2), cut]));
     copyFileSync(path.join(d, 'good.jpg'), path.join(d, 'raw.jpg'));
     for (const [name, why] of [
-      ['bad-ifd.jpg', /damaged \(Bad IFD0 directory\)/],
-      ['cut.jpg', /damaged \(JPEG format error\)/],
+      ['bad-ifd.jpg', /^carried all ExifTool could read; not carried: the damaged part of the input's metadata \(Bad IFD0 directory\)$/],
+      ['cut.jpg', /^carried all ExifTool could read; not carried: the damaged part of the input's metadata \(JPEG format error\)$/],
     ] as const) {
       const out = path.join(d, `out-${name}`);
-      const r = await writer.carry({
-        raw: path.join(d, 'raw.jpg'),
+      const r = await carryTo(
+        writer,
+        {
+          raw: path.join(d, 'raw.jpg'),
+          kind: 'jpeg',
+          level: 'all',
+          source: { file: path.join(d, name) },
+          provenance: PROVENANCE,
+        },
         out,
-        kind: 'jpeg',
-        level: 'all',
-        source: { file: path.join(d, name) },
-        provenance: PROVENANCE,
-      });
+      );
       expect(r.note, name).toMatch(why);
       expect((await exif.read(out))['XMP-iptcExt:DigitalSourceType'], name).toBeDefined();
       expect(await pixelPrint(out), name).toBe(await pixelPrint(path.join(d, 'raw.jpg')));
     }
     // A whole input with no metadata at all is not damaged: there is just nothing to carry.
     await solid(path.join(d, 'bare.png'), 20, 20, [1, 2, 3], 'png');
-    const bare = await writer.carry({
-      raw: path.join(d, 'raw.jpg'),
-      out: path.join(d, 'out-bare.jpg'),
-      kind: 'jpeg',
-      level: 'all',
-      source: { file: path.join(d, 'bare.png') },
-      provenance: PROVENANCE,
-    });
+    const bare = await carryTo(
+      writer,
+      {
+        raw: path.join(d, 'raw.jpg'),
+        kind: 'jpeg',
+        level: 'all',
+        source: { file: path.join(d, 'bare.png') },
+        provenance: PROVENANCE,
+      },
+      path.join(d, 'out-bare.jpg'),
+    );
     expect(bare).toMatchObject({ carried: 'all', note: null });
   });
 
   it('writes the provenance alone for an input it may not read', async () => {
     const d = tmp();
     await solid(path.join(d, 'raw.jpg'), 40, 30, [1, 2, 3], 'jpeg');
-    const a = await writer.carry({
-      raw: path.join(d, 'raw.jpg'),
-      out: path.join(d, 'a.jpg'),
-      kind: 'jpeg',
-      level: 'all',
-      source: { none: 'a URL input' },
-      provenance: PROVENANCE,
-    });
+    const a = await carryTo(
+      writer,
+      {
+        raw: path.join(d, 'raw.jpg'),
+        kind: 'jpeg',
+        level: 'all',
+        source: { none: 'a URL input' },
+        provenance: PROVENANCE,
+      },
+      path.join(d, 'a.jpg'),
+    );
     expect(a).toMatchObject({ carried: 'provenance', note: 'a URL input' });
     expect((await exif.read(path.join(d, 'a.jpg')))['XMP-iptcExt:DigitalSourceType']).toBeDefined();
   });
@@ -188,14 +213,17 @@ describe('MetadataWriter.carry', () => {
       renameSync(path.join(d, 'plain-name.jpg'), path.join(d, name));
       await solid(path.join(folder, '.dr-raw.darkroom-tmp'), 48, 32, [10, 20, 30], 'jpeg');
       const out = path.join(folder, '.dr-out.darkroom-tmp');
-      const r = await writer.carry({
-        raw: path.join(folder, '.dr-raw.darkroom-tmp'),
+      const r = await carryTo(
+        writer,
+        {
+          raw: path.join(folder, '.dr-raw.darkroom-tmp'),
+          kind: 'jpeg',
+          level: 'all',
+          source: { file: path.join(d, name) },
+          provenance: { ...PROVENANCE, original: { path: name, sha256: null } },
+        },
         out,
-        kind: 'jpeg',
-        level: 'all',
-        source: { file: path.join(d, name) },
-        provenance: { ...PROVENANCE, original: { path: name, sha256: null } },
-      });
+      );
       expect(r, name).toMatchObject({ carried: 'all', note: null, caption: 'Grandma at the beach' });
       copyFileSync(out, path.join(d, 'check.jpg')); // the test's own ExifTool takes names as they are
       const t = await exif.read(path.join(d, 'check.jpg'));
@@ -213,14 +241,17 @@ describe('MetadataWriter.carry', () => {
     const d = tmp();
     writeFileSync(path.join(d, 'raw.jpg'), Buffer.from('not an image at all'));
     await expect(
-      writer.carry({
-        raw: path.join(d, 'raw.jpg'),
-        out: path.join(d, 'out.jpg'),
-        kind: 'jpeg',
-        level: 'all',
-        source: { none: 'x' },
-        provenance: PROVENANCE,
-      }),
+      carryTo(
+        writer,
+        {
+          raw: path.join(d, 'raw.jpg'),
+          kind: 'jpeg',
+          level: 'all',
+          source: { none: 'x' },
+          provenance: PROVENANCE,
+        },
+        path.join(d, 'out.jpg'),
+      ),
     ).rejects.toThrow(/ExifTool cannot write/);
     expect(existsSync(path.join(d, 'out.jpg'))).toBe(false);
   });
@@ -232,14 +263,17 @@ describe('structure values', () => {
     await solid(path.join(d, 'raw.jpg'), 20, 20, [1, 2, 3], 'jpeg');
     const hostile = ' {a,b}c|d[e]f, g} ';
     const steps = [{ action: 'edited', whenMs: 0, parameters: hostile }];
-    await writer.carry({
-      raw: path.join(d, 'raw.jpg'),
-      out: path.join(d, 'out.jpg'),
-      kind: 'jpeg',
-      level: 'all',
-      source: { none: 'x' },
-      provenance: { ...PROVENANCE, steps, original: { path: hostile, sha256: null } },
-    });
+    await carryTo(
+      writer,
+      {
+        raw: path.join(d, 'raw.jpg'),
+        kind: 'jpeg',
+        level: 'all',
+        source: { none: 'x' },
+        provenance: { ...PROVENANCE, steps, original: { path: hostile, sha256: null } },
+      },
+      path.join(d, 'out.jpg'),
+    );
     const t = await exif.read(path.join(d, 'out.jpg'));
     expect((t['XMP-xmpMM:History'] as Record<string, string>[])[0]!.Parameters).toBe(hostile);
     expect((t['XMP-xmpMM:DerivedFrom'] as Record<string, string>).FilePath).toBe(hostile);

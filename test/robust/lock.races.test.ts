@@ -86,14 +86,14 @@ function deadRowLock(file: string): void {
  * as `kill -9` and two runs started together do, so the contenders may find it still
  * alive (dying), a zombie, or gone. Resolves with its exit, for the next race.
  */
-async function killedHolderLock(file: string): Promise<{ exited: Promise<unknown> }> {
+async function killedHolderLock(file: string): Promise<{ exited: Promise<unknown>; pid: number }> {
   const holder = new Contender();
   await holder.next();
   expect(await holder.ask({ open: file })).toMatchObject({ opened: true });
   expect(await holder.ask({ go: true })).toMatchObject({ won: true });
   const exited = new Promise((r) => holder.child.once('exit', r));
   holder.child.kill('SIGKILL');
-  return { exited };
+  return { exited, pid: holder.child.pid! };
 }
 
 describe('contenders for a stale lock', () => {
@@ -112,8 +112,14 @@ describe('contenders for a stale lock', () => {
     const outcomes: string[] = [];
     for (let race = 0; race < RACES; race++) {
       let holderGone: Promise<unknown> = Promise.resolve();
-      if (race % 10 === 0) holderGone = (await killedHolderLock(file)).exited;
-      else deadRowLock(file);
+      // A loser may name the winner, or a killed holder it still saw alive (dying, on a
+      // loaded machine) before the winner found it gone: both are true when said.
+      const namedOk = new Set<number>();
+      if (race % 10 === 0) {
+        const killed = await killedHolderLock(file);
+        holderGone = killed.exited;
+        namedOk.add(killed.pid);
+      } else deadRowLock(file);
       await Promise.all(contenders.map((c) => c.ask({ open: file })));
       // Released in the same tick: both are waiting on their IPC channel.
       for (const c of contenders) c.child.send({ go: true });
@@ -122,7 +128,7 @@ describe('contenders for a stale lock', () => {
       const loser = [a!, b!].find((r) => !r.won);
       const named = loser?.message ? BUSY.exec(loser.message)?.[1] : undefined;
       outcomes.push(
-        winners.length === 1 && loser?.code === 'LOCKED' && Number(named) === winners[0]!.pid
+        winners.length === 1 && loser?.code === 'LOCKED' && (Number(named) === winners[0]!.pid || namedOk.has(Number(named)))
           ? 'one won'
           : `race ${race}: ${JSON.stringify([a, b])}`,
       );

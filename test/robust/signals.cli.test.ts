@@ -161,8 +161,14 @@ describe('an interrupted run', () => {
     expect(s.held).toBeGreaterThan(0);
     expect(s.done + s.held).toBe(4);
     for (const p of s.problems) expect(p.reason).toMatch(/outcome unknown/);
+    // A create aborted by the second interrupt may or may not have reached the service (on a
+    // loaded machine it often has not): held either way, and never sent again. So each photo
+    // is created at most once in all, and each one done exactly once.
     const creates = [...Object.values(sim.model.audit().createsPerSource), ...Object.values(healthy.model.audit().createsPerSource)];
-    expect(creates.reduce((a, b) => a + b, 0)).toBe(4);
+    expect(creates.every((n) => n === 1)).toBe(true);
+    const total = creates.reduce((a, b) => a + b, 0);
+    expect(total).toBeGreaterThanOrEqual(s.done);
+    expect(total).toBeLessThanOrEqual(4);
   });
 });
 
