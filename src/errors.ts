@@ -25,7 +25,7 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** What each exit code means, as `darkroom --help` and README say it. */
 export const EXIT_MEANING: Readonly<Record<keyof typeof EXIT, string>> = {
-  ok: 'every photo done',
+  ok: 'every photo done: all that can be done is; inputs darkroom will not send (skipped: unreadable, unsupported, no place for the output) are listed, not counted',
   someFailed: 'finished, some failed, held or not yet downloaded',
   usage: 'usage or config error',
   account: 'stopped by an account problem (invalid key, not subscribed, out of credits)',
@@ -131,12 +131,14 @@ export class DarkroomError extends Error {
 /** A config problem, reported as one line naming the file, the key path and what was expected. */
 export class ConfigError extends DarkroomError {
   override readonly name = 'ConfigError';
+  /** `shownPath`: the key as the line names it, when not `keyPath` itself ("step 2: resolution" for steps.1.resolution). */
   constructor(
     readonly file: string,
     readonly keyPath: string,
     readonly detail: string,
+    shownPath = keyPath,
   ) {
-    super('CONFIG', keyPath ? `${file}: ${keyPath}: ${detail}` : `${file}: ${detail}`);
+    super('CONFIG', shownPath ? `${file}: ${shownPath}: ${detail}` : `${file}: ${detail}`);
   }
 }
 

@@ -55,7 +55,14 @@ const screen = new Screen(process.stderr);
 const err = screen.line;
 
 /** The entry point: the only place that prints results and chooses the exit code. */
+/** What `completion` does, said by `completion --help` (yargs would print the script itself). */
+const COMPLETION_HELP = 'print a shell completion script (bash; zsh when $SHELL is zsh): darkroom completion >> ~/.bashrc';
+
 export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'completion' && argv.some((a) => a === '--help' || a === '-h')) {
+    out(`darkroom completion\n\n${COMPLETION_HELP}\n\n${exitCodesEpilog('completion')}`);
+    return EXIT.ok;
+  }
   let exitCode: number = EXIT.ok;
   // Whatever ends the process (an exit in a handler, a second Ctrl-C) leaves the terminal whole.
   process.once('exit', screen.release);
@@ -515,14 +522,14 @@ export async function main(argv: string[]): Promise<number> {
         });
       },
     )
-    .completion('completion', 'print a shell completion script (bash; zsh when $SHELL is zsh): darkroom completion >> ~/.bashrc')
+    .completion('completion', COMPLETION_HELP)
     .demandCommand(1, 'name a command: run, status, plan, retry, review, report, manifest, credits, usage or sim')
     .recommendCommands()
     .strict()
     .epilog(EPILOG)
     .version(VERSION)
-    .alias('v', 'version')
-    .alias('V', 'version')
+    // One option with both short names, listed once in every --help (-v, -V, --version).
+    .alias('version', ['v', 'V'])
     .help()
     .alias('h', 'help')
     .wrap(Math.min(100, process.stdout.columns ?? 100))

@@ -25,6 +25,7 @@ export {
   RECENT_WINDOW_MS,
   type ProgressFacts,
   type ProgressOptions,
+  type ItemStateOf,
 } from './progress.js';
 export { type HeldItem, type HoldKind, type Requeued } from './held.js';
 export { type FailedItem, type FailedRequeued } from './failed.js';

@@ -67,6 +67,8 @@ export interface ReportPhoto {
   readonly review: string | null;
   /** A rejection's few words. */
   readonly reviewReason: string | null;
+  /** The photo's other names found by the last discovery (the same bytes under another path), one a line; null when none. */
+  readonly otherNames: string | null;
 }
 
 /** Tasks that ended SUCCESS, by capability: the ones charged (the spec refunds FAIL and ERROR). */
@@ -148,7 +150,7 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
        ORDER BY CASE i.state WHEN 'held' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END, i.rel_path
        LIMIT ?`,
     ).all(problemLimit);
-    const problemCount = status.held + status.failed;
+    const problemCount = status.held + status.failed + status.skipped;
 
     const byEndpoint = stmt<[], { method: string; endpoint: string; n: number }>(
       db,
@@ -203,7 +205,9 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
       `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
               i.size_bytes AS inBytes, i.output_path AS outputPath, i.updated_ms AS atMs,
               o.bytes AS outBytes, ${meta},
-              (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id) AS tasks
+              (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id) AS tasks,
+              (SELECT GROUP_CONCAT(n.name, char(10)) FROM inputs n WHERE n.item_id = i.id AND n.name <> i.rel_path
+                 AND n.seen_gen = (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'inputs.generation')) AS otherNames
        FROM items i LEFT JOIN output_files o ON o.path = i.output_path ORDER BY i.rel_path LIMIT ?`,
     )
       .all(photoLimit)

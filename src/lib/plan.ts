@@ -4,12 +4,14 @@ import { checkServiceUrl } from '../run/serviceContact.js';
 import { CAPABILITIES, fingerprintKey, isApiError, isCapability } from '../api/index.js';
 import { clock } from '../clock.js';
 import { requireInputDir, type Config, type ResolvedKey } from '../config/index.js';
-import { createsLeft, phaseOf, ProgressReader, type ItemState, type ProgressFacts } from '../ledger/index.js';
+import { createsLeft, phaseOf, ProgressReader, type ItemStateOf, type ProgressFacts } from '../ledger/index.js';
 import { parseStepsJson, stepsSignature } from '../config/steps.js';
 import { discoverFiles } from '../inputs/discover.js';
 import { describeChange, type StepsChange } from '../run/stepsCheck.js';
 import { ASSUMED_LATENCY_MS, estimate, expectedAttempts } from '../progress/model.js';
 import { withAccountClient } from './account.js';
+import { stateDirFrom } from './stateDir.js';
+import { keyUseOf } from './status.js';
 import { exifToolProblem } from '../metadata/exiftool.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 import type { PlanIo, PlanOptions, PlanResult, PlanStep } from './planTypes.js';
@@ -29,9 +31,10 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
   const a = expectedAttempts(failRate);
 
   const ledgerExists = existsSync(config.ledger);
-  let states = new Map<string, { state: ItemState; step: number }>();
+  let states = new Map<string, ItemStateOf>();
   let facts: ProgressFacts | null = null;
   let windows: Record<string, { lastMinute: number; lastHour: number }> = {};
+  let ownerId: string | null = null;
   // Photos started under other steps than the job's: a plain run refuses; the figures below
   // are those of `run --redo-steps`, which sends them back to the first step.
   let stepsChange: StepsChange | null = null;
@@ -46,6 +49,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
       states = reader.itemStates();
       facts = reader.read(now);
       windows = reader.callWindows(now);
+      ownerId = reader.ownerId();
       const r = reader.stepsCensus(
         stepsSignature(config.steps),
         config.steps.map((st) => st.capability),
@@ -66,10 +70,18 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
   let failed = 0;
   let uploads = 0;
   let toDo = 0;
+  // A photo is its content, as run counts it: a second name of the same bytes costs nothing.
+  const contents = new Set<string>();
+  let otherNames = 0;
   const stepPhotos = new Array<number>(S).fill(0);
   for (const f of found) {
-    const known = states.get(f.relPath);
-    if (known && redo.has(f.relPath)) {
+    if (contents.has(f.contentHash)) {
+      otherNames++;
+      continue;
+    }
+    contents.add(f.contentHash);
+    const known = states.get(`sha256:${f.contentHash}`) ?? states.get(f.relPath);
+    if (known && redo.has(known.relPath)) {
       // Redone from the first step with its upload (or URL): no upload, every step again.
       inProgress++;
       toDo++;
@@ -121,10 +133,15 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
 
   const keyCount = config.keyEnvs.length;
   const keyFps = config.keyEnvs.map((n) => io.env[n]?.trim()).filter((k): k is string => Boolean(k));
-  const used = Object.entries(windows).map(([, w]) => w.lastHour);
-  const usedHour = Math.max(0, ...used);
+  // The keys' whole hour as their stores on this machine count it (other jobs' and clients'
+  // calls too), beside the ledger's own calls.
+  const use = Object.values(keyUseOf(stateDirFrom(io.env), keyFps.map(fingerprintKey), clock.now(), ownerId));
+  const usedHour = Math.max(0, ...Object.values(windows).map((w) => w.lastHour), ...use.map((u) => u.hour));
+  const othersHour = Math.max(0, ...use.map((u) => u.othersHour));
+  const busiest = use.filter((u) => u.hour === usedHour)[0];
+  const hourFreesInMs = busiest?.hourFreesMs === null || busiest?.hourFreesMs === undefined ? undefined : busiest.hourFreesMs - clock.now();
   const taskMs = steps.reduce((sum, s) => sum + s.photos * a * s.latencyMs, 0);
-  const e = estimate({ keys: keyCount, limits: config.limits, calls: calls.total, taskMs, usedHour: [usedHour] });
+  const e = estimate({ keys: keyCount, limits: config.limits, calls: calls.total, taskMs, usedHour: [usedHour], hourFreesInMs });
   const time = {
     keys: keyCount,
     limits: {
@@ -139,6 +156,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
     minuteMs: e.minuteMs,
     slotsMs: e.slotsMs,
     usedHour,
+    othersHour,
   };
 
   // The base URL must be the service (keyless, outside the key's windows): exit 2 if not.
@@ -154,7 +172,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
     jobsFile: config.file,
     ledgerFile: config.ledger,
     ledgerExists,
-    inputs: { found: found.length, skipped, done, inProgress, held, failed, toDo, hidden: discovered.hidden },
+    inputs: { found: found.length, otherNames, skipped, done, inProgress, held, failed, toDo, hidden: discovered.hidden },
     steps,
     calls,
     callsAtObservedRate,

@@ -45,13 +45,17 @@ export interface PhotoCounts {
   readonly total: number;
   /** Photos with every step's output in place. */
   readonly done: number;
-  /** Photos that will not finish without a change; includes `skipped`. */
+  /** Photos that went wrong and will not finish without a change (`darkroom retry --failed`). */
   readonly failed: number;
   /** Photos an operator must decide on (`darkroom retry --held`, `retry(job, { held: true })`). */
   readonly held: number;
   /** Photos not yet in an end state: a later run takes them on. */
   readonly pending: number;
-  /** Inputs refused before any create (not an image, an output path that cannot be written). */
+  /**
+   * Inputs darkroom will not send until they change (not an image, damaged, no place for
+   * their output): refused before any call; outside `total` and every other figure, and no
+   * reason for exit 1.
+   */
   readonly skipped: number;
   /** Of `pending`: paid for, output not on disk yet; the next run downloads them first. */
   readonly paidNotDownloaded: number;

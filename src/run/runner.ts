@@ -299,12 +299,16 @@ async function runStarted(opts: RunnerOptions, started: Started): Promise<RunRes
       learnedLatencyMs: learned,
       activeTasks: config.limits.activeTasks,
       onActivity: () => {
+        guards?.settle();
         activity.notify();
         onActivity();
       },
       ...(guards ? { gate: guards } : {}),
     });
   });
+
+  // A credit limit that cannot buy one photo starts nothing.
+  guards?.checkAffordable();
 
   // An interrupt: no new calls or downloads at once; what is in flight gets the grace
   // period to finish, then is aborted (each stage records what the abort left behind).
@@ -412,7 +416,12 @@ async function runStarted(opts: RunnerOptions, started: Started): Promise<RunRes
   const status = ledger.status();
   const interrupted = opts.signal?.aborted ?? false;
   // A limit reached once nothing was left to start stopped nothing: the run ends as it would have.
-  const halt = run.halt?.kind === 'limit' && status.pending === 0 ? undefined : run.halt;
+  const halt =
+    run.halt?.kind === 'limit'
+      ? status.pending === 0
+        ? undefined
+        : { ...run.halt, message: guards?.endMessage() ?? run.halt.message }
+      : run.halt;
   const exitCode = interrupted
     ? EXIT.interrupted
     : halt

@@ -68,7 +68,7 @@ export class LaneQueues {
     const free = this.freeSlots();
     const create = this.createCandidate(now, free);
     if (create) return { action: create, slotBlocked };
-    if ((free === 0 || this.slotWaiting(now)) && items.hasDue('uploaded', fp, now, inflight)) slotBlocked = true;
+    if ((free === 0 || this.slotWaiting(now)) && items.hasDue('uploaded', fp, now, this.notCreatable())) slotBlocked = true;
     if (this.uploadWanted(free)) {
       const gate = this.opts.gate;
       // Past the photo cap only the photos this lane already took (claimed) are taken up again.
@@ -96,9 +96,15 @@ export class LaneQueues {
     if (this.control.stopped || this.control.noCreates || this.slotWaiting(now)) return undefined;
     const probe = free === 0 && this.mayProbe(now);
     if (free === 0 && !probe) return undefined;
-    const item = this.ledger.items.nextInState('uploaded', this.opts.keyFp, now, this.state.inflightItems);
+    const item = this.ledger.items.nextInState('uploaded', this.opts.keyFp, now, this.notCreatable());
     if (item && this.opts.gate && !this.opts.gate.mayCreate(item)) return undefined;
     return item ? { kind: 'create', item, ...(probe ? { probe } : {}) } : undefined;
+  }
+
+  /** Photos no create is made for now: those with a call in flight, and those the spending guards passed over. */
+  private notCreatable(): ReadonlySet<number> {
+    const over = this.opts.gate?.passedOver;
+    return over && over.size > 0 ? new Set([...this.state.inflightItems, ...over]) : this.state.inflightItems;
   }
 
   /** A 429 on api_key_active_tasks is being waited out (SlotWait). */
@@ -147,7 +153,7 @@ export class LaneQueues {
       const free = this.freeSlots();
       const waitEnd = this.slotWaiting(now) ? this.state.slotWait.untilMs : now;
       const createDue = () => {
-        const due = items.earliestDue('uploaded', fp, inflight);
+        const due = items.earliestDue('uploaded', fp, this.notCreatable());
         return due === undefined ? undefined : Math.max(due, waitEnd);
       };
       if (free > 0 || this.mayProbe(now)) dues.push(createDue());

@@ -49,8 +49,13 @@ export interface StartGate {
   mayTake(item: ItemRow): boolean;
   /** Once the photo cap is reached: only photos this run already took are worked on. */
   readonly onlyTaken: boolean;
-  /** A create about to be sent: false once it would pass the credit limit (which stops all creates). */
+  /**
+   * A create about to be sent: false when the credit limit cannot buy the photo's steps
+   * (the photo is then in `passedOver`), or once it would pass the limit (which stops all creates).
+   */
   mayCreate(item: ItemRow): boolean;
+  /** Photos waiting for a create that the gate refused: the lane looks past them for the next. */
+  readonly passedOver: ReadonlySet<number>;
 }
 
 export interface LaneOptions {
