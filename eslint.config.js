@@ -25,6 +25,7 @@ const ABOVE_RUN = [
   'outputs',
   'progress',
   'report',
+  'review',
   'run',
   'metadata',
 ];
@@ -52,6 +53,8 @@ const MAY_IMPORT = {
   inputs: ['clock', 'spec', 'log', 'config', 'ledger', 'outputs'],
   progress: ['clock', 'spec', 'ledger'],
   report: ['clock', 'spec', 'log', 'config', 'ledger'],
+  // The review page's server: the ledger's photos and decisions, previews of their files.
+  review: ['clock', 'spec', 'log', 'config', 'ledger'],
   run: ['clock', 'spec', 'log', 'config', 'ledger', 'keystore', 'api', 'scheduler', 'inputs', 'outputs', 'progress', 'metadata'],
   // The library: what the public entry hands out, built on every part but the simulator.
   lib: [...ABOVE_RUN],
@@ -87,6 +90,7 @@ const PARTS = [
   'inputs',
   'progress',
   'report',
+  'review',
   'run',
   'lib',
   'commands',

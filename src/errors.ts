@@ -20,7 +20,7 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** What each exit code means, as `darkroom --help` and README say it. */
 export const EXIT_MEANING: Readonly<Record<keyof typeof EXIT, string>> = {
-  ok: 'every photo done',
+  ok: 'every photo done: all that can be done is; inputs darkroom will not send (skipped: unreadable, unsupported, no place for the output) are listed, not counted',
   someFailed: 'finished, some failed, held or not yet downloaded',
   usage: 'usage or config error',
   account: 'stopped by an account problem (invalid key, not subscribed, out of credits)',
@@ -60,6 +60,7 @@ export type DarkroomErrorCode =
   | 'METADATA_WRITE'
   | 'ABORTED'
   | 'EVENT_HANDLER'
+  | 'REVIEW'
   | 'INTERNAL';
 
 /** The exit code `darkroom` ends with for each kind. */
@@ -95,6 +96,8 @@ export const ERROR_EXIT: Readonly<Record<DarkroomErrorCode, ExitCode>> = {
   ABORTED: EXIT.interrupted,
   // Library only: the CLI's own handler never throws.
   EVENT_HANDLER: EXIT.someFailed,
+  // A decision that cannot stand: nothing was written.
+  REVIEW: EXIT.usage,
   INTERNAL: EXIT.someFailed,
 };
 
@@ -123,12 +126,14 @@ export class DarkroomError extends Error {
 /** A config problem, reported as one line naming the file, the key path and what was expected. */
 export class ConfigError extends DarkroomError {
   override readonly name = 'ConfigError';
+  /** `shownPath`: the key as the line names it, when not `keyPath` itself ("step 2: resolution" for steps.1.resolution). */
   constructor(
     readonly file: string,
     readonly keyPath: string,
     readonly detail: string,
+    shownPath = keyPath,
   ) {
-    super('CONFIG', keyPath ? `${file}: ${keyPath}: ${detail}` : `${file}: ${detail}`);
+    super('CONFIG', shownPath ? `${file}: ${shownPath}: ${detail}` : `${file}: ${detail}`);
   }
 }
 
@@ -153,6 +158,20 @@ export class UsageError extends DarkroomError {
   override readonly name = 'UsageError';
   constructor(message: string) {
     super('USAGE', message);
+  }
+}
+
+/**
+ * A review decision that cannot be recorded: no such photo, a photo not done, or (`stale`) an
+ * output that changed since it was shown. Nothing was written.
+ */
+export class ReviewError extends DarkroomError {
+  override readonly name = 'ReviewError';
+  constructor(
+    message: string,
+    readonly why: 'refused' | 'stale' = 'refused',
+  ) {
+    super('REVIEW', message);
   }
 }
 
@@ -704,13 +723,17 @@ export interface PhotoCounts {
   readonly total: number;
   /** Photos with every step's output in place. */
   readonly done: number;
-  /** Photos that will not finish without a change; includes `skipped`. */
+  /** Photos that went wrong and will not finish without a change (`darkroom retry --failed`). */
   readonly failed: number;
   /** Photos an operator must decide on (`darkroom retry --held`, `retry(job, { held: true })`). */
   readonly held: number;
   /** Photos not yet in an end state: a later run takes them on. */
   readonly pending: number;
-  /** Inputs refused before any create (not an image, an output path that cannot be written). */
+  /**
+   * Inputs darkroom will not send until they change (not an image, damaged, no place for
+   * their output): refused before any call; outside `total` and every other figure, and no
+   * reason for exit 1.
+   */
   readonly skipped: number;
   /** Of `pending`: paid for, output not on disk yet; the next run downloads them first. */
   readonly paidNotDownloaded: number;

@@ -16,6 +16,7 @@ import type { Job, JobOptions } from './lib/job.js';
 import type { Plan, PlanOptions, PlanResult, PlanStep } from './lib/plan.js';
 import type { ManifestSummary } from './lib/manifest.js';
 import type { RetrySummary } from './lib/retry.js';
+import type { ReviewDecision, ReviewHandle, ReviewOptions } from './lib/review.js';
 import type { RunOptions } from './lib/run.js';
 import type { StatusSummary } from './lib/status.js';
 import type { LimitEvent, PhotoEvent, RunEvent } from './run/events.js';
@@ -26,6 +27,7 @@ import type { PhotoCounts, RunSummary, SummaryEvent } from './errors.js';
 export { jsonSafe, shownText, terminalSafe } from './display.js';
 
 export type { Job, JobOptions, Plan, PlanOptions, PlanResult, PlanStep, RetrySummary, RunOptions, RunSummary, StatusSummary };
+export type { ReviewDecision, ReviewHandle, ReviewOptions };
 export type { RunEvent, PhotoEvent, LimitEvent, SummaryEvent, PhotoCounts };
 
 /**
@@ -97,8 +99,10 @@ export async function manifest(job: Job | string, opts?: JobOptions | null): Pro
 
 /**
  * Put held photos (`held: true`: creates whose outcome is unknown — creating them again
- * may charge a second time — and timed-out tasks) and failed ones (`failed: true`) back to
- * work; the next {@link run} takes them on. Asks nothing: calling it is the decision.
+ * may charge a second time — and timed-out tasks), failed ones (`failed: true`) and those
+ * rejected in review (`rejected: true`, made again with the job's steps, or `mode` where a
+ * step takes one; their outputs kept aside, see `keptAside`) back to work; the next
+ * {@link run} takes them on. Asks nothing: calling it is the decision.
  *
  * The ledger's lock is taken before anything is read: while a run (or another retry)
  * holds it, this rejects `LOCKED` and changes nothing, whatever is held or failed.
@@ -107,9 +111,60 @@ export async function manifest(job: Job | string, opts?: JobOptions | null): Pro
  */
 export async function retry(
   job: Job | string,
-  what: { readonly held?: boolean; readonly failed?: boolean } | null | undefined,
+  what:
+    | {
+        readonly held?: boolean;
+        readonly failed?: boolean;
+        readonly rejected?: boolean;
+        readonly mode?: 'general' | 'graphics' | 'portrait' | 'text';
+      }
+    | null
+    | undefined,
   opts?: JobOptions | null,
 ): Promise<RetrySummary> {
-  const { retryJob } = await import('./lib/retry.js');
-  return retryJob(job, what ?? {}, opts ?? {});
+  const { retryAll } = await import('./lib/retryRejected.js');
+  return retryAll(job, what ?? {}, opts ?? {});
+}
+
+/**
+ * Start the review page over the job's ledger (docs/guide/review.md): resolves with its
+ * address, token included, once it listens; `close()` stops it. Decisions made on it go to
+ * the ledger before the page shows them, beside a running {@link run} too.
+ *
+ * @throws {@link DarkroomError} `NO_LEDGER` when the job never ran, `USAGE` for a port in use or an address this machine lacks.
+ */
+export async function review(job: Job | string, opts?: ReviewOptions | null): Promise<ReviewHandle> {
+  const { reviewJob } = await import('./lib/review.js');
+  return reviewJob(job, opts ?? {});
+}
+
+/**
+ * The review so far: accepted, rejected and not reviewed over the done photos, and each
+ * decision that stands (about the photo's current output), by path.
+ *
+ * @throws {@link DarkroomError} `NO_LEDGER` when the job never ran.
+ */
+export async function decisions(
+  job: Job | string,
+  opts?: JobOptions | null,
+): Promise<{ counts: { accepted: number; rejected: number; unreviewed: number }; decisions: ReviewDecision[] }> {
+  const { decisionsOfJob } = await import('./lib/review.js');
+  return decisionsOfJob(job, opts ?? {});
+}
+
+/**
+ * Record a decision about a done photo's output (named by its path under input.dir), as the
+ * review page does: committed before this resolves. `clear` takes a decision back (resolves null).
+ * With `sha256`, only if the output is still that one.
+ *
+ * @throws {@link DarkroomError} `REVIEW` for a photo that is not there or not done, or whose output is no longer `sha256`.
+ */
+export async function decide(
+  job: Job | string,
+  photo: string,
+  decision: 'accept' | 'reject' | 'clear',
+  opts?: (JobOptions & { readonly reason?: string; readonly sha256?: string }) | null,
+): Promise<ReviewDecision | null> {
+  const { decideJob } = await import('./lib/review.js');
+  return decideJob(job, photo, decision, opts ?? {});
 }

@@ -168,17 +168,19 @@ function itemNameOf(opts: LoggerOptions, item: unknown): string | undefined {
  */
 function humanLine(rec: Record<string, unknown>, name?: string): string {
   const lvl = typeof rec.level === 'number' && rec.level >= 50 ? 'error' : 'warning';
+  // One line, whatever the message holds: names and the service's words come from outside (src/display.ts).
+  const msg = shownText(String(rec.msg ?? ''));
   const ctx: string[] = [];
+  // A fact the message says already (an API error's own "HTTP 401, code -1, requestId …") is not said twice.
   const add = (label: string, v: unknown) => {
-    if (v !== undefined && v !== null && v !== '') ctx.push(`${label} ${shownText(String(v))}`);
+    const fact = v === undefined || v === null || v === '' ? '' : `${label} ${shownText(String(v))}`;
+    if (fact && !msg.includes(fact)) ctx.push(fact);
   };
   if (name === undefined) add('item', rec.item);
   add('HTTP', rec.httpStatus);
   add('code', rec.businessCode ?? rec.code);
   add('requestId', rec.requestId);
   add('X-Request-Id', rec.sentRequestId);
-  // One line, whatever the message holds: names and the service's words come from outside (src/display.ts).
-  const msg = shownText(String(rec.msg ?? ''));
   // A message that names the photo already (`a/b.jpg skipped: …`) does not get it twice.
   const shownName = name === undefined ? undefined : shownText(name);
   const who = shownName !== undefined && !msg.includes(shownName) ? `${shownName}: ` : '';

@@ -5,7 +5,8 @@
  */
 import { EXIT, EXIT_MEANING } from '../errors.js';
 
-export type CommandName = 'run' | 'status' | 'retry' | 'plan' | 'credits' | 'usage' | 'report' | 'manifest' | 'sim' | 'completion';
+export type CommandName =
+  'run' | 'status' | 'retry' | 'review' | 'plan' | 'credits' | 'usage' | 'report' | 'manifest' | 'sim' | 'completion';
 
 const CODES = Object.fromEntries((Object.keys(EXIT) as (keyof typeof EXIT)[]).map((k) => [k, `${EXIT[k]} ${EXIT_MEANING[k]}`])) as Record<
   keyof typeof EXIT,
@@ -16,6 +17,7 @@ const PER_COMMAND: Record<CommandName, readonly string[]> = {
   run: [CODES.ok, CODES.someFailed, CODES.usage, CODES.account, CODES.limit, CODES.interrupted],
   status: [`${EXIT.ok} the status is printed (with --watch: stopped by Ctrl-C)`, CODES.usage],
   retry: [`${EXIT.ok} photos put back to work, nothing to retry, or the question declined`, CODES.usage],
+  review: [CODES.usage, `${EXIT.interrupted} stopped by Ctrl-C (every decision is in the ledger as it is made)`],
   plan: [
     `${EXIT.ok} the plan is made`,
     CODES.usage,

@@ -11,7 +11,7 @@ export function withGuardOptions<T>(y: Argv<T>) {
     .option('max-credits', {
       type: 'number',
       requiresArg: true,
-      describe: 'stop starting work once N credits were spent since the run began (wins over limits.maxCredits)',
+      describe: 'start a photo only when its every step fits in N credits spent since the run began (wins over limits.maxCredits)',
     })
     .option('max-duration', {
       type: 'string',

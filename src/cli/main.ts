@@ -41,7 +41,14 @@ const screen = new Screen(process.stderr);
 const err = screen.line;
 
 /** The entry point: the only place that prints results and chooses the exit code. */
+/** What `completion` does, said by `completion --help` (yargs would print the script itself). */
+const COMPLETION_HELP = 'print a shell completion script (bash; zsh when $SHELL is zsh): darkroom completion >> ~/.bashrc';
+
 export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'completion' && argv.some((a) => a === '--help' || a === '-h')) {
+    out(`darkroom completion\n\n${COMPLETION_HELP}\n\n${exitCodesEpilog('completion')}`);
+    return EXIT.ok;
+  }
   let exitCode: number = EXIT.ok;
   // Whatever ends the process (an exit in a handler, a second Ctrl-C) leaves the terminal whole.
   process.once('exit', screen.release);
@@ -50,14 +57,14 @@ export async function main(argv: string[]): Promise<number> {
     .usage('darkroom <command> [options]\n\nRun folders of photos through a remote AI image service, durably and within its limits.');
   for (const command of COMMANDS) parser = command(parser, (code) => (exitCode = code));
   parser = parser
-    .completion('completion', 'print a shell completion script (bash; zsh when $SHELL is zsh): darkroom completion >> ~/.bashrc')
-    .demandCommand(1, 'name a command: run, status, plan, retry, report, manifest, credits, usage or sim')
+    .completion('completion', COMPLETION_HELP)
+    .demandCommand(1, 'name a command: run, status, plan, retry, review, report, manifest, credits, usage or sim')
     .recommendCommands()
     .strict()
     .epilog(EPILOG)
     .version(VERSION)
-    .alias('v', 'version')
-    .alias('V', 'version')
+    // One option with both short names, listed once in every --help (-v, -V, --version).
+    .alias('version', ['v', 'V'])
     .help()
     .alias('h', 'help')
     .wrap(Math.min(100, process.stdout.columns ?? 100))
@@ -117,6 +124,7 @@ const COMMANDS: readonly ((y: Argv, done: Done) => Argv)[] = [
   runCli,
   statusCli,
   retryCli,
+  reviewCli,
   planCli,
   creditsCli,
   usageCli,
@@ -280,11 +288,11 @@ function statusCli(y: Argv, _done: Done): Argv {
   );
 }
 
-/** `darkroom retry`: held or failed photos put back to work, after saying what it costs. */
+/** `darkroom retry`: held, failed or rejected photos put back to work, after saying what it costs. */
 function retryCli(y: Argv, done: Done): Argv {
   return y.command(
     'retry [jobs]',
-    'put held or failed photos back to work (says what it costs and asks first)',
+    'put held, failed or rejected photos back to work (says what it costs and asks first)',
     (y) =>
       y
         .positional('jobs', { type: 'string', describe: 'the jobs YAML (for its ledger path)' })
@@ -293,6 +301,16 @@ function retryCli(y: Argv, done: Done): Argv {
           type: 'boolean',
           default: false,
           describe: 'retry the failed photos (ERROR, OTHER, attempts used up, refused); paid ones are only downloaded',
+        })
+        .option('rejected', {
+          type: 'boolean',
+          default: false,
+          describe: 'make the photos rejected in `darkroom review` again (their outputs kept aside as *.rejected-*); needs the jobs file',
+        })
+        .option('mode', {
+          type: 'string',
+          requiresArg: true,
+          describe: 'with --rejected: the mode (general, graphics, portrait, text) for the steps that take one, this time',
         })
         .option('ledger', { type: 'string', requiresArg: true, describe: `ledger file (default: ./${DEFAULT_LEDGER_FILE})` })
         .option('yes', {
@@ -303,17 +321,71 @@ function retryCli(y: Argv, done: Done): Argv {
         .option('break-lock', { type: 'string', requiresArg: true, describe: BREAK_LOCK })
         .example('darkroom retry --held jobs.yaml', 'list the held photos and ask before re-queueing them')
         .example('darkroom retry --failed jobs.yaml', 'list the failed photos, say what retrying costs, and ask')
+        .example('darkroom retry --rejected jobs.yaml --mode portrait', 'make the rejected photos again, with mode portrait')
         .epilog(exitCodesEpilog('retry')),
     async (a) => {
       const r = await (
         await import('./commands/retry.js')
       ).retryCommand(
-        { jobs: a.jobs, ledger: a.ledger, held: a.held, failed: a.failed, yes: a.yes, breakLock: a['break-lock'] },
+        {
+          jobs: a.jobs,
+          ledger: a.ledger,
+          held: a.held,
+          failed: a.failed,
+          rejected: a.rejected,
+          mode: a.mode,
+          yes: a.yes,
+          breakLock: a['break-lock'],
+        },
         { env: process.env, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY), ask: askOnTerminal },
       );
       if (r.stderr) err(r.stderr);
       if (r.stdout) out(r.stdout);
       done(r.exitCode);
+    },
+  );
+}
+
+/** `darkroom review <jobs>`: the review page over the job's ledger, until Ctrl-C. */
+function reviewCli(y: Argv, done: Done): Argv {
+  return y.command(
+    'review <jobs>',
+    "look at every output in a browser, accept or reject it; decisions go to the job's ledger (also during a run)",
+    (y) =>
+      y
+        .positional('jobs', { type: 'string', demandOption: true, describe: 'the jobs YAML file' })
+        .option('ledger', { type: 'string', requiresArg: true, describe: "ledger file (default: the YAML's `ledger`)" })
+        .option('port', {
+          type: 'number',
+          coerce: optionalNumberOption('port', PORT),
+          describe: 'port to listen on (default: a free one)',
+        })
+        .option('host', {
+          type: 'string',
+          requiresArg: true,
+          describe: 'address to listen on (default 127.0.0.1: this machine only); anyone who can reach it with the token can decide',
+        })
+        .option('open', { type: 'boolean', default: false, describe: 'open the default browser at the address' })
+        .example('darkroom review jobs.yaml --open', 'P accept, X reject, U clear, ←/→ previous/next, F flip, Z zoom to 100 %')
+        .epilog(exitCodesEpilog('review')),
+    async (a) => {
+      const r = await (
+        await import('./commands/review.js')
+      ).reviewCommand({ jobs: a.jobs, ledger: a.ledger, port: a.port, host: a.host, open: a.open }, process.env);
+      // Until Ctrl-C (or SIGTERM): every decision is in the ledger already, so stopping loses none.
+      // Listened for before the address is printed: whoever reads it may stop it at once.
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          void r.close().then(resolve, resolve);
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        out(r.line);
+        for (const n of r.notes) err(n);
+      });
+      done(EXIT.interrupted);
     },
   );
 }
@@ -490,10 +562,17 @@ function manifestCli(y: Argv, done: Done): Argv {
           default: false,
           describe: '{"outputDir","files","outputs","written":[…],"missing":[…],"changed":[…],"elsewhere":[…],"takenNow"}',
         })
+        .option('accepted', {
+          type: 'boolean',
+          default: false,
+          describe: 'list only the photos whose output was accepted in `darkroom review` (their outputs, sidecars and intermediates)',
+        })
         .example('darkroom manifest jobs.yaml', 'then: cd out && sha256sum -c manifest-sha256.txt')
         .epilog(exitCodesEpilog('manifest')),
     async (a) => {
-      const r = await (await import('./commands/manifest.js')).manifestCommand({ jobs: a.jobs, ledger: a.ledger, json: a.json });
+      const r = await (
+        await import('./commands/manifest.js')
+      ).manifestCommand({ jobs: a.jobs, ledger: a.ledger, json: a.json, accepted: a.accepted });
       (a.json ? outJson : out)(r.text);
       done(r.exitCode);
     },

@@ -15,3 +15,4 @@ export {
 } from './load.js';
 export { type JobFile, type JobInput, type StepConfig, DEFAULT_MAX_INPUT_PIXELS } from './schema.js';
 export { checkPattern, fillPattern, type Placeholder } from './pattern.js';
+export { withMode } from './steps.js';

@@ -1,12 +1,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { CAPABILITIES, CAPABILITY_NAMES, type Capability } from '../spec/capabilities.js';
-import { fingerprintKey } from '../spec/key.js';
+import { apiBaseUrl } from '../spec/endpoints.js';
+import { fingerprintKey, looksLikeKey } from '../spec/key.js';
 import { resolveLedgerPath } from './ledgerPath.js';
-import { DEFAULT_INCLUDE, DEFAULT_INCLUDE_TRANSCODE, jobSchema, type JobFile, type StepConfig } from './schema.js';
+import { DEFAULT_INCLUDE, DEFAULT_INCLUDE_TRANSCODE, jobSchema, KEY_ENV_EXPECTED, type JobFile, type StepConfig } from './schema.js';
 import { ConfigError } from '../errors.js';
+import { closestWord } from '../display.js';
 
 export interface Config {
   /** Absolute path of the YAML file. */
@@ -95,11 +97,13 @@ export function loadJobFile(file: string, opts: LoadOptions = {}): { job: JobFil
     const code = (err as NodeJS.ErrnoException).code;
     throw new ConfigError(shown, '', code === 'ENOENT' ? 'file not found' : `cannot read (${code ?? String(err)})`);
   }
-  const doc = parseDocument(text, { prettyErrors: false });
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, lineCounter: lines });
   if (doc.errors.length > 0) {
+    // Where, by line and column; never the line itself (it may hold a key pasted in the wrong place).
     const e = doc.errors[0]!;
-    const where = e.linePos?.[0] ? `line ${e.linePos[0].line}` : '';
-    throw new ConfigError(shown, where, `not valid YAML: ${e.message.split('\n')[0]}`);
+    const at = lines.linePos(e.pos[0]);
+    throw new ConfigError(shown, `line ${at.line}, column ${at.col}`, `not valid YAML: ${e.message.split('\n')[0]}`);
   }
   return configFrom(doc.toJS() ?? {}, { file: abs, shown, dir: path.dirname(abs) }, opts);
 }
@@ -131,7 +135,7 @@ function configFrom(raw: unknown, src: JobSource, opts: LoadOptions): { job: Job
 
   const baseUrl = opts.baseUrl ?? env.DARKROOM_BASE_URL ?? job.service.baseUrl ?? null;
   if (baseUrl !== null && !/^https?:\/\/[^/]+/.test(baseUrl)) {
-    throw new ConfigError(shown, 'service.baseUrl', `expected an http(s) URL, got ${JSON.stringify(baseUrl)}`);
+    throw new ConfigError(shown, 'service.baseUrl', `expected an http(s) URL, got ${shownValue(baseUrl)}`);
   }
   const keyEnvs = job.service.keys?.map((k) => k.apiKeyEnv) ?? [job.service.apiKeyEnv ?? 'DARKROOM_API_KEY'];
 
@@ -149,7 +153,7 @@ function configFrom(raw: unknown, src: JobSource, opts: LoadOptions): { job: Job
   const ledger = opts.ledger ? resolveLedgerPath(opts.cwd ?? process.cwd(), opts.ledger) : resolveLedgerPath(dir, ledgerPath);
   const config: Config = {
     file: abs,
-    baseUrl: baseUrl?.replace(/\/+$/, '') ?? null,
+    baseUrl: baseUrl === null ? null : apiBaseUrl(baseUrl),
     serviceName: job.service.name ?? hostOf(baseUrl),
     keyEnvs,
     timeoutMs: job.service.timeoutMs,
@@ -206,8 +210,13 @@ export function resolveKeys(config: Config, env: NodeJS.ProcessEnv = process.env
   return config.keyEnvs.map((name, i) => {
     const key = env[name]?.trim();
     if (!key) {
-      const keyPath = config.keyEnvs.length > 1 ? `service.keys.${i}.apiKeyEnv` : 'service.apiKeyEnv';
-      throw new ConfigError(path.basename(config.file), keyPath, `environment variable ${name} is not set; export it with your API key`);
+      const at = config.keyEnvs.length > 1 ? ['service', 'keys', i, 'apiKeyEnv'] : ['service', 'apiKeyEnv'];
+      throw new ConfigError(
+        path.basename(config.file),
+        at.join('.'),
+        `environment variable ${name} is not set; export it with your API key`,
+        shownKeyPath(at),
+      );
     }
     return { env: name, key, fingerprint: fingerprintKey(key) };
   });
@@ -257,18 +266,87 @@ function resolveBusinessTypes(overrides: Partial<Record<Capability, string | und
 }
 
 function fromZod(file: string, raw: unknown, error: z.ZodError): ConfigError {
-  const issue = error.issues[0]!;
-  const keyPath = issue.path.map(String).join('.');
-  let detail = issue.message.replace(/^Invalid (input|option): /, '');
+  // An unknown key first: a misspelt one is also why another is missing (stpes: → steps: missing).
+  const issue = error.issues.find((i) => i.code === 'unrecognized_keys') ?? error.issues[0]!;
   if (issue.code === 'unrecognized_keys') {
-    const keys = (issue as { keys: string[] }).keys;
-    const at = keyPath ? `${keyPath}.` : '';
-    return new ConfigError(file, `${at}${keys[0]}`, 'unknown key; check its spelling against docs/guide/job-file.md');
+    const key = (issue as { keys: string[] }).keys[0]!;
+    const at = [...issue.path, key];
+    const near = closestWord(key, keysAt(jobSchema, issue.path));
+    const what = near ? `did you mean ${near}?` : 'check its spelling against docs/guide/job-file.md';
+    return new ConfigError(file, at.map(String).join('.'), `unknown key; ${what}`, shownKeyPath(at));
   }
+  const keyPath = issue.path.map(String).join('.');
+  const shown = shownKeyPath(issue.path);
+  let detail = issue.message.replace(/^Invalid (input|option): /, '');
   const got = valueAt(raw, issue.path);
-  if (got !== undefined && !/, got /.test(detail)) detail += `, got ${JSON.stringify(got)}`;
+  if (issue.path.at(-1) === 'apiKeyEnv' && typeof got === 'string') return keyEnvError(file, keyPath, got, shown);
+  if (got !== undefined && !/, got /.test(detail)) detail += `, got ${shownValue(got)}`;
   if (got === undefined && issue.code === 'invalid_type') detail = `missing; ${detail.replace(/, received undefined$/, '')}`;
-  return new ConfigError(file, keyPath, detail);
+  return new ConfigError(file, keyPath, detail, shown);
+}
+
+/**
+ * A key's path as the rest of darkroom says it: steps counted from 1, as every line about a
+ * step does ("step 2: resolution" for steps.1.resolution), and the items of another list so
+ * too ("service.keys item 2: apiKeyEnv").
+ */
+function shownKeyPath(p: readonly PropertyKey[]): string {
+  let out = '';
+  for (const [i, k] of p.entries()) {
+    if (typeof k === 'number') out = p[i - 1] === 'steps' && i === 1 ? `step ${k + 1}:` : `${out} item ${k + 1}:`;
+    else out = out === '' ? String(k) : out.endsWith(':') ? `${out} ${String(k)}` : `${out}.${String(k)}`;
+  }
+  return out.replace(/:$/, '');
+}
+
+/** The keys the schema knows where `p` leads (an object's, a list's items', a union's objects'), for "did you mean". */
+function keysAt(schema: z.ZodType, p: readonly PropertyKey[]): string[] {
+  type Def = { type: string; innerType?: Node; in?: Node; shape?: Record<string, Node>; element?: Node; options?: Node[] };
+  type Node = { _zod?: { def: Def } };
+  const bare = (n: Node | undefined): Node | undefined => {
+    let d = n?._zod?.def;
+    while (d && (d.innerType || (d.type === 'pipe' && d.in))) {
+      n = d.innerType ?? d.in;
+      d = n?._zod?.def;
+    }
+    return n;
+  };
+  const objects = (n: Node | undefined): Node[] => {
+    const d = bare(n)?._zod?.def;
+    if (d?.type === 'object') return [bare(n)!];
+    return d?.type === 'union' ? (d.options ?? []).flatMap(objects) : [];
+  };
+  let here: Node[] = [schema as unknown as Node];
+  for (const k of p) {
+    here = here.flatMap((n) => {
+      const d = bare(n)?._zod?.def;
+      if (typeof k === 'number') return d?.type === 'array' && d.element ? [d.element] : [];
+      return objects(n).flatMap((o) => {
+        const child = o._zod!.def.shape?.[String(k)];
+        return child ? [child] : [];
+      });
+    });
+  }
+  return [...new Set(here.flatMap(objects).flatMap((o) => Object.keys(o._zod!.def.shape ?? {})))];
+}
+
+/**
+ * A wrong `apiKeyEnv`, said without its value: the key itself is what users paste there most
+ * (L5: never echoed, into a terminal or a CI log).
+ */
+function keyEnvError(file: string, keyPath: string, got: string, shown: string): ConfigError {
+  const what = looksLikeKey(got) ? 'this value looks like a key' : 'this value is not a variable name';
+  return new ConfigError(
+    file,
+    keyPath,
+    `${KEY_ENV_EXPECTED}; ${what} and is not shown. Put the key in a variable (export DARKROOM_API_KEY=…) and name that variable here`,
+    shown,
+  );
+}
+
+/** A value as an error line shows it: JSON, with any string that looks like a key left out. */
+function shownValue(v: unknown): string {
+  return JSON.stringify(v, (_, x: unknown) => (typeof x === 'string' && looksLikeKey(x) ? '(a value like a key, not shown)' : x));
 }
 
 function valueAt(raw: unknown, p: readonly PropertyKey[]): unknown {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CAPABILITIES, CAPABILITY_NAMES, capabilitiesWhere, MODES, RESOLUTIONS, type CapabilityInfo } from '../spec/capabilities.js';
 import { DEFAULT_LEDGER_FILE } from './ledgerPath.js';
 import { checkPattern } from './pattern.js';
+import { looksLikeKey } from '../spec/key.js';
 
 /**
  * The jobs YAML (docs/ARCHITECTURE.md § Command-line contract). Every default is written here, once.
@@ -17,8 +18,14 @@ export const DEFAULT_MAX_INPUT_PIXELS = 100_000_000;
 /** A businessType goes into the poll path: letters, digits, `_` and `-` only. */
 const businessTypeValue = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a businessType name (letters, digits, _ and -)');
 
+/** What `apiKeyEnv` must hold, said without its value (load.ts fromZod shows none for it: it may be the key itself). */
+export const KEY_ENV_EXPECTED = 'this field takes the NAME of the environment variable that holds the key (like DARKROOM_API_KEY)';
+
 const keyRef = z.strictObject({
-  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'),
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name')
+    .refine((v) => !looksLikeKey(v), 'looks like a key'),
 });
 
 const serviceSchema = z
@@ -72,9 +79,9 @@ const limitsSchema = z.strictObject({
    */
   maxInputPixels: positiveInt.default(DEFAULT_MAX_INPUT_PIXELS),
   /**
-   * A spending guard: stop starting work once this many credits were spent since
-   * the run began (measured from GET /api/v1/credits and this run's creates); exit 4, run
-   * again to continue. `--max-credits` wins over it. Unset: no limit.
+   * A spending guard: start a photo only when its every step fits in this many credits
+   * spent since the run began (measured from GET /api/v1/credits and this run's creates);
+   * exit 4, run again to continue. `--max-credits` wins over it. Unset: no limit.
    */
   maxCredits: positiveInt.optional(),
 });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { CAPABILITIES, isCapability, type Mode } from '../spec/capabilities.js';
 import type { StepConfig } from './schema.js';
 
 /**
@@ -68,4 +69,14 @@ export function parseStepsJson(text: string): CanonicalStep[] | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * A step as a photo redone by `retry --rejected --mode M` runs it: with that mode where the
+ * step's capability takes one (enhance, unblur, upscale), as it is otherwise or when `mode` is null.
+ */
+export function withMode<S extends StepConfig | CanonicalStep>(step: S, mode: string | null): S {
+  if (mode === null) return step;
+  const cap = step.capability;
+  return cap !== undefined && isCapability(cap) && CAPABILITIES[cap].acceptsMode ? { ...step, mode: mode as Mode } : step;
 }

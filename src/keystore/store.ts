@@ -129,6 +129,24 @@ export class KeyStore {
     }
   }
 
+  /**
+   * The calls of the key's store in `dir` after `sinceMs`, read only as peekSlots reads the
+   * slots (for `status`, the live display and `plan`: the key's whole use, other jobs' and
+   * other clients' too); undefined when there is no store yet or it cannot be read.
+   */
+  static peekCalls(dir: string, keyFp: string, sinceMs: number): StoredCall[] | undefined {
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(KeyStore.fileFor(dir, keyFp), { readonly: true, fileMustExist: true });
+      db.pragma('busy_timeout = 1000');
+      return stmt<[number], StoredCall>(db, 'SELECT at_ms, counts_in, owner FROM calls WHERE at_ms > ? ORDER BY at_ms').all(sinceMs);
+    } catch {
+      return undefined;
+    } finally {
+      db?.close();
+    }
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
   }

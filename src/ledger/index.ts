@@ -26,6 +26,7 @@ export {
   RECENT_WINDOW_MS,
   type ProgressFacts,
   type ProgressOptions,
+  type ItemStateOf,
 } from './read/progress.js';
 export { type HeldItem, type HoldKind, type Requeued } from './held.js';
 export { type FailedItem, type FailedRequeued } from './failed.js';
@@ -39,3 +40,16 @@ export { STEPS_REDO_NOTE, type Applied } from './stepLists.js';
 export { LEGACY_SIG, blocking, readStepsCensus, type OtherList, type StepsCensus } from './read/census.js';
 export type { NewSlot, SlotKind, CallKind, LoggedCall } from './calls.js';
 export { type PhotoTransition } from './items.js';
+export {
+  readDecisions,
+  type Decision,
+  type KeptOutput,
+  type Recorded,
+  type RejectedPhoto,
+  type ReviewAction,
+  type ReviewCounts,
+  type ReviewCursor,
+  type ReviewPhoto,
+  type ReviewState,
+  type StandingDecision,
+} from './reviews.js';

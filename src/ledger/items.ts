@@ -3,7 +3,7 @@ import { clock } from '../clock.js';
 import { crashPoint } from './crashpoint.js';
 import type { ItemPatch, ItemRow } from './rows.js';
 import { inTransaction, stmt } from './statements.js';
-import { assertTransition, type ItemState, createsLeftSql, inPhase, sqlList } from './transitions.js';
+import { assertTransition, createsLeftSql, inPhase, sqlList, type ItemState } from './transitions.js';
 import { StaleStateError } from '../errors.js';
 
 const PATCHABLE = new Set([
@@ -167,6 +167,23 @@ export class Items {
         ...states,
       ) !== undefined
     );
+  }
+
+  /** Each (step, state) some photo not finished is in, once: what the credit limit checks before a run starts. */
+  pendingSteps(): Array<Pick<ItemRow, 'step_index' | 'state'>> {
+    return stmt<[], Pick<ItemRow, 'step_index' | 'state'>>(
+      this.db,
+      `SELECT DISTINCT step_index, state FROM items WHERE state IN ${sqlList(inPhase('upload', 'create', 'running', 'paid'))}`,
+    ).all();
+  }
+
+  /** Photos not finished whose first create was sent: a task of theirs exists or ran, or they are past their first step. */
+  countStartedUnfinished(): number {
+    return stmt<[], { n: number }>(
+      this.db,
+      `SELECT COUNT(*) AS n FROM items WHERE state IN ${sqlList(inPhase('running', 'paid'))}
+         OR (state IN ${sqlList(inPhase('upload', 'create'))} AND step_index > 0)`,
+    ).get()!.n;
   }
 
   /** Whether unclaimed photos wait to be uploaded by any lane. */

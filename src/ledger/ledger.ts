@@ -15,6 +15,7 @@ import { Spend, Submissions } from './submissions.js';
 import { Outputs } from './outputs.js';
 import { readReport, type ReportData, type ReportOptions } from './read/report.js';
 import { readStatus, type LedgerStatus } from './read/status.js';
+import { Reviews } from './reviews.js';
 import { StepLists } from './stepLists.js';
 import { Tasks } from './tasks.js';
 import type { ItemRow } from './rows.js';
@@ -48,6 +49,8 @@ export class Ledger {
   readonly spend: Spend;
   /** Photos reaching done/failed/held/skipped, read in order (`run --json`). */
   readonly photoEvents: PhotoEvents;
+  /** A person's decisions about the outputs (`darkroom review`, `retry --rejected`). */
+  readonly reviews: Reviews;
 
   private constructor(
     readonly file: string,
@@ -73,6 +76,7 @@ export class Ledger {
     this.keyFacts = new KeyFacts(db);
     this.spend = new Spend(db);
     this.photoEvents = new PhotoEvents(db);
+    this.reviews = new Reviews(db, this.items);
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {

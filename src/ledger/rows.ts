@@ -81,3 +81,15 @@ export const FIRST_STEP = {
   due_ms: 0,
   retries: 0,
 } as const satisfies Partial<ItemRow>;
+
+/** A photo as the report and the review page show it: which, where, how far, why, and its output. */
+export interface PhotoFacts {
+  readonly id: number;
+  /** The input's path under input.dir (a URL input's output name). */
+  readonly path: string;
+  readonly srcPath: string;
+  readonly state: string;
+  readonly step: number;
+  readonly reason: string | null;
+  readonly outputPath: string | null;
+}

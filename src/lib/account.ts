@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ApiClient, type CallRecord, type Transport } from '../api/index.js';
+import { apiBaseUrl } from '../spec/endpoints.js';
 import { fingerprintKey } from '../spec/key.js';
 import { loadConfig, requireBaseUrl, resolveKeys, type Config, type ResolvedKey } from '../config/index.js';
 import { clock } from '../clock.js';
@@ -79,7 +80,7 @@ export function accountTarget(args: AccountArgs, env: NodeJS.ProcessEnv): Accoun
     throw new ConfigError('--base-url', '', `expected an http(s) URL, got ${JSON.stringify(baseUrl)}`);
   return {
     keys: [{ env: 'DARKROOM_API_KEY', key, fingerprint: fingerprintKey(key) }],
-    baseUrl: baseUrl.replace(/\/+$/, ''),
+    baseUrl: apiBaseUrl(baseUrl),
     timeoutMs: 30_000,
     ledgerFile: args.ledger ? path.resolve(args.ledger) : null,
     config: null,

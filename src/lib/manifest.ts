@@ -3,9 +3,9 @@ import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { clock } from '../clock.js';
 import { csvCell } from '../display.js';
-import { DEFAULT_LEDGER_FILE, resolveLedgerPath } from '../config/index.js';
+import { DEFAULT_LEDGER_FILE, resolveLedgerPath, withMode } from '../config/index.js';
 import { DarkroomError, toDarkroomError } from '../errors.js';
-import { Ledger, type WrittenFileRow } from '../ledger/index.js';
+import { Ledger, type StandingDecision, type WrittenFileRow } from '../ledger/index.js';
 import { writeBufferAtomically } from '../outputs/atomic.js';
 import { checksumFile, type FileFacts } from '../outputs/outputfs.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
@@ -41,11 +41,15 @@ export interface ManifestSummary {
   readonly elsewhere: readonly string[];
   /** Files written before darkroom recorded checksums: their checksums were taken now. */
   readonly takenNow: number;
+  /** `--accepted`: only the files of photos whose output a person accepted (`darkroom review`) are listed. */
+  readonly acceptedOnly: boolean;
 }
 
 export interface ManifestOptions extends JobOptions {
   /** No job: the ledger alone (`ledger`, default ./darkroom.db); the output folder is the one its last run wrote to. */
   readonly job?: Job | string | undefined;
+  /** List only the files of photos whose output was accepted in review (`--accepted`). */
+  readonly accepted?: boolean | undefined;
 }
 
 export async function manifestOfJob(opts: ManifestOptions): Promise<ManifestSummary> {
@@ -69,7 +73,7 @@ export async function manifestOfJob(opts: ManifestOptions): Promise<ManifestSumm
           `${ledgerFile} does not say where its outputs are (no run has written any yet); name the jobs file: darkroom manifest jobs.yaml`,
         );
       }
-      return await writeManifests(ledger, outputDir, recorded ?? outputDir);
+      return await writeManifests(ledger, outputDir, recorded ?? outputDir, opts.accepted ?? false);
     } finally {
       ledger.close();
     }
@@ -83,13 +87,16 @@ export async function manifestOfJob(opts: ManifestOptions): Promise<ManifestSumm
  * folder renamed, or copied with the job to an archive disk), the files are looked for
  * there, at the same paths under it.
  */
-async function writeManifests(ledger: Ledger, outputDir: string, recorded: string): Promise<ManifestSummary> {
+async function writeManifests(ledger: Ledger, outputDir: string, recorded: string, acceptedOnly: boolean): Promise<ManifestSummary> {
   const missing: string[] = [];
   const changed: string[] = [];
   const elsewhere: string[] = [];
   let takenNow = 0;
   const listed: { row: WrittenFileRow; rel: string; facts: FileFacts }[] = [];
-  for (const written of ledger.outputFiles.writtenFiles()) {
+  const decisions = ledger.reviews.decisions();
+  // --accepted: the files of accepted photos, their outputs with their sidecars and intermediates.
+  const files = ledger.outputFiles.writtenFiles().filter((f) => !acceptedOnly || decisions.get(f.itemId)?.decision === 'accept');
+  for (const written of files) {
     const moved = path.relative(recorded, written.path);
     const row =
       recorded !== outputDir && !moved.startsWith('..') && !path.isAbsolute(moved)
@@ -117,17 +124,41 @@ async function writeManifests(ledger: Ledger, outputDir: string, recorded: strin
   const outputs = listed.filter((f) => f.row.kind === 'output');
   // Every cell a spreadsheet would run is defused (csvCell): names and notes come from outside.
   const csv = stringify(
-    outputs.map((f) => Object.fromEntries(Object.entries(provenanceRow(ledger, f.row, f.rel, f.facts)).map(([k, v]) => [k, csvCell(v)]))),
+    outputs.map((f) =>
+      Object.fromEntries(
+        Object.entries({ ...provenanceRow(ledger, f.row, f.rel, f.facts), review: reviewCell(decisions.get(f.row.itemId)) }).map(
+          ([k, v]) => [k, csvCell(v)],
+        ),
+      ),
+    ),
     {
       header: true,
       quoted_match: /^'/,
-      columns: ['input_path', 'input_sha256', 'output_path', 'output_sha256', 'steps', 'task_ids', 'done_at', 'metadata', 'input_sidecars'],
+      columns: [
+        'input_path',
+        'input_sha256',
+        'output_path',
+        'output_sha256',
+        'steps',
+        'task_ids',
+        'done_at',
+        'metadata',
+        'input_sidecars',
+        'review',
+      ],
     },
   );
   const texts = [sha256, sha512, csv];
   const written = MANIFEST_FILES.map((name) => path.join(outputDir, name));
   for (const [i, file] of written.entries()) await writeBufferAtomically(file, Buffer.from(texts[i]!), outputDir);
-  return { outputDir, files: listed.length, outputs: outputs.length, written, missing, changed, elsewhere, takenNow };
+  return { outputDir, files: listed.length, outputs: outputs.length, written, missing, changed, elsewhere, takenNow, acceptedOnly };
+}
+
+/** provenance.csv's review cell: "accepted", "rejected: <reason>", or empty when no one has decided yet. */
+function reviewCell(d: StandingDecision | undefined): string {
+  if (d === undefined) return '';
+  if (d.decision === 'accept') return 'accepted';
+  return d.reason ? `rejected: ${d.reason}` : 'rejected';
 }
 
 /**
@@ -156,6 +187,7 @@ function provenanceRow(ledger: Ledger, row: WrittenFileRow, rel: string, facts: 
       ledger,
       item?.steps_sig ?? null,
       attempts.map((a) => a.capability),
+      ledger.reviews.redoModeOf(row.itemId),
     ),
     task_ids: [...last.entries()]
       .sort((a, b) => a[0] - b[0])
@@ -168,11 +200,12 @@ function provenanceRow(ledger: Ledger, row: WrittenFileRow, rel: string, facts: 
 }
 
 /** "restore; upscale (resolution=4K)": the step list the output was made under. */
-function stepsText(ledger: Ledger, sig: string | null, fallback: readonly string[]): string {
+function stepsText(ledger: Ledger, sig: string | null, fallback: readonly string[], redoMode: string | null): string {
   const json = sig === null ? null : ledger.steps.stepsOf(sig);
   if (json === null) return [...new Set(fallback)].join('; ');
   const steps = JSON.parse(json) as Record<string, string>[];
   return steps
+    .map((step) => withMode(step, redoMode))
     .map((s) => {
       const opts = Object.entries(s).filter(([k]) => k !== 'capability' && k !== 'prompt' && k !== 'negativePrompt');
       return opts.length ? `${s.capability} (${opts.map(([k, v]) => `${k}=${v}`).join(', ')})` : s.capability!;

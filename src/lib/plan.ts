@@ -4,12 +4,14 @@ import { checkServiceUrl } from '../run/serviceContact.js';
 import { CAPABILITIES, fingerprintKey, isApiError, isCapability } from '../api/index.js';
 import { clock } from '../clock.js';
 import { requireInputDir, type Config, type ResolvedKey } from '../config/index.js';
-import { createsLeft, phaseOf, ProgressReader, type ItemState, type ProgressFacts } from '../ledger/index.js';
+import { createsLeft, phaseOf, ProgressReader, type ItemStateOf, type ProgressFacts } from '../ledger/index.js';
 import { parseStepsJson, stepsSignature } from '../config/steps.js';
 import { discoverFiles, type Found } from '../inputs/discover.js';
 import { describeChange, type StepsChange } from '../run/stepsCheck.js';
 import { ASSUMED_LATENCY_MS, estimate, expectedAttempts } from '../progress/model.js';
 import { withAccountClient } from './account.js';
+import { stateDirFrom } from './stateDir.js';
+import { keyUseOf } from './status.js';
 import { exifToolProblem } from '../metadata/exiftool.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 import type { PlanIo, PlanOptions, PlanResult, PlanStep } from './planTypes.js';
@@ -29,9 +31,10 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
   const a = expectedAttempts(failRate);
 
   const ledgerExists = existsSync(config.ledger);
-  let states = new Map<string, { state: ItemState; step: number }>();
+  let states = new Map<string, ItemStateOf>();
   let facts: ProgressFacts | null = null;
   let windows: Record<string, { lastMinute: number; lastHour: number }> = {};
+  let ownerId: string | null = null;
   // Photos started under other steps than the job's: a plain run refuses; the figures below
   // are those of `run --redo-steps`, which sends them back to the first step.
   let stepsChange: StepsChange | null = null;
@@ -46,6 +49,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
       states = reader.itemStates();
       facts = reader.read(now);
       windows = reader.callWindows(now);
+      ownerId = reader.ownerId();
       const r = reader.stepsCensus(
         stepsSignature(config.steps),
         config.steps.map((st) => st.capability),
@@ -59,7 +63,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
   const found = discovered.found;
 
   const S = config.steps.length;
-  const { skipped, done, inProgress, held, failed, uploads, toDo, stepPhotos } = countInputs(found, states, redo, S);
+  const { skipped, done, inProgress, held, failed, uploads, toDo, stepPhotos, otherNames } = countInputs(found, states, redo, S);
 
   const steps = config.steps.map((st, i) => planStep(st.capability, i, stepPhotos[i]!, config, args, facts));
   const stepAttempts = stepPhotos.reduce((sum, n) => sum + n * a, 0);
@@ -80,10 +84,15 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
 
   const keyCount = config.keyEnvs.length;
   const keyFps = config.keyEnvs.map((n) => io.env[n]?.trim()).filter((k): k is string => Boolean(k));
-  const used = Object.entries(windows).map(([, w]) => w.lastHour);
-  const usedHour = Math.max(0, ...used);
+  // The keys' whole hour as their stores on this machine count it (other jobs' and clients'
+  // calls too), beside the ledger's own calls.
+  const use = Object.values(keyUseOf(stateDirFrom(io.env), keyFps.map(fingerprintKey), clock.now(), ownerId));
+  const usedHour = Math.max(0, ...Object.values(windows).map((w) => w.lastHour), ...use.map((u) => u.hour));
+  const othersHour = Math.max(0, ...use.map((u) => u.othersHour));
+  const busiest = use.filter((u) => u.hour === usedHour)[0];
+  const hourFreesInMs = busiest?.hourFreesMs === null || busiest?.hourFreesMs === undefined ? undefined : busiest.hourFreesMs - clock.now();
   const taskMs = steps.reduce((sum, s) => sum + s.photos * a * s.latencyMs, 0);
-  const e = estimate({ keys: keyCount, limits: config.limits, calls: calls.total, taskMs, usedHour: [usedHour] });
+  const e = estimate({ keys: keyCount, limits: config.limits, calls: calls.total, taskMs, usedHour: [usedHour], hourFreesInMs });
   const time = {
     keys: keyCount,
     limits: {
@@ -98,6 +107,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
     minuteMs: e.minuteMs,
     slotsMs: e.slotsMs,
     usedHour,
+    othersHour,
   };
 
   // The base URL must be the service (keyless, outside the key's windows): exit 2 if not.
@@ -113,7 +123,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
     jobsFile: config.file,
     ledgerFile: config.ledger,
     ledgerExists,
-    inputs: { found: found.length, skipped, done, inProgress, held, failed, toDo, hidden: discovered.hidden },
+    inputs: { found: found.length, otherNames, skipped, done, inProgress, held, failed, toDo, hidden: discovered.hidden },
     steps,
     calls,
     callsAtObservedRate,
@@ -134,14 +144,10 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
 
 /**
  * Where each input found stands, as the ledger knows it: done, held, failed, skipped, or
- * still to do (with the uploads and each step's photos that needs).
+ * still to do (with the uploads and each step's photos that needs); a second name of the same
+ * content is a photo already counted (`otherNames`).
  */
-function countInputs(
-  found: readonly Found[],
-  states: ReadonlyMap<string, { state: ItemState; step: number }>,
-  redo: ReadonlySet<string>,
-  S: number,
-) {
+function countInputs(found: readonly Found[], states: ReadonlyMap<string, ItemStateOf>, redo: ReadonlySet<string>, S: number) {
   const skipped: { path: string; reason: string }[] = [];
   let done = 0;
   let inProgress = 0;
@@ -149,10 +155,18 @@ function countInputs(
   let failed = 0;
   let uploads = 0;
   let toDo = 0;
+  // A photo is its content, as run counts it: a second name of the same bytes costs nothing.
+  const contents = new Set<string>();
+  let otherNames = 0;
   const stepPhotos = new Array<number>(S).fill(0);
   for (const f of found) {
-    const known = states.get(f.relPath);
-    if (known && redo.has(f.relPath)) {
+    if (contents.has(f.contentHash)) {
+      otherNames++;
+      continue;
+    }
+    contents.add(f.contentHash);
+    const known = states.get(`sha256:${f.contentHash}`) ?? states.get(f.relPath);
+    if (known && redo.has(known.relPath)) {
       // Redone from the first step with its upload (or URL): no upload, every step again.
       inProgress++;
       toDo++;
@@ -184,8 +198,7 @@ function countInputs(
     const from = known ? S - createsLeft(known.state, known.step, S) : 0;
     for (let i = from; i < S; i++) stepPhotos[i]!++;
   }
-
-  return { skipped, done, inProgress, held, failed, uploads, toDo, stepPhotos };
+  return { skipped, done, inProgress, held, failed, uploads, toDo, stepPhotos, otherNames };
 }
 
 function planStep(

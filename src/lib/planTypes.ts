@@ -38,6 +38,8 @@ export interface PlanResult {
   readonly ledgerExists: boolean;
   readonly inputs: {
     readonly found: number;
+    /** Of found: files with the same bytes as another found, the same photo under a second name (no cost of their own). */
+    readonly otherNames: number;
     readonly skipped: readonly { readonly path: string; readonly reason: string }[];
     /** Already done in the ledger: nothing to spend. */
     readonly done: number;
@@ -73,8 +75,10 @@ export interface PlanResult {
     readonly hourMs: number;
     readonly minuteMs: number;
     readonly slotsMs: number;
-    /** Calls already in the busiest key's last hour (the run inherits them). */
+    /** Calls already in the busiest key's last hour (the run inherits them), every job's and client's this machine knows of. */
     readonly usedHour: number;
+    /** Of them, not this job's: other darkroom jobs or commands on the key, other clients of it. */
+    readonly othersHour: number;
   };
   readonly account:
     | { readonly checked: false; readonly why: string }

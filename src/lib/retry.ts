@@ -1,5 +1,5 @@
 import { toDarkroomError } from '../errors.js';
-import { Ledger, type FailedItem, type HeldItem } from '../ledger/index.js';
+import { Ledger, type FailedItem, type HeldItem, type HeldLock } from '../ledger/index.js';
 import { releaseHeldSlots } from './heldSlots.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 
@@ -13,20 +13,36 @@ export interface RetrySummary {
   readonly downloads: number;
   /** Set when a key's store could not be written: the re-queued creates keep their task slots until they expire. */
   readonly note: string | null;
+  /** `rejected: true`: the rejected outputs kept aside (where they are now) as their photos were sent back. */
+  readonly keptAside?: readonly string[];
 }
 
-/** A writer like any other: not while a run holds the ledger (L6). */
-function underLock<T>(file: string, command: string, breakLock: string | undefined, allowNetworkFs: boolean, fn: (ledger: Ledger) => T): T {
+/**
+ * A writer like any other: not while a run holds the ledger (L6). The lock is held until `fn`
+ * is done, its promise settled when it returns one (retry --rejected keeps files aside).
+ */
+export function underLock<T>(
+  file: string,
+  command: string,
+  breakLock: string | undefined,
+  allowNetworkFs: boolean,
+  fn: (ledger: Ledger) => T,
+): T {
   const ledger = Ledger.open(file, { allowNetworkFs });
-  try {
-    const lock = ledger.acquireRunLock({ command, breakLock });
-    try {
-      return fn(ledger);
-    } finally {
-      lock.release();
-    }
-  } finally {
+  let lock: HeldLock | undefined;
+  const done = () => {
+    lock?.release();
     ledger.close();
+  };
+  try {
+    lock = ledger.acquireRunLock({ command, breakLock });
+    const r = fn(ledger);
+    if (r instanceof Promise) return r.finally(done) as T;
+    done();
+    return r;
+  } catch (err) {
+    done();
+    throw err;
   }
 }
 

@@ -6,7 +6,7 @@ import type { LedgerStatus } from '../ledger/read/status.js';
 // From its module, not ledger/index.js: the 20 modules of the whole ledger are not needed here.
 import { ProgressReader } from '../ledger/read/progress.js';
 import type { ModelLimits } from '../progress/model.js';
-import { buildProgress, type GuessedSlotsView, type Progress } from '../progress/snapshot.js';
+import { buildProgress, type GuessedSlotsView, type KeyUseView, type Progress } from '../progress/snapshot.js';
 import { KeyStore } from '../keystore/store.js';
 import { guessedSlots } from '../scheduler/budget/keySlots.js';
 import { pidLiveness } from '../scheduler/budget/keyCache.js';
@@ -44,7 +44,8 @@ export function readSummary(
   const facts = reader.read(now);
   const fps = keys ?? [...new Set([...Object.keys(facts.status.calls.perKey), ...Object.keys(facts.slots)])];
   const guessedSlots = stateDir === undefined ? undefined : guessedSlotsOf(stateDir, fps, now);
-  const progress = buildProgress(facts, { now, steps: config?.steps, limits: config?.limits ?? SPEC_LIMITS, keys, guessedSlots });
+  const keyUse = stateDir === undefined ? undefined : keyUseOf(stateDir, fps, now, reader.ownerId());
+  const progress = buildProgress(facts, { now, steps: config?.steps, limits: config?.limits ?? SPEC_LIMITS, keys, guessedSlots, keyUse });
   return { progress, status: facts.status, summary: statusSummary(progress, facts.status, config ? 'jobs' : 'default') };
 }
 
@@ -60,7 +61,47 @@ export function guessedSlotsOf(stateDir: string, fps: readonly string[], now: nu
     const rows = KeyStore.peekSlots(stateDir, fp);
     if (!rows) continue;
     const g = guessedSlots(rows, now, (r) => r.pid !== null && r.host !== null && live(r.pid, r.host, now));
-    if (g.held + g.deadRun > 0) out[fp] = { held: g.held, deadRun: g.deadRun, untilMs: g.untilMs };
+    if (g.held + g.deadRun > 0) out[fp] = { held: g.held, deadRun: g.deadRun, deadTasks: g.deadTasks, untilMs: g.untilMs };
+  }
+  return out;
+}
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+
+/**
+ * Per key, its whole use as its store on this machine counts it (KeyUseView): every darkroom
+ * process's calls and the other clients' the service's usage showed, and the task slots other
+ * live jobs fill; `owner` is the job's own (its ledger's owner id, null before any run). Read
+ * only, beside a run; a store missing or unreadable gives no entry.
+ */
+export function keyUseOf(stateDir: string, fps: readonly string[], now: number, owner: string | null): Record<string, KeyUseView> {
+  const live = pidLiveness();
+  const out: Record<string, KeyUseView> = {};
+  for (const fp of fps) {
+    const calls = KeyStore.peekCalls(stateDir, fp, now - HOUR_MS);
+    if (!calls) continue;
+    const inMinute = calls.filter((c) => c.at_ms > now - MINUTE_MS && c.counts_in !== 'hour');
+    const inHour = calls.filter((c) => c.counts_in !== 'minute');
+    const others = (list: typeof calls) => list.filter((c) => c.owner !== owner).length;
+    const slots = KeyStore.peekSlots(stateDir, fp) ?? [];
+    out[fp] = {
+      minute: inMinute.length,
+      hour: inHour.length,
+      othersMinute: others(inMinute),
+      othersHour: others(inHour),
+      minuteFreesMs: inMinute.length > 0 ? inMinute[0]!.at_ms + MINUTE_MS : null,
+      hourFreesMs: inHour.length > 0 ? inHour[0]!.at_ms + HOUR_MS : null,
+      otherTasks: slots.filter(
+        (r) =>
+          (r.kind === 'create' || r.kind === 'active') &&
+          r.owner !== owner &&
+          r.expires_ms > now &&
+          r.pid !== null &&
+          r.host !== null &&
+          live(r.pid, r.host, now),
+      ).length,
+    };
   }
   return out;
 }
@@ -118,6 +159,8 @@ function statusFigures(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'defau
     notDownloaded: s.notDownloaded,
     metadataNotCarried: s.metadataNotCarried,
     metadataNotes: s.metadataNotes,
+    // Over the done photos: decisions about their current outputs (darkroom review).
+    review: s.review,
     heldSlots: p.keys.flatMap((k) =>
       k.guessed
         ? [
@@ -126,8 +169,10 @@ function statusFigures(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'defau
               slots: k.guessed.held + k.guessed.deadRun,
               heldCreates: k.guessed.held,
               deadRun: k.guessed.deadRun,
+              deadTasks: k.guessed.deadTasks,
               untilMs: k.guessed.untilMs,
-              freedBy: 'darkroom retry --held',
+              // A stopped run's tasks are the next run's to poll: retry --held has none of them to free.
+              freedBy: k.guessed.held + k.guessed.deadRun - k.guessed.deadTasks > 0 ? 'darkroom retry --held' : null,
             },
           ]
         : [],

@@ -5,6 +5,7 @@ import { type MetadataSource, type MetadataWriter } from '../metadata/writer.js'
 import type { Provenance } from '../metadata/provenance.js';
 import type { Logger } from '../log.js';
 import type { MetadataLevel, OutputKind } from '../metadata/tags.js';
+import { withMode } from '../config/steps.js';
 import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 import type { Finalized } from './atomic.js';
 import { writeLayout } from './layout.js';
@@ -71,9 +72,11 @@ export function provenanceOf(
   const attempts = ledger.outputFiles.attemptsOf(item.id);
   const steps = [];
   const tasks: string[] = [];
+  const redoMode = ledger.reviews.redoModeOf(item.id);
   for (let i = 0; i <= lastStep; i++) {
     const used = attempts.filter((a) => a.step_index === i && a.status === 'SUCCESS').at(-1);
-    const cfg = naming.steps[i];
+    const jobStep = naming.steps[i];
+    const cfg = jobStep && withMode(jobStep, redoMode);
     const capability = cfg?.capability ?? used?.capability ?? 'unknown';
     const params = [`capability=${capability}`];
     for (const k of ['mode', 'resolution', 'style'] as const) if (cfg?.[k] !== undefined) params.push(`${k}=${cfg[k]}`);

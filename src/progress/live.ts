@@ -31,6 +31,9 @@ export interface LiveProgressOptions {
   readonly minGapMs?: number;
 }
 
+/** ECMA-48 EL: erase from the cursor to the end of the line. */
+const ERASE_TO_END = '\x1b[K';
+
 const BAR = { barsize: 24, barCompleteString: '█'.repeat(25), barIncompleteString: '░'.repeat(25), barGlue: '' };
 const drawBar = (fraction: number) => cliProgress.Format.BarFormat(Math.min(1, Math.max(0, fraction)), BAR as never);
 
@@ -49,7 +52,8 @@ const drawBar = (fraction: number) => cliProgress.Format.BarFormat(Math.min(1, M
 export class LiveProgress {
   private readonly startedMs = clock.now();
   private multibar: cliProgress.MultiBar | undefined;
-  private readonly bars = new Map<string, cliProgress.SingleBar>();
+  /** The rows on screen, top to bottom: the frame's n-th row is drawn by the n-th. */
+  private readonly bars: cliProgress.SingleBar[] = [];
   private timer: TimerHandle | undefined;
   private lastRead = -Infinity;
   private photos = 0;
@@ -66,6 +70,9 @@ export class LiveProgress {
         fps: 2,
         hideCursor: true,
         linewrap: false,
+        // Every row drawn whole at every frame, changed or not: a line logged above the rows
+        // moves them down, and a row left as it was would keep what was there before.
+        forceRedraw: true,
         clearOnComplete: false,
         stopOnComplete: false,
         gracefulExit: false,
@@ -101,10 +108,13 @@ export class LiveProgress {
     return this.multibar !== undefined && !this.stopped;
   }
 
-  /** A human line (a warning during the run), printed whole above the display: wrapped, never cut. */
+  /**
+   * A human line (a warning during the run), printed whole above the display: wrapped, never
+   * cut, each of its rows cleared to its end (it is written over the rows of the last frame).
+   */
   log(line: string): void {
     const safe = terminalSafe(line);
-    if (this.active) this.multibar!.log(`${wrapLine(safe, this.o.stream?.columns || 100).join('\n')}\n`);
+    if (this.active) this.multibar!.log(`${wrapLine(safe, this.o.stream?.columns || 100).join(`${ERASE_TO_END}\n`)}${ERASE_TO_END}\n`);
     else this.o.line(safe);
   }
 
@@ -157,10 +167,13 @@ export class LiveProgress {
     if (p.total === 0 && !this.stopping) return;
     const width = this.o.stream?.columns || 100;
     const rows = frameRows(p, { color: this.o.color, width, title: this.o.title, elapsedMs: clock.now() - this.startedMs, bar: drawBar });
-    for (const r of rows) {
-      const bar = this.bars.get(r.id);
+    // By position: a row that comes or goes (the outage's, a wait's) moves the ones below it,
+    // and rows the frame no longer has leave the screen (remove clears below the last one).
+    rows.forEach((r, i) => {
+      const bar = this.bars[i];
       if (bar) bar.update(r.fraction ?? 0, { text: r.text });
-      else this.bars.set(r.id, mb.create(1, r.fraction ?? 0, { text: r.text }));
-    }
+      else this.bars.push(mb.create(1, r.fraction ?? 0, { text: r.text }));
+    });
+    while (this.bars.length > rows.length) mb.remove(this.bars.pop()!);
   }
 }

@@ -33,6 +33,11 @@ export interface EstimateInput {
   readonly taskMs: number;
   /** Calls already in each key's rolling hour (the busiest key sets the bound). */
   readonly usedHour?: readonly number[];
+  /**
+   * When known, how soon the oldest of those calls leaves the hour (ms): the first hour the
+   * work waits for is that long, not a whole one.
+   */
+  readonly hourFreesInMs?: number | undefined;
 }
 
 export interface Estimate {
@@ -63,7 +68,8 @@ export function estimate(input: EstimateInput): Estimate {
   const { limits } = input;
   const calls = Math.max(0, input.calls) / keys;
   const used = Math.max(0, ...(input.usedHour ?? [0]));
-  const hourMs = calls <= 0 ? 0 : Math.max(0, Math.ceil((calls + used) / limits.callsPerHour) - 1) * HOUR_MS;
+  const hoursOver = calls <= 0 ? 0 : Math.max(0, Math.ceil((calls + used) / limits.callsPerHour) - 1);
+  const hourMs = hoursOver === 0 ? 0 : (hoursOver - 1) * HOUR_MS + Math.min(HOUR_MS, Math.max(0, input.hourFreesInMs ?? HOUR_MS));
   const minuteMs = (calls / limits.callsPerMinute) * MINUTE_MS;
   const slotsMs = Math.max(0, input.taskMs) / keys / limits.activeTasks;
   const bounds: Array<[Bound, number]> = [

@@ -3,7 +3,7 @@ import cliTruncate from 'cli-truncate';
 import stringWidth from 'string-width';
 import wrapAnsi from 'wrap-ansi';
 import { formatDuration } from './model.js';
-import type { GuessedSlotsView, Progress, ServiceDown } from './snapshot.js';
+import type { GuessedSlotsView, KeyProgress, Progress, ServiceDown } from './snapshot.js';
 
 /** NO_COLOR (https://no-color.org): present and not empty turns colour off; a non-terminal never gets colour. */
 export function colorWanted(env: NodeJS.ProcessEnv, isTTY: boolean): boolean {
@@ -35,24 +35,63 @@ function etaText(p: Progress): string {
   return `ETA ${formatDuration(p.eta.ms)} (${why}${p.eta.basis === 'assumed' ? ', early estimate' : ''}) · ~${p.eta.remainingCalls} calls left`;
 }
 
-function keyText(k: Progress['keys'][number], p: Progress): string {
+/** 21:04:05, local time. */
+export function clockTime(ms: number): string {
+  const d = new Date(ms);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+}
+
+/** The key's calls in its windows: its whole use when its store was read (other jobs' and clients' too), else this job's. */
+export function keyCalls(k: KeyProgress): { minute: number; hour: number } {
+  return { minute: Math.max(k.lastMinute, k.use?.minute ?? 0), hour: Math.max(k.lastHour, k.use?.hour ?? 0) };
+}
+
+function keyText(k: KeyProgress, p: Progress): string {
   const lim = p.limits;
+  const { minute, hour } = keyCalls(k);
   const text = lim
-    ? `tasks ${k.tasks}/${lim.activeTasks} · calls ${k.lastMinute}/${lim.callsPerMinute} this minute · ${k.lastHour}/${lim.callsPerHour} this hour`
-    : `tasks ${k.tasks} · calls ${k.lastMinute} this minute · ${k.lastHour} this hour`;
+    ? `tasks ${k.tasks}/${lim.activeTasks} · calls ${minute}/${lim.callsPerMinute} this minute · ${hour}/${lim.callsPerHour} this hour`
+    : `tasks ${k.tasks} · calls ${minute} this minute · ${hour} this hour`;
   return k.guessed ? `${text} · ${guessedShort(k.guessed)}` : text;
 }
 
-/** "3 slots counted busy (held creates) until 21:04:05 at most: `darkroom retry --held` frees them" */
+/**
+ * What the key's work waits for, its own or another job's or client's doing: "hour window
+ * full until 14:05:12 (961 of its 1000 calls not this job's)", "hour window: 3
+ * calls of room, more from 14:05:12 (9 left; …)", "3 task slot(s) held by another darkroom
+ * job on this key"; null when nothing of the kind holds it back. The time comes first: at
+ * 80 columns the row is cut after it.
+ */
+export function keyWaitText(k: KeyProgress, p: Progress): string | null {
+  const lim = p.limits;
+  const u = k.use;
+  if (!lim || !u || p.pending === 0) return null;
+  const parts: string[] = [];
+  const by = (others: number, all: number) => (others > 0 ? ` (${others} of its ${all} calls not this job's)` : '');
+  const byShort = (others: number) => (others > 0 ? `; ${others} of its calls not this job's` : '');
+  const room = lim.callsPerHour - u.hour;
+  const needed = p.eta?.remainingCalls ?? 0;
+  if (room <= 0 && u.hourFreesMs !== null) parts.push(`hour window full until ${clockTime(u.hourFreesMs)}${by(u.othersHour, u.hour)}`);
+  else if (room < needed && u.hourFreesMs !== null)
+    parts.push(`hour window: ${room} calls of room, more from ${clockTime(u.hourFreesMs)} (${needed} left${byShort(u.othersHour)})`);
+  else if (u.minute >= lim.callsPerMinute && u.minuteFreesMs !== null)
+    parts.push(`minute window full until ${clockTime(u.minuteFreesMs)}${by(u.othersMinute, u.minute)}`);
+  if (u.otherTasks > 0 && k.tasks + u.otherTasks >= lim.activeTasks)
+    parts.push(`${u.otherTasks} task slot(s) held by another darkroom job on this key`);
+  return parts.length > 0 ? parts.join('; ') : null;
+}
+
+/**
+ * "3 slots counted busy (held creates) until 21:04:05 at most; the run asks the service
+ * before then": drawn by the run itself, which holds the ledger, so it names no other command.
+ */
 function guessedShort(g: GuessedSlotsView): string {
   const why = [g.held ? 'held creates' : '', g.deadRun ? 'a run that stopped' : ''].filter(Boolean).join(', ');
-  const d = new Date(g.untilMs);
-  const at = [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
-  return `${g.held + g.deadRun} slots counted busy (${why}) until ${at} at most: \`darkroom retry --held\` frees them`;
+  return `${g.held + g.deadRun} slots counted busy (${why}) until ${clockTime(g.untilMs)} at most; the run asks the service before then`;
 }
 
 function problemsText(p: Progress): string {
-  const parts = [`${p.failed} failed${p.skipped ? ` (${p.skipped} skipped)` : ''}`, `${p.held} held`];
+  const parts = [`${p.failed} failed`, `${p.held} held`, ...(p.skipped ? [`${p.skipped} skipped`] : [])];
   const last = p.problems.find((x) => x.state === 'held') ?? p.problems.find((x) => x.state === 'failed') ?? p.problems[0];
   if (last) parts.push(`e.g. ${shownText(last.path)}: ${shownText(last.reason ?? last.state)}`);
   return parts.join(' · ');
@@ -60,9 +99,7 @@ function problemsText(p: Progress): string {
 
 /** "service unreachable since 03:12:05; next try in 40 s" */
 export function serviceText(s: ServiceDown, nowMs: number): string {
-  const d = new Date(s.sinceMs);
-  const since = [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
-  return `service unreachable since ${since}; next try in ${Math.max(0, Math.ceil((s.nextTryAtMs - nowMs) / 1000))} s`;
+  return `service unreachable since ${clockTime(s.sinceMs)}; next try in ${Math.max(0, Math.ceil((s.nextTryAtMs - nowMs) / 1000))} s`;
 }
 
 /**
@@ -75,8 +112,11 @@ export function summaryLine(p: Progress, elapsedMs: number): string {
     if (p.steps.length > 1) parts.push(`step ${s.index + 1} ${s.capability ?? ''} ${s.done}/${s.total}`.replace('  ', ' '));
   }
   for (const k of p.keys) {
-    parts.push(`${p.keys.length > 1 ? `${k.key} ` : ''}tasks ${k.tasks} · calls ${k.lastMinute}/min ${k.lastHour}/h`);
+    const { minute, hour } = keyCalls(k);
+    parts.push(`${p.keys.length > 1 ? `${k.key} ` : ''}tasks ${k.tasks} · calls ${minute}/min ${hour}/h`);
     if (k.guessed) parts.push(guessedShort(k.guessed));
+    const wait = keyWaitText(k, p);
+    if (wait) parts.push(`waiting: ${wait}`);
   }
   parts.push(`${rate(p.throughput.photosPerMinute)} photos/min`);
   parts.push(p.pending === 0 ? 'nothing left' : p.eta ? `ETA ${formatDuration(p.eta.ms)}` : 'ETA unknown');
@@ -113,7 +153,11 @@ export function frameRows(p: Progress, o: FrameOptions): { id: string; text: str
       fraction,
     });
   }
-  for (const k of p.keys) rows.push({ id: `key:${k.key}`, text: `${'key'.padEnd(labelWidth)} ${k.key}: ${keyText(k, p)}` });
+  for (const k of p.keys) {
+    rows.push({ id: `key:${k.key}`, text: `${'key'.padEnd(labelWidth)} ${k.key}: ${keyText(k, p)}` });
+    const wait = keyWaitText(k, p);
+    if (wait) rows.push({ id: `wait:${k.key}`, text: `${'waiting'.padEnd(labelWidth)} ${c.yellow(wait)}` });
+  }
   const perStep = p.callsPerStep === null ? '' : ` · ${p.callsPerStep.toFixed(1)} calls/step`;
   rows.push({
     id: 'rate',

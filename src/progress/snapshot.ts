@@ -46,6 +46,27 @@ export interface KeyProgress {
   readonly lastHour: number;
   /** Slots the key's store counts busy that no live run tracks; null when none (or the store is not at hand). */
   readonly guessed: GuessedSlotsView | null;
+  /** The key's whole use on this machine's store (other jobs, other clients); null when the store is not at hand. */
+  readonly use: KeyUseView | null;
+}
+
+/**
+ * A key's whole use, from its store on this machine: the calls of every darkroom process
+ * using it and of the other clients the service's usage showed, and the task slots other
+ * live darkroom jobs fill. The ledger counts only its own job's.
+ */
+export interface KeyUseView {
+  /** Calls in the key's rolling minute and hour, everyone's. */
+  readonly minute: number;
+  readonly hour: number;
+  /** Of them, not this job's: other darkroom jobs or commands, other clients of the key. */
+  readonly othersMinute: number;
+  readonly othersHour: number;
+  /** When the oldest call of the minute and of the hour leaves its window; null when the window is empty. */
+  readonly minuteFreesMs: number | null;
+  readonly hourFreesMs: number | null;
+  /** Task slots other live darkroom jobs fill now. */
+  readonly otherTasks: number;
 }
 
 /**
@@ -58,6 +79,8 @@ export interface KeyProgress {
 export interface GuessedSlotsView {
   readonly held: number;
   readonly deadRun: number;
+  /** Of deadRun: a stopped run's tasks, which the next run polls (its creates in flight are the rest). */
+  readonly deadTasks: number;
   readonly untilMs: number;
 }
 
@@ -93,6 +116,15 @@ export interface ProgressContext {
   readonly keys?: readonly string[] | undefined;
   /** Per key fingerprint: the slots its store counts busy that no live run tracks (read apart, from the key's store). */
   readonly guessedSlots?: Readonly<Record<string, GuessedSlotsView>> | undefined;
+  /** Per key fingerprint: its whole use (read apart, from the key's store). */
+  readonly keyUse?: Readonly<Record<string, KeyUseView>> | undefined;
+}
+
+/** How soon the oldest call of the busiest key's hour leaves it, when its store was read. */
+function hourFreesIn(keys: readonly KeyProgress[], now: number): number | undefined {
+  const busiest = [...keys].sort((a, b) => (b.use?.hour ?? b.lastHour) - (a.use?.hour ?? a.lastHour))[0];
+  const at = busiest?.use?.hourFreesMs;
+  return at === null || at === undefined ? undefined : at - now;
 }
 
 /** Creates and polls a step costs at least: one each (docs/ARCHITECTURE.md § Performance model: C* = N·(u + Σ 2·a_s)). */
@@ -108,7 +140,7 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
   const capabilityOf = (i: number) => ctx.steps?.[i]?.capability ?? ledgerSteps[i]?.capability ?? null;
 
   // Per step: photos past it, and photos on it with a task running (as status.steps counts them).
-  const through = s.total - s.skipped;
+  const through = s.total;
   const steps: StepProgress[] = Array.from({ length: stepCount }, (_, i) => ({
     index: i,
     capability: capabilityOf(i),
@@ -130,6 +162,7 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
       lastMinute: w?.lastMinute ?? 0,
       lastHour: w?.lastHour ?? 0,
       guessed,
+      use: ctx.keyUse?.[key] ?? null,
     };
   });
 
@@ -166,6 +199,9 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
   }
   // Slots counted busy that no run tracks take their time until they are free, at most.
   for (const k of keys) if (k.guessed) taskMs += (k.guessed.held + k.guessed.deadRun) * (k.guessed.untilMs - ctx.now);
+  // Slots another job fills are taken for about a task of ours each.
+  const firstLatency = f.latency.find((l) => l.capability === capabilityOf(0))?.meanMs ?? ASSUMED_LATENCY_MS;
+  for (const k of keys) if (k.use) taskMs += k.use.otherTasks * firstLatency;
 
   let eta: Eta | null = null;
   if (ctx.limits) {
@@ -175,7 +211,9 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
       limits: ctx.limits,
       calls: remainingCalls,
       taskMs,
-      usedHour: keys.map((k) => k.lastHour),
+      // The key's whole hour (other jobs' and clients' calls too), as the service counts it.
+      usedHour: keys.map((k) => Math.max(k.lastHour, k.use?.hour ?? 0)),
+      hourFreesInMs: hourFreesIn(keys, ctx.now),
     });
     eta = {
       ms: s.pending === 0 ? 0 : e.ms,

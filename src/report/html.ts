@@ -88,7 +88,7 @@ function headerSection(p: ReportPage, t: Text, out: string[]): void {
   out.push('<div class="totals" id="totals">');
   out.push(card('total', 'photos', s.total));
   out.push(card('done', 'done', s.done));
-  out.push(card('failed', s.skipped ? `failed <small>(${s.skipped} skipped)</small>` : 'failed', s.failed));
+  out.push(card('failed', 'failed', s.failed));
   out.push(card('held', 'held', s.held));
   // Paid for and not yet on disk is pending, not failed (a rerun downloads it first): said apart, as status says it.
   out.push(
@@ -98,6 +98,7 @@ function headerSection(p: ReportPage, t: Text, out: string[]): void {
       s.pending,
     ),
   );
+  if (s.skipped > 0) out.push(card('skipped', 'skipped <small>(not sent: not in the total)</small>', s.skipped));
   if (s.gone > 0) out.push(card('gone', 'gone <small>(input removed)</small>', s.gone));
   out.push(card('calls', 'calls made', d.calls.total));
   out.push(card('credits', p.credits.unknown.length ? 'credits <small>(known part)</small>' : 'credits spent', p.credits.known));

@@ -50,6 +50,7 @@ export function photosJson(rows: readonly ReportRow[], thumbsHref: string | null
     f.ok ? { f: f.format, w: f.width, h: f.height, b: f.bytes, t: f.thumb } : { x: f.why, d: clean(f.detail) };
   const list = rows.map((r) => ({
     p: clean(r.photo.path),
+    a: r.photo.otherNames === null ? [] : r.photo.otherNames.split('\n').map(clean),
     s: r.photo.state,
     g: stateGroup(r.photo.state),
     k: r.photo.step + 1,
@@ -59,6 +60,9 @@ export function photosJson(rows: readonly ReportRow[], thumbsHref: string | null
     h: r.href,
     c: formatChanged(r.input, r.output) ? 1 : 0,
     m: metadataJson(r, clean),
+    // The person's decision in review (darkroom review), and a rejection's reason.
+    v: r.photo.review,
+    w: r.photo.reviewReason === null ? null : clean(r.photo.reviewReason),
   }));
   return JSON.stringify({ thumbs: thumbsHref, pageSize: 100, photos: list })
     .replace(/</g, '\\u003c')

@@ -56,15 +56,19 @@ export const PHOTOS_SCRIPT = String.raw`(function () {
   }
   function matches(r, state, q) {
     if (state === 'problems' ? !PROBLEMS[r.g] : state === 'changed' ? !r.c : state !== 'all' && r.g !== state) return false;
-    return q === '' || r.p.toLowerCase().indexOf(q) >= 0;
+    return q === '' || [r.p].concat(r.a).some(function (p) { return p.toLowerCase().indexOf(q) >= 0; });
   }
   function row(r) {
     var link = r.h ? ' <a class="full" href="' + esc(r.h) + '">full size</a>' : '';
+    // The same bytes under other names: one photo, paid once (each name gets its output).
+    var also = r.a.length ? '<div class="also muted">also as ' + r.a.map(esc).join(', ') + '</div>' : '';
     var why = r.r ? '<div class="reason">' + esc(r.r) + '</div>' : '';
     var step = PROBLEMS[r.g] && r.g !== 'gone' ? ' <span class="muted">step ' + r.k + '</span>' : '';
+    if (r.g === 'done') why += '<div class="review ' + (r.v || 'none') + '">' + (r.v === 'accept' ? 'accepted' : r.v === 'reject' ? 'rejected' : 'not reviewed') +
+      (r.w ? ': ' + esc(r.w) : '') + '</div>';
     var flag = r.c ? '<div class="flag changed">format changed: ' + esc(fmt(r.i.f)) + ' → ' + esc(fmt(r.o.f)) + '</div>' : '';
     return '<tr data-state="' + esc(r.g) + '"' + (r.c ? ' class="fmt-changed"' : '') + '>' +
-      '<td class="path"><span class="p">' + esc(r.p) + '</span>' + link + '</td>' +
+      '<td class="path"><span class="p">' + esc(r.p) + '</span>' + link + also + '</td>' +
       '<td><span class="badge ' + esc(r.g) + '">' + esc(r.s) + '</span>' + step + why + '</td>' +
       '<td>' + thumb(r.i, 'input', r.p) + '</td>' +
       '<td>' + (r.o ? thumb(r.o, 'output', r.p) : '<div class="thumb none"></div>') + '</td>' +
@@ -111,5 +115,6 @@ tr.fmt-changed td{background:#fffbef}
 table.photos td.meta{font-size:12.5px;min-width:160px;max-width:300px;overflow-wrap:anywhere}
 table.photos td.meta .caption{font-style:italic}
 table.photos td.meta .ai{display:inline-block;margin-top:3px;padding:0 6px;border-radius:8px;background:#e4ecf7;color:#234;font-size:12px}
+.review{font-size:12.5px;color:var(--muted)}.review.accept{color:var(--done)}.review.reject{color:var(--failed)}
 .badge.done{background:var(--done)}.badge.gone{background:#6b7580}.badge.pending{background:#9aa4ae}
 `.replace(/\n/g, '');

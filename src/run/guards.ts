@@ -1,7 +1,7 @@
 import { CAPABILITIES, isCapability } from '../api/index.js';
 import { clock, type TimerHandle } from '../clock.js';
 import type { Config } from '../config/index.js';
-import type { ItemRow, Ledger } from '../ledger/index.js';
+import { TERMINAL, type ItemRow, type Ledger } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import type { StartGate } from '../scheduler/lane/types.js';
 import { formatDuration } from '../progress/model.js';
@@ -64,18 +64,28 @@ const ASSUMED_COST = 1;
 /**
  * The guards of one run. The lanes ask `mayTake` before taking a photo from the queue and
  * `mayCreate` before each create; the time guards and the balance reader run on their own.
- * A guard that trips stops new work the way a full disk does (RunControl.stop: no new upload or
- * create, the tasks already created polled and downloaded) with exit code 4; the photo cap
- * instead lets the photos already started finish all their steps, and only leaves the rest
- * queued. Either way every photo left is still pending, and the next run continues it.
+ * A time guard that trips stops new work the way a full disk does (RunControl.stop: no new upload or
+ * create, the tasks already created polled and downloaded) with exit code 4. The photo cap
+ * and the credit limit instead let the photos already started finish all their steps, and
+ * only leave the rest queued: the credit limit buys whole photos, a photo's every step
+ * reserved before its first create (a pipeline's first steps alone would be credits spent on
+ * no output). Either way every photo left is still pending, and the next run continues it.
  */
 export class Guards implements StartGate {
   private readonly startedMs = clock.now();
   /** Photos this run took from the queue as new starts. */
   private readonly taken = new Set<number>();
   private capReached = false;
+  /** Photos whose remaining steps the credit limit has reserved (creditCommitted); pruned as they end. */
+  private readonly admitted = new Set<number>();
+  /** The credit limit could not buy another photo: no new photo is started. */
+  private creditCap = false;
+  /** Photos waiting for a create that the credit limit could not buy: the lanes pass over them. */
+  readonly passedOver = new Set<number>();
   private readonly timers: TimerHandle[] = [];
   private tripped: GuardTrip | undefined;
+  /** What the tripped guard's line names (stop); undefined when it tripped before any work. */
+  private detail: string | undefined;
   /** Submissions up to this id belong to earlier runs. */
   private readonly submissionMark: number;
   private baselineUsed: number | null = null;
@@ -94,7 +104,7 @@ export class Guards implements StartGate {
   }
 
   get onlyTaken(): boolean {
-    return this.capReached;
+    return this.capReached || this.creditCap;
   }
 
   /** The guard that stopped the run, if one did. */
@@ -137,15 +147,49 @@ export class Guards implements StartGate {
   }
 
   /**
-   * At the end of the run: the photo cap left photos in the queue, so the run stopped at a
-   * limit (exit 4), unless something else stopped it first.
+   * At the end of the run: the photo cap or the credit limit left photos in the queue, so
+   * the run stopped at a limit (exit 4), unless something else stopped it first.
    */
   finish(): void {
-    if (this.capReached && !this.tripped)
-      this.stop('max-photos', `--max-photos ${this.limits.maxPhotos}: ${this.taken.size} new photo(s) started`);
+    if (this.tripped) return;
+    if (this.capReached) this.stop('max-photos', `--max-photos ${this.limits.maxPhotos}: ${this.taken.size} new photo(s) started`);
+    else if (this.creditCap) this.stopForCredits();
+  }
+
+  /**
+   * Before any call: a credit limit no pending photo's steps fit in starts nothing (exit 4),
+   * rather than spending on first steps whose later ones it could never pay.
+   */
+  checkAffordable(): void {
+    const max = this.limits.maxCredits;
+    if (max === undefined) return;
+    const costs = this.deps.ledger.items
+      .pendingSteps()
+      .map((p) => this.stepsCost(p.step_index, p.state))
+      .filter((c) => c > 0);
+    if (costs.length === 0 || costs.some((c) => c <= max)) return;
+    const full = this.stepsCost(0, 'queued');
+    const least = Math.min(...costs);
+    const parts = this.deps.config.steps.map((s) => `${s.capability} ${this.costOf(s.capability)}`).join(' + ');
+    const what =
+      least === full ? `one photo's steps cost (${full} credit(s): ${parts})` : `any photo left needs (${least} credit(s) at least)`;
+    this.stop('max-credits', `--max-credits ${max} is less than ${what}; nothing was started`, true);
+  }
+
+  /**
+   * After each finished action: once the credit limit could buy no more photos and the
+   * photos it bought have had their last create, the photos it passed over (waiting for a
+   * create) will never be taken: the run stops, so the lanes end with the paid work.
+   */
+  settle(): void {
+    if (this.creditCap && this.passedOver.size > 0 && !this.tripped && this.reservedLeft() === 0) this.stopForCredits();
   }
 
   mayTake(item: ItemRow): boolean {
+    return this.mayTakePhoto(item) && this.admit(item);
+  }
+
+  private mayTakePhoto(item: ItemRow): boolean {
     const max = this.limits.maxPhotos;
     if (max === undefined || this.taken.has(item.id)) return true;
     // A photo some run already sent to be created (a later step, a re-upload, a retry) is
@@ -166,11 +210,64 @@ export class Guards implements StartGate {
     const max = this.limits.maxCredits;
     if (max === undefined) return true;
     if (this.tripped) return false;
+    // A photo no step of which is reserved yet (a URL input, one an earlier run left half-way).
+    if (!this.admitted.has(item.id) && !this.admit(item)) {
+      this.passedOver.add(item.id);
+      if (this.reservedLeft() === 0) this.stopForCredits();
+      return false;
+    }
+    // Reserved: refused only when another client's spending on the account left no room.
     const capability = this.deps.config.steps[item.step_index]?.capability ?? '';
     const spent = this.creditsSpent();
     if (spent + this.costOf(capability) <= max) return true;
     this.stop('max-credits', `--max-credits ${max}: ${spent} credit(s) spent since the run began, the next create would pass it`);
     return false;
+  }
+
+  /**
+   * The credit limit's say on a photo about to be started: its remaining steps are reserved
+   * when they fit beside what was spent and what the photos already taken still need;
+   * otherwise no new photo is started from now on (onlyTaken).
+   */
+  private admit(item: ItemRow): boolean {
+    const max = this.limits.maxCredits;
+    if (max === undefined || this.admitted.has(item.id)) return true;
+    if (this.creditCap) return false;
+    if (this.creditsSpent() + this.reservedLeft() + this.stepsCost(item.step_index, item.state) <= max) {
+      this.admitted.add(item.id);
+      return true;
+    }
+    this.creditCap = true;
+    this.deps.log.info({ maxCredits: max }, 'credit limit reached: no new photos are started; those started are finished');
+    return false;
+  }
+
+  /** Credits the photos taken still need for the creates not yet sent; photos that ended leave the reservation. */
+  private reservedLeft(): number {
+    let sum = 0;
+    for (const id of this.admitted) {
+      const row = this.deps.ledger.items.get(id);
+      if (!row || TERMINAL.has(row.state)) this.admitted.delete(id);
+      else sum += this.stepsCost(row.step_index, row.state);
+    }
+    return sum;
+  }
+
+  /**
+   * Credits of the creates a photo still needs: one per step from its current one, less the
+   * current step's once its create was sent (a create in flight may be charged: estimate()
+   * counts it).
+   */
+  private stepsCost(step: number, state: ItemRow['state']): number {
+    const from = state === 'queued' || state === 'uploading' || state === 'uploaded' ? step : step + 1;
+    return this.deps.config.steps.slice(from).reduce((sum, s) => sum + this.costOf(s.capability), 0);
+  }
+
+  /** The credit limit bought what it could: the line says what it bought, from the ledger. */
+  private stopForCredits(): void {
+    const max = this.limits.maxCredits!;
+    const photo = this.stepsCost(0, 'queued');
+    this.stop('max-credits', `--max-credits ${max}: ${this.creditsSpent()} credit(s) spent, ${photo} credit(s) a photo`);
   }
 
   /** A photo refused at upload (bad input) cost nothing and is not one of the N. */
@@ -199,12 +296,30 @@ export class Guards implements StartGate {
     else this.timers.push(clock.setTimer(fire, whenMs - clock.now()));
   }
 
-  private stop(guard: GuardName, detail: string): void {
+  /**
+   * The guard trips: no new photo or create. `nothingStarted`: it tripped before any work
+   * (checkAffordable); otherwise what became of the photos started is said at the run's end
+   * (endMessage), from the ledger.
+   */
+  private stop(guard: GuardName, detail: string, nothingStarted = false): void {
     if (this.tripped) return;
-    this.tripped = { guard, message: `at a limit you set (${detail}); photos already paid for were finished; run again to continue` };
-    this.deps.control.stop({ kind: 'limit', message: this.tripped.message, exitCode: EXIT.limit, immediate: false });
+    const message = `at a limit you set (${detail}); ${nothingStarted ? 'raise it to start' : 'run again to continue'}`;
+    this.tripped = { guard, message };
+    this.detail = nothingStarted ? undefined : detail;
+    this.deps.control.stop({ kind: 'limit', message, exitCode: EXIT.limit, immediate: false });
     this.deps.log.warn({ guard }, `stopping at a limit you set (${detail}): no new photos or creates`);
     this.deps.onTrip?.(this.tripped);
+  }
+
+  /**
+   * The `stopped:` line at the run's end: the limit, and what the ledger shows of the photos
+   * started (a time limit can leave a pipeline's photo between two steps).
+   */
+  endMessage(): string | undefined {
+    if (this.detail === undefined) return this.tripped?.message;
+    const n = this.deps.ledger.items.countStartedUnfinished();
+    const photos = n === 0 ? 'every photo started was finished' : `${n} photo(s) started are not finished yet`;
+    return `at a limit you set (${this.detail}); ${photos}; run again to continue`;
   }
 
   private async readBalance(): Promise<void> {

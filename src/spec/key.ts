@@ -22,3 +22,19 @@ export function redact(text: string, secrets: readonly string[]): string {
   }
   return out;
 }
+
+/**
+ * Whether a value the job gives where it wants a variable's NAME looks like a key instead:
+ * 16 characters or more of a key's alphabet (letters, digits, `_`, `-`, `+`, `=`), with 4
+ * digits or more, and not written as variables are (DARKROOM_API_KEY_2). Such a value is
+ * shown nowhere, so a key pasted in the wrong field stays out of terminals and CI logs.
+ */
+export function looksLikeKey(s: string): boolean {
+  return (
+    s.length >= 16 &&
+    /^[A-Za-z0-9_+=-]+$/.test(s) &&
+    /[A-Za-z]/.test(s) &&
+    (s.match(/\d/g)?.length ?? 0) >= 4 &&
+    !/^[A-Z][A-Z0-9_]*$/.test(s)
+  );
+}

@@ -95,9 +95,10 @@ describe('run --dry-run', () => {
     cleanups.push(() => sim.close());
     const job = await makeJob({ photos: 3, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
-    const env = { DARKROOM_TEST_KEY: key };
-    const plan = await runCli(['plan', job.jobsFile, '--base-url', sim.apiUrl], env);
-    const dry = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--dry-run'], env);
+    // Each with a key store of its own: plan's account call would be one more in the other's hour.
+    const env = (dir: string) => ({ DARKROOM_TEST_KEY: key, DARKROOM_STATE_DIR: path.join(job.dir, dir) });
+    const plan = await runCli(['plan', job.jobsFile, '--base-url', sim.apiUrl], env('plan-state'));
+    const dry = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl, '--dry-run'], env('dry-state'));
     expect(dry.code).toBe(plan.code);
     expect(dry.code).toBe(0);
     expect(dry.stdout).toBe(plan.stdout);

@@ -39,14 +39,16 @@ describe('darkroom --help and --version', () => {
   it('run --help shows the exit codes too', async () => {
     const r = await runCli(['run', '--help']);
     expect(r.stdout.replace(/\s+/g, ' ')).toContain(
-      'Exit codes: 0 every photo done · 1 finished, some failed, held or not yet downloaded · 2 usage or config error · 3 stopped by an account problem',
+      'Exit codes: 0 every photo done: all that can be done is; inputs darkroom will not send (skipped: unreadable, unsupported, no place for the output) are listed, not counted · 1 finished, some failed, held or not yet downloaded · 2 usage or config error · 3 stopped by an account problem',
     );
     expect(r.stdout).toContain('130 interrupted');
   });
 
   it('README shows the same exit codes and every command', () => {
     const readme = readFileSync(new URL('README.md', ROOT), 'utf8');
-    expect(readme).toMatch(/^\| \*\*0\*\* \| every photo done \|$/m);
+    expect(readme).toMatch(
+      /^\| \*\*0\*\* \| every photo done \(inputs darkroom will not send, such as an unreadable file, are listed, not counted\) \|$/m,
+    );
     expect(readme).toMatch(/^\| \*\*1\*\* \| finished, some failed, held or not yet downloaded/m);
     expect(readme).toMatch(/^\| \*\*2\*\* \| usage or configuration error/m);
     expect(readme).toMatch(/^\| \*\*3\*\* \| stopped by an account problem/m);

@@ -118,3 +118,19 @@ describe('loadConfig', () => {
     expect(errorOf(() => resolveKeys(c, { K1: 'aaaaaa' })).keyPath).toBe('service.keys.1.apiKeyEnv');
   });
 });
+
+describe('a key where the job wants a variable name', () => {
+  it('takes names as variables are written, and refuses a key-like value without showing it', () => {
+    for (const name of ['DARKROOM_API_KEY', 'DARKROOM_API_KEY_2024_01', 'my_key', 'http_proxy', 'studio_key_2']) {
+      expect(loadConfig(write(base.replace('MY_KEY', name)), { env: {} }).keyEnvs).toEqual([name]);
+    }
+    const key = 'rk_test_51H8xQ2eZvKYlo2C0a1b2c3d4';
+    const e = errorOf(() => loadConfig(write(base.replace('MY_KEY', key)), { env: {} }));
+    expect(e.message).toMatch(/service\.apiKeyEnv: this field takes the NAME of the environment variable that holds the key/);
+    expect(e.message).not.toContain(key.slice(3));
+    // Anywhere else too: a value like a key is left out of the line that names the mistake.
+    const elsewhere = errorOf(() => loadConfig(write(`${base}limits: { maxCredits: "${key}" }\n`), { env: {} }));
+    expect(elsewhere.message).toMatch(/limits\.maxCredits: .*a value like a key, not shown/);
+    expect(elsewhere.message).not.toContain(key.slice(3));
+  });
+});

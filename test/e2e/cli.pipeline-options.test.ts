@@ -33,16 +33,16 @@ describe('darkroom run with a bad pipeline option', () => {
   it.each([
     [
       [{ capability: 'restore' }, { capability: 'colorize', mode: 'portrait' }],
-      /jobs\.yaml: steps\.1\.mode: colorize accepts no mode \(only enhance, unblur, upscale do\), got "portrait"/,
+      /jobs\.yaml: step 2: mode: colorize accepts no mode \(only enhance, unblur, upscale do\), got "portrait"/,
     ],
     [
       [{ capability: 'restore' }, { capability: 'colorize' }, { capability: 'upscale', resolution: '16K' }],
-      /steps\.2\.resolution: expected one of "4K"\|"8K", got "16K"/,
+      /step 3: resolution: expected one of "4K"\|"8K", got "16K"/,
     ],
-    [[{ capability: 'enhance', mode: 'photo' }], /steps\.0\.mode: expected one of "general"\|"graphics"\|"portrait"\|"text", got "photo"/],
-    [[{ capability: 'image2image', prompt: 'warm' }], /steps\.0\.style: image2image requires a style/],
-    [[{ capability: 'remove-background', prompt: 'cut' }], /steps\.0\.prompt: only image2image accepts prompt/],
-    [[{ capability: 'upscale', size: '4K' }], /steps\.0\.size: unknown key/],
+    [[{ capability: 'enhance', mode: 'photo' }], /step 1: mode: expected one of "general"\|"graphics"\|"portrait"\|"text", got "photo"/],
+    [[{ capability: 'image2image', prompt: 'warm' }], /step 1: style: image2image requires a style/],
+    [[{ capability: 'remove-background', prompt: 'cut' }], /step 1: prompt: only image2image accepts prompt/],
+    [[{ capability: 'upscale', size: '4K' }], /step 1: size: unknown key/],
   ])('%j → exit 2 naming the step and option', async (steps, line) => {
     write(steps);
     const r = await runCli(['run', job.jobsFile], { DARKROOM_TEST_KEY: 'k-123456' });

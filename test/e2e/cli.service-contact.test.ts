@@ -174,3 +174,27 @@ describe('an outage after the service answered', () => {
     expect(await statusOf(j)).toMatchObject({ total: 3, done: 3, pending: 0 });
   }, 120_000);
 });
+
+describe("a base URL pasted with the API's path", () => {
+  // The service's every path begins with /api/v1: `https://host/api/v1` is the address a user
+  // copies from the docs. It is understood as `https://host`, by every command.
+  it('/api/v1 or /api/v1/ (job file, flag, environment): plan, credits and run act as on the right URL', async () => {
+    const sim = await startSim({ keys: [KEY], seed: 8, latency: { medianMs: 200, sigma: 0.2 } });
+    cleanups.push(() => sim.close());
+    const j = await makeJob({ photos: 3, baseUrl: `${sim.apiUrl}/api/v1` });
+    cleanups.push(j.cleanup);
+    const p = await runCli(['plan', j.jobsFile], env);
+    expect(p.code).toBe(0);
+    expect(p.stdout).toMatch(/account +key k_\w+: \d+ credits remaining/);
+    expect(p.stdout + p.stderr).not.toMatch(/api\/v1\/api\/v1|404/);
+    const c = await runCli(['credits', '--base-url', `${sim.apiUrl}/api/v1/`, '--json'], { DARKROOM_API_KEY: KEY });
+    expect(c.code).toBe(0);
+    expect(JSON.parse(c.stdout)).toMatchObject({ keys: [{ remainingCredit: expect.any(Number) }] });
+    const r = await runCli(['run', j.jobsFile], { ...env, DARKROOM_BASE_URL: `${sim.apiUrl}/api/v1/` });
+    expect(r.stderr).not.toMatch(/fix the input/);
+    expect(r.code).toBe(0);
+    expect(await statusOf(j)).toMatchObject({ total: 3, done: 3, failed: 0, pending: 0 });
+    // No call went to a path that is not the service's.
+    expect(sim.model.audit().keys[fingerprintKey(KEY)]).toMatchObject({ creates: 3, uploads: 3 });
+  }, 90_000);
+});

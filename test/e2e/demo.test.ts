@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { cpSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/job.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -32,5 +33,15 @@ describe('npm run demo', () => {
     expect(outputs).toHaveLength(samples.length);
     expect(stdout).toMatch(new RegExp(`${samples.length} total · ${samples.length} done`));
     expect(stdout).toMatch(/0 key leaks/);
+
+    // The first report shows the archive's metadata at work: each sample's date and caption, carried.
+    const report = await runCli(['report', path.join(dir, 'jobs.example.yaml'), '--out', path.join(dir, 'report.html')], {
+      DARKROOM_STATE_DIR: path.join(dir, 'state'),
+    });
+    expect(report.code, report.stderr).toBe(0);
+    const html = readFileSync(path.join(dir, 'report.html'), 'utf8');
+    for (const caption of ['At the beach, summer 1954', 'The harbour at dawn', 'Sunday picnic by the river', 'The café on the square'])
+      expect(html).toContain(caption);
+    expect(html).toMatch(/1954-07-18|1954:07:18/);
   }, 120_000);
 });

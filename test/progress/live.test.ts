@@ -4,6 +4,7 @@ import { LiveProgress } from '../../src/progress/live.js';
 import { buildProgress, type Progress } from '../../src/progress/snapshot.js';
 import type { ProgressFacts } from '../../src/ledger/index.js';
 import { foldSteps } from '../../src/ledger/read/status.js';
+import { screenOf } from '../helpers/terminal.js';
 
 const LIMITS = { callsPerMinute: 100, callsPerHour: 1000, activeTasks: 3 };
 
@@ -22,6 +23,7 @@ function picture(done: number, total: number, now: number): Progress {
       held: 0,
       pending,
       gone: 0,
+      review: { accepted: 0, rejected: 0, unreviewed: done },
       states: {
         queued: pending,
         uploading: 0,
@@ -128,9 +130,7 @@ describe('LiveProgress on a terminal', () => {
 });
 
 describe('LiveProgress owns the terminal while it draws (issue 13)', () => {
-  const visible = (s: string) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
-
-  it('a long warning is wrapped to the width, every character kept, none cut', () => {
+  it('a long warning is wrapped to the width, every character kept, none cut', async () => {
     const vc = new VirtualClock(Date.UTC(2026, 0, 1));
     restore = installClock(vc);
     let written = '';
@@ -149,13 +149,13 @@ describe('LiveProgress owns the terminal while it draws (issue 13)', () => {
     live.log(line);
     vc.advanceBy(1_000);
     live.stop();
-    const rows = visible(written).split(/\r?\n/);
-    // cli-progress turns the terminal's own wrapping off while it draws: a row wider than
-    // the terminal would be cut there.
+    // As a terminal 40 columns wide shows it. cli-progress turns the terminal's own wrapping
+    // off while it draws: a row wider than the terminal would be cut there.
+    const rows = await screenOf(written, 40);
     for (const r of rows) expect(r.length).toBeLessThanOrEqual(39);
-    const flat = visible(written).replace(/\s+/g, '');
+    const flat = rows.join('').replace(/\s+/g, '');
     expect(flat).toContain(line.replace(/\s+/g, ''));
-    expect(visible(written)).toContain('dr-0123456789abcdef0123456789abcdef');
+    expect(rows.join('\n')).toContain('dr-0123456789abcdef0123456789abcdef');
   });
 
   it('the CLI screen sends lines through the display while it draws, and an interrupt stops it before its message', async () => {

@@ -27,8 +27,9 @@ function facts(over: Partial<ProgressFacts> & { states?: Partial<Record<ItemStat
     gone: 0,
     ...over.states,
   };
-  const total = Object.values(states).reduce((a, b) => a + b, 0);
-  const terminal = states.done + states.held + states.failed + states.skipped;
+  // As the ledger counts them: skipped inputs (and gone ones) outside the total.
+  const total = Object.values(states).reduce((a, b) => a + b, 0) - states.skipped - states.gone;
+  const terminal = states.done + states.held + states.failed;
   return {
     byStep: [],
     slots: {},
@@ -52,11 +53,12 @@ function baseStatus(
   return {
     total,
     done: states.done,
-    failed: states.failed + states.skipped,
+    failed: states.failed,
     skipped: states.skipped,
     held: states.held,
     pending: total - terminal,
     gone: 0,
+    review: { accepted: 0, rejected: 0, unreviewed: states.done },
     states,
     calls: { total: 0, perKey: {} },
     problems: [],
@@ -128,12 +130,12 @@ describe('buildProgress, the figures the display and status show', () => {
       limits: LIMITS,
       keys: ['k_a'],
     });
-    expect(p.total).toBe(9 + 1);
+    expect(p.total).toBe(9); // the skipped input is outside the total
     expect(p.steps).toEqual([
       { index: 0, capability: 'restore', done: 6, total: 9, running: 1 },
       { index: 1, capability: 'upscale', done: 2, total: 9, running: 1 },
     ]);
-    expect(p.keys).toEqual([{ key: 'k_a', tasks: 2, lastMinute: 30, lastHour: 200, guessed: null }]);
+    expect(p.keys).toEqual([{ key: 'k_a', tasks: 2, lastMinute: 30, lastHour: 200, guessed: null, use: null }]);
     // 2 photos in the last 4 minutes → 0.5 a minute; 38 calls → 9.5 a minute
     expect(p.throughput.photosPerMinute).toBeCloseTo(0.5, 9);
     expect(p.throughput.callsPerMinute).toBeCloseTo(9.5, 9);
@@ -158,14 +160,15 @@ describe('buildProgress, the figures the display and status show', () => {
     const now = 1_000_000;
     const ctx = { now, steps: [{ capability: 'restore' }], limits: LIMITS, keys: ['k_a'] };
     const plain = buildProgress(f, ctx);
-    const guessed = { held: 2, deadRun: 1, untilMs: now + 5 * MIN };
+    const guessed = { held: 2, deadRun: 1, deadTasks: 0, untilMs: now + 5 * MIN };
     const p = buildProgress(f, { ...ctx, guessedSlots: { k_a: guessed } });
     expect(p.keys[0]!.guessed).toEqual(guessed);
     // 3 tasks of 10 s, and 3 slots busy for at most 5 more minutes: (30 s + 3 · 5 min) / 3
     expect(plain.eta!.slotsMs).toBeCloseTo(10_000, 6);
     expect(p.eta!.slotsMs).toBeCloseTo((30_000 + 3 * 5 * MIN) / 3, 6);
     expect(summaryLine(p, 0)).toContain('3 slots counted busy (held creates, a run that stopped) until ');
-    expect(summaryLine(p, 0)).toContain('at most: `darkroom retry --held` frees them');
+    // Drawn by the run, which holds the ledger: no command its lock would refuse.
+    expect(summaryLine(p, 0)).toContain('at most; the run asks the service before then');
     // Past their time they are not shown, nor counted.
     expect(buildProgress(f, { ...ctx, now: now + 6 * MIN, guessedSlots: { k_a: guessed } }).keys[0]!.guessed).toBeNull();
   });

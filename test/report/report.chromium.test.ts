@@ -38,7 +38,7 @@ describe('darkroom report, through the CLI, opened in headless Chromium', () => 
   it('writes the page and its thumbnails folder, and says where, with the counts', () => {
     expect(stdout).toContain('report written to morning/report.html');
     expect(stdout).toContain('thumbnails in morning/report-thumbs');
-    expect(stdout).toContain('9 total · 5 done · 2 failed · 1 held · 1 pending');
+    expect(stdout).toContain('8 total · 5 done · 1 failed · 1 held · 1 pending · 1 skipped');
     expect(stdout).toContain('2 format changes · 1 done photo with a missing or unreadable output');
     // 5 done inputs + 4 results (one is gone) + the inputs of the failed and held photos (the skipped one is no image)
     expect(readdirSync(path.join(dir, 'morning', 'report-thumbs')).filter((f) => f.endsWith('.webp'))).toHaveLength(11);
@@ -129,11 +129,12 @@ describe('darkroom report, through the CLI, opened in headless Chromium', () => 
 
     const totals = await page.locator('#totals .card').allInnerTexts();
     expect(totals.map((s) => s.replace(/\s+/g, ' ').trim())).toEqual([
-      '9 photos',
+      '8 photos',
       '5 done',
-      '2 failed (1 skipped)',
+      '1 failed',
       '1 held',
       '1 pending',
+      '1 skipped (not sent: not in the total)',
       '33 calls made',
       '0 credits (known part)',
     ]);

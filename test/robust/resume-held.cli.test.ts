@@ -77,11 +77,11 @@ describe('a run killed with three creates in flight, their tasks long ended', ()
     // status: the three slots a run that stopped left counted busy, until when, and what frees them.
     const before = await runCli(['status', job.jobsFile], env);
     expect(before.stdout).toMatch(
-      /^slots    k_[0-9a-f]{12}: 3 counted busy by a run that stopped \(its creates in flight, its tasks\), until \d\d:\d\d:\d\d at most; a run asks the service before then; `darkroom retry --held` frees them$/m,
+      /^slots    k_[0-9a-f]{12}: 3 counted busy by a stopped run's creates in flight, until \d\d:\d\d:\d\d at most; a run asks the service before then; `darkroom retry --held` frees them$/m,
     );
     const beforeJson = JSON.parse((await runCli(['status', job.jobsFile, '--json'], env)).stdout) as HeldSlotsJson;
     expect(beforeJson.heldSlots).toEqual([
-      { key: FP, slots: 3, heldCreates: 0, deadRun: 3, untilMs: expect.any(Number), freedBy: 'darkroom retry --held' },
+      { key: FP, slots: 3, heldCreates: 0, deadRun: 3, deadTasks: 0, untilMs: expect.any(Number), freedBy: 'darkroom retry --held' },
     ]);
     expect(beforeJson.heldSlots[0]!.untilMs).toBeGreaterThan(Date.now() + 5 * 60_000);
 

@@ -69,7 +69,7 @@ describe('darkroom retry --failed', () => {
         return res;
       },
     });
-    expect(first.result.status).toMatchObject({ total: 4, done: 2, failed: 2, skipped: 1 });
+    expect(first.result.status).toMatchObject({ total: 3, done: 2, failed: 1, skipped: 1 });
     errored = first.result.status.problems.find((p) => p.state === 'failed')!.path;
     // Another photo failed the old way: its task succeeded, its download "failed", its file is not there.
     const done = ledger.items.all().find((i) => i.state === 'done')!;
@@ -129,7 +129,7 @@ describe('darkroom retry --failed', () => {
 
   it('the next run downloads the paid one without a create, and creates the other once more', async () => {
     const again = await simulate({ job, ledger, model: first.model, clock: first.clock });
-    expect(again.result.status).toMatchObject({ total: 4, done: 3, failed: 1, skipped: 1, pending: 0 });
+    expect(again.result.status).toMatchObject({ total: 3, done: 3, failed: 0, skipped: 1, pending: 0 });
     const creates = createsPerPhoto(job, [paidOnly, errored], again.audit.createsPerSource);
     expect(creates).toEqual({ [paidOnly]: 1, [errored]: 2 });
     const item = ledger.items.all().find((i) => i.rel_path === paidOnly)!;
@@ -162,7 +162,12 @@ describe('darkroom retry --failed', () => {
   it('--held and --failed together is a usage error', async () => {
     const r = await runCli(['retry', '--held', '--failed', job.jobsFile]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--held or --failed \(one at a time\)/);
+    expect(r.stderr).toMatch(/--held, --failed or --rejected \(one at a time\)/);
+    const both = await runCli(['retry', '--failed', '--rejected', job.jobsFile]);
+    expect(both.code).toBe(2);
+    const mode = await runCli(['retry', '--failed', '--mode', 'portrait', job.jobsFile]);
+    expect(mode.code).toBe(2);
+    expect(mode.stderr).toMatch(/--mode goes with --rejected/);
   });
 });
 

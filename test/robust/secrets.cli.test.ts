@@ -132,3 +132,58 @@ describe('the key', () => {
     expect(cdn.seen).toHaveLength(1);
   });
 });
+
+describe('a key pasted where the job wants the NAME of its variable', () => {
+  // service.apiKeyEnv holds a variable's name; a key put there must not be echoed into a
+  // terminal or a CI log by any command, and no command goes on with it.
+  const PASTED = [
+    ['service.apiKeyEnv', 'sk_live_9f8e7d6c5b4a39281706f5e4d3c2b1a0', (k: string) => ({ apiKeyEnv: k })],
+    ['service.apiKeyEnv', 'sk-proj-Ab12Cd34Ef56Gh78Ij90', (k: string) => ({ apiKeyEnv: k })],
+    [
+      'service.keys item 2: apiKeyEnv',
+      '9f8e7d6c5b4a39281706f5e4d3c2b1a0',
+      (k: string) => ({ keys: [{ apiKeyEnv: 'DARKROOM_TEST_KEY' }, { apiKeyEnv: k }] }),
+    ],
+  ] as const;
+  const COMMANDS = [
+    ['run'],
+    ['plan'],
+    ['status'],
+    ['retry', '--failed', '--yes'],
+    ['report', '--out', 'r.html'],
+    ['manifest'],
+    ['credits'],
+    ['usage'],
+  ];
+
+  it.each(PASTED)(
+    '%s: every command exits 2 with one line that says so, the key shown nowhere',
+    async (field, key, service) => {
+      const job = await makeJob({ photos: 1 });
+      cleanups.push(job.cleanup);
+      const doc = readFileSync(job.jobsFile, 'utf8').replace(/service:\n(  .*\n)+/, '');
+      const { stringify } = await import('yaml');
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(job.jobsFile, stringify({ service: { baseUrl: 'http://127.0.0.1:9', ...service(key) } }) + doc);
+      // Every command for the first; run, plan and status for the other forms (one code path).
+      const commands = key === PASTED[0][1] ? COMMANDS : COMMANDS.slice(0, 3);
+      const results = await Promise.all(
+        commands.map((c) =>
+          runCli([...c.slice(0, 1), job.jobsFile, ...c.slice(1)], { DARKROOM_TEST_KEY: 'x', [key]: 'y' }, { cwd: job.dir }),
+        ),
+      );
+      for (const [i, r] of results.entries()) {
+        const out = r.stdout + r.stderr;
+        expect(out, commands[i]!.join(' ')).not.toContain(key);
+        expect(out).not.toContain(key.slice(8, 20));
+        expect(r.code, `${commands[i]!.join(' ')}: ${out}`).toBe(2);
+        const lines = r.stderr.trim().split('\n');
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toContain(field);
+        expect(lines[0]).toMatch(/the NAME of the environment variable that holds the key/);
+        expect(lines[0]).toMatch(/looks like a key/);
+      }
+    },
+    60_000,
+  );
+});

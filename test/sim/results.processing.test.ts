@@ -168,3 +168,22 @@ describe('result processing', () => {
     expect(r.bytes.equals(input)).toBe(true);
   });
 });
+
+describe('what the simulator returns looks like its capability did it', () => {
+  const mean = async (b: Buffer) => {
+    const s = await sharp(b).stats();
+    return s.channels.slice(0, 3).reduce((sum, c) => sum + c.mean, 0) / 3;
+  };
+
+  it.each(['1950s/beach.jpg', '1950s/street.png', 'family album/grandma.jpg', 'portrait.png'])(
+    'restore keeps the brightness of %s (within 3 %) and only clears it',
+    async (rel) => {
+      const { processImage } = await import('../../src/sim/processing.js');
+      const { readFileSync } = await import('node:fs');
+      const input = readFileSync(new URL(`../../examples/photos/${rel}`, import.meta.url));
+      const before = await mean(input);
+      const after = await mean(await processImage('restore', input, {}));
+      expect(Math.abs(after - before) / before).toBeLessThan(0.03);
+    },
+  );
+});

@@ -1,6 +1,7 @@
 import { shownText } from '../../display.js';
 import { metadataNoteText, type LedgerStatus } from '../../ledger/index.js';
 import { formatDuration } from '../../progress/model.js';
+import { clockTime, keyCalls, keyWaitText } from '../../progress/render.js';
 import type { GuessedSlotsView, Progress } from '../../progress/snapshot.js';
 
 /** The human form of a status: counts first, then every item that needs a person's attention. */
@@ -9,13 +10,17 @@ export function formatStatus(
   ledgerFile: string,
   limits?: { callsPerMinute: number; callsPerHour: number },
   jobsFile?: string,
+  going?: RunGoing,
 ): string {
   const lines: string[] = [];
   lines.push(`ledger   ${shownText(ledgerFile)}`);
-  lines.push(
-    `photos   ${s.total} total · ${s.done} done · ${s.failed} failed${s.skipped ? ` (${s.skipped} skipped)` : ''} · ${s.held} held · ${s.pending} pending${s.gone ? ` · ${s.gone} gone` : ''}`,
-  );
-  if (s.paidNotDownloaded > 0) lines.push(paidNotDownloadedLine(s.paidNotDownloaded, jobsFile));
+  lines.push(`photos   ${photoCounts(s)}`);
+  if (s.skipped)
+    lines.push(
+      `skipped  ${s.skipped} input(s) darkroom will not send (listed below with why): not in the total; replace or remove them and run again`,
+    );
+  if (s.paidNotDownloaded > 0) lines.push(paidNotDownloadedLine(s.paidNotDownloaded, jobsFile, going));
+  if (s.done > 0) lines.push(reviewLine(s.review, jobsFile));
   if (s.metadataNotCarried > 0) {
     lines.push(
       `metadata ${s.metadataNotCarried} output(s) without all of their input's metadata: the photos are done, the reasons are listed below`,
@@ -60,9 +65,36 @@ export function formatStatus(
   return lines.join('\n');
 }
 
+/** How far the review of the done photos has got, and what to do next. */
+function reviewLine(r: LedgerStatus['review'], jobsFile?: string): string {
+  const jobs = jobsFile ?? '<jobs.yaml>';
+  const next =
+    r.unreviewed > 0 ? ` · \`darkroom review ${jobs}\` to look` : r.rejected > 0 ? ` · \`darkroom retry --rejected ${jobs}\` to redo` : '';
+  return `review   ${r.accepted} accepted · ${r.rejected} rejected · ${r.unreviewed} not reviewed${next}`;
+}
+
+/** "9 total · 5 done · 1 failed · 1 held · 2 pending · 1 skipped": the photos' figures, as status, run and report say them. */
+export function photoCounts(s: LedgerStatus): string {
+  const apart = [s.skipped ? `${s.skipped} skipped` : '', s.gone ? `${s.gone} gone` : ''].filter(Boolean);
+  return [`${s.total} total`, `${s.done} done`, `${s.failed} failed`, `${s.held} held`, `${s.pending} pending`, ...apart].join(' · ');
+}
+
+/** What holds the ledger while `status` reads it (ProgressReader.runHolder): advice must work while it lasts. */
+export interface RunGoing {
+  readonly command: string;
+  readonly pid: number;
+}
+
 /** The line every status and the end of a run show while results are paid for and not on disk. */
-function paidNotDownloadedLine(n: number, jobsFile?: string): string {
-  return `paid     ${n} paid, not yet downloaded: run \`darkroom run ${jobsFile ?? '<jobs.yaml>'}\` again to fetch them`;
+function paidNotDownloadedLine(n: number, jobsFile?: string, going?: RunGoing): string {
+  const rerun = `\`darkroom run ${jobsFile ?? '<jobs.yaml>'}\``;
+  const fetch =
+    going === undefined
+      ? `run ${rerun} again to fetch them`
+      : going.command === 'run'
+        ? `the run going on (pid ${going.pid}) fetches them`
+        : `once darkroom ${going.command} (pid ${going.pid}) has ended, run ${rerun} to fetch them`;
+  return `paid     ${n} paid, not yet downloaded: ${fetch}`;
 }
 
 /**
@@ -75,8 +107,9 @@ export function formatProgress(
   ledgerFile: string,
   limitsFrom: 'jobs' | 'default',
   jobsFile?: string,
+  going?: RunGoing,
 ): string {
-  const lines = formatStatus(s, ledgerFile, p.limits ?? undefined, jobsFile).split('\n');
+  const lines = formatStatus(s, ledgerFile, p.limits ?? undefined, jobsFile, going).split('\n');
   const extra: string[] = [];
   for (const st of p.steps) {
     const pct = st.total > 0 ? ` (${Math.floor((100 * st.done) / st.total)}%)` : '';
@@ -93,10 +126,15 @@ export function formatProgress(
   }
   for (const k of p.keys) {
     const lim = p.limits;
+    const { minute, hour } = keyCalls(k);
+    const other = k.use?.otherTasks ? ` (and ${k.use.otherTasks} by another darkroom job)` : '';
+    const others = k.use?.othersHour ? ` (${k.use.othersHour} not this job's)` : '';
     extra.push(
-      `key      ${k.key}: ${k.tasks}${lim ? `/${lim.activeTasks}` : ''} task slots in use · ${k.lastMinute}${lim ? `/${lim.callsPerMinute}` : ''} calls in the last minute · ${k.lastHour}${lim ? `/${lim.callsPerHour}` : ''} in the last hour`,
+      `key      ${k.key}: ${k.tasks}${lim ? `/${lim.activeTasks}` : ''} task slots in use${other} · ${minute}${lim ? `/${lim.callsPerMinute}` : ''} calls in the last minute · ${hour}${lim ? `/${lim.callsPerHour}` : ''} in the last hour${others}`,
     );
-    if (k.guessed) extra.push(`slots    ${k.key}: ${guessedText(k.guessed)}`);
+    const wait = keyWaitText(k, p);
+    if (wait) extra.push(`waiting  ${k.key}: ${wait}`);
+    if (k.guessed) extra.push(`slots    ${k.key}: ${guessedText(k.guessed, jobsFile, going)}`);
   }
   const t = p.throughput;
   const perStep = p.callsPerStep === null ? '' : ` · ${p.callsPerStep.toFixed(2)} calls per photo-step so far`;
@@ -123,19 +161,24 @@ export function formatProgress(
 }
 
 /**
- * Why a key's slots are counted busy with nothing running here: "3 counted busy by creates
- * whose answer was lost (held), until 21:04:05 at most; a run asks the service before then;
- * `darkroom retry --held` frees them".
+ * Why a key's slots are counted busy with nothing running here, and what frees them now:
+ * "3 counted busy by creates whose answer was lost (held), until 21:04:05 at most; a run asks
+ * the service before then; `darkroom retry --held` frees them". A stopped run's tasks are
+ * polled by the next run (retry --held has none of them to free); while a run holds the
+ * ledger, no other command may act on it.
  */
-function guessedText(g: GuessedSlotsView): string {
-  const held = 'by creates whose answer was lost (held)';
-  const dead = 'by a run that stopped (its creates in flight, its tasks)';
-  const by = g.held && g.deadRun ? `: ${g.held} ${held}, ${g.deadRun} ${dead}` : ` ${g.held ? held : dead}`;
-  return `${g.held + g.deadRun} counted busy${by}, until ${clockTime(g.untilMs)} at most; a run asks the service before then; \`darkroom retry --held\` frees them`;
-}
-
-/** 21:04:05, local time. */
-function clockTime(ms: number): string {
-  const d = new Date(ms);
-  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+function guessedText(g: GuessedSlotsView, jobsFile?: string, going?: RunGoing): string {
+  const deadCreates = g.deadRun - g.deadTasks;
+  const by = [
+    g.held ? [g.held, 'by creates whose answer was lost (held)'] : null,
+    deadCreates ? [deadCreates, "by a stopped run's creates in flight"] : null,
+    g.deadTasks ? [g.deadTasks, "by a stopped run's tasks (they may still run at the service)"] : null,
+  ].filter((x): x is [number, string] => x !== null);
+  const counted = by.length === 1 ? ` ${by[0]![1]}` : `: ${by.map(([n, why]) => `${n} ${why}`).join(', ')}`;
+  const what = [
+    going ? `the ${going.command === 'run' ? 'run going on' : `darkroom ${going.command} going on`} asks the service before then` : '',
+    !going && g.held + deadCreates > 0 ? 'a run asks the service before then; `darkroom retry --held` frees them' : '',
+    !going && g.deadTasks > 0 ? `the next \`darkroom run ${jobsFile ?? '<jobs.yaml>'}\` polls the tasks` : '',
+  ].filter(Boolean);
+  return `${g.held + g.deadRun} counted busy${counted}, until ${clockTime(g.untilMs)} at most; ${what.join('; ')}`;
 }

@@ -8,6 +8,8 @@ export interface ManifestArgs {
   readonly ledger?: string | undefined;
   readonly json?: boolean | undefined;
   readonly cwd?: string | undefined;
+  /** `--accepted`: only the accepted photos' files. */
+  readonly accepted?: boolean | undefined;
 }
 
 /** At most this many names of missing or changed files in the text; the rest are counted. */
@@ -24,6 +26,7 @@ export async function manifestCommand(args: ManifestArgs): Promise<{ text: strin
     ...(args.jobs !== undefined ? { job: path.resolve(cwd, args.jobs) } : {}),
     ...(args.ledger !== undefined ? { ledger: args.ledger } : {}),
     cwd,
+    accepted: args.accepted,
   });
   const exitCode = summary.missing.length > 0 || summary.changed.length > 0 || summary.elsewhere.length > 0 ? EXIT.someFailed : EXIT.ok;
   if (args.json) return { text: JSON.stringify(summary), exitCode, summary };
@@ -34,7 +37,7 @@ export async function manifestCommand(args: ManifestArgs): Promise<{ text: strin
   };
   const dir = rel(summary.outputDir);
   const lines = [
-    `manifest ${summary.files} file${summary.files === 1 ? '' : 's'} (${summary.outputs} output${summary.outputs === 1 ? '' : 's'}) in ${dir}/: ${summary.written.map((w) => path.basename(w)).join(', ')}`,
+    `manifest ${summary.files} file${summary.files === 1 ? '' : 's'} (${summary.outputs}${summary.acceptedOnly ? ' accepted' : ''} output${summary.outputs === 1 ? '' : 's'}) in ${dir}/: ${summary.written.map((w) => path.basename(w)).join(', ')}`,
   ];
   if (summary.changed.length > 0) {
     lines.push(

@@ -25,8 +25,7 @@ export function nextStepLines(result: Pick<RunResult, 'status' | 'interrupted' |
       `darkroom retry --held ${j}`,
       `${s.held} held: outcome unknown or timed out; lists them and asks (re-creating may charge again)`,
     ]);
-  const failed = s.failed - s.skipped;
-  if (failed > 0) steps.push([`darkroom retry --failed ${j}`, `${failed} failed: lists them, says what retrying costs and asks`]);
+  if (s.failed > 0) steps.push([`darkroom retry --failed ${j}`, `${s.failed} failed: lists them, says what retrying costs and asks`]);
   if (s.total > 0) steps.push([`darkroom report ${j}`, 'before and after, with every problem, in one HTML page']);
   if (steps.length === 0) return [];
   const width = Math.max(...steps.map(([c]) => c.length));

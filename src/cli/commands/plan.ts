@@ -62,7 +62,7 @@ function formatPlan(p: PlanResult): string {
   const i = p.inputs;
   L.push(`plan     ${rel(p.jobsFile)} · ledger ${rel(p.ledgerFile)}${p.ledgerExists ? '' : ' (none yet: this would be the first run)'}`);
   L.push(
-    `inputs   ${i.found} found · ${i.skipped.length} skipped · ${i.done} already done · ${i.toDo} to do${i.inProgress ? ` (${i.inProgress} in progress)` : ''}${i.held ? ` · ${i.held} held (see darkroom retry --held)` : ''}${i.failed ? ` · ${i.failed} failed` : ''}`,
+    `inputs   ${i.found} found${i.otherNames ? ` · ${i.otherNames} the same photo as another (no cost)` : ''} · ${i.skipped.length} skipped · ${i.done} already done · ${i.toDo} to do${i.inProgress ? ` (${i.inProgress} in progress)` : ''}${i.held ? ` · ${i.held} held (see darkroom retry --held)` : ''}${i.failed ? ` · ${i.failed} failed` : ''}`,
   );
   const hidden = hiddenLine(i.hidden);
   if (hidden !== null) L.push(`hidden   ${hidden}`);
@@ -91,7 +91,7 @@ function formatPlan(p: PlanResult): string {
   );
   const t = p.time;
   L.push(
-    `time     at best ${formatDuration(t.ms)} with ${t.keys} key(s) at ${t.limits.callsPerMinute}/min, ${t.limits.callsPerHour}/h and ${t.limits.activeTasks} tasks each — ${t.binds} bound (hour ${formatDuration(t.hourMs)} · minute ${formatDuration(t.minuteMs)} · slots ${formatDuration(t.slotsMs)})${t.usedHour ? `; ${t.usedHour} calls already in the last hour count` : ''}`,
+    `time     at best ${formatDuration(t.ms)} with ${t.keys} key(s) at ${t.limits.callsPerMinute}/min, ${t.limits.callsPerHour}/h and ${t.limits.activeTasks} tasks each — ${t.binds} bound (hour ${formatDuration(t.hourMs)} · minute ${formatDuration(t.minuteMs)} · slots ${formatDuration(t.slotsMs)})${t.usedHour ? `; ${t.usedHour} calls already in the key's last hour count${t.othersHour ? ` (${t.othersHour} not this job's)` : ''}` : ''}`,
   );
   L.push(metadataLine(p));
   if (p.stepsChange) {

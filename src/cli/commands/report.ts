@@ -5,6 +5,7 @@ import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../../config
 import { Ledger } from '../../ledger/index.js';
 import { buildReport, creditsSpent, formatBytes, reportPaths } from '../../report/index.js';
 import { outputBaseDir, outputTarget, writeOutput, type OutputTarget, type WriteStreams } from './outputFile.js';
+import { photoCounts } from './format.js';
 
 export interface ReportArgs {
   readonly jobs?: string | undefined;
@@ -102,8 +103,7 @@ export async function reportCommand(args: ReportArgs, env: NodeJS.ProcessEnv, st
     `${where} (${formatBytes(bytes)})` +
     (thumbsDir ? `; ${built.thumbs} thumbnails in ${paths.show(thumbsDir)}` : '; no thumbnails (give --thumbs DIR for them)') +
     '\n' +
-    `photos   ${s.total} total · ${s.done} done · ${s.failed} failed · ${s.held} held · ${s.pending} pending` +
-    `${s.gone ? ` · ${s.gone} gone` : ''}; ${s.calls.total} calls\n` +
+    `photos   ${photoCounts(s)}; ${s.calls.total} calls\n` +
     `files    ${built.formatChanges} format change${built.formatChanges === 1 ? '' : 's'}` +
     `${built.missingOutputs ? ` · ${built.missingOutputs} done photo${built.missingOutputs === 1 ? '' : 's'} with a missing or unreadable output` : ''}`;
   return { target, summary, bytes };

@@ -3,6 +3,7 @@ import { DEFAULT_LEDGER_FILE, loadConfig, resolveLedgerPath } from '../../config
 import type { HeldItem } from '../../ledger/index.js';
 import { readRetryable, requeueHeld } from '../../lib/retry.js';
 import { retryFailedCommand } from './retryFailed.js';
+import { retryRejectedCommand } from './retryRejected.js';
 import type { RetryArgs, RetryIo, RetryOutcome } from './retryTypes.js';
 import { EXIT } from '../../errors.js';
 
@@ -13,10 +14,18 @@ import { EXIT } from '../../errors.js';
  * (exit 2): an unattended script must say yes explicitly.
  */
 export async function retryCommand(args: RetryArgs, io: RetryIo): Promise<RetryOutcome> {
-  if (args.held === Boolean(args.failed)) {
-    return { exitCode: EXIT.usage, stdout: '', stderr: 'darkroom: name what to retry: --held or --failed (one at a time)' };
+  if ([args.held, Boolean(args.failed), Boolean(args.rejected)].filter(Boolean).length !== 1) {
+    return { exitCode: EXIT.usage, stdout: '', stderr: 'darkroom: name what to retry: --held, --failed or --rejected (one at a time)' };
+  }
+  if (args.mode !== undefined && !args.rejected) {
+    return {
+      exitCode: EXIT.usage,
+      stdout: '',
+      stderr: 'darkroom: --mode goes with --rejected (the mode the rejected photos are made with again)',
+    };
   }
   if (args.failed) return retryFailedCommand(args, io);
+  if (args.rejected) return retryRejectedCommand(args, io);
   const config = args.jobs ? loadConfig(args.jobs, { ledger: args.ledger, env: io.env }) : null;
   const file = config ? config.ledger : resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE);
   const { held } = readRetryable(file);

@@ -116,7 +116,7 @@ function describeFailed(failed: readonly FailedItem[], steps: readonly string[] 
   return lines.join('\n');
 }
 
-function costWords(cost: RetryCost): string {
+export function costWords(cost: RetryCost): string {
   if (cost.credits !== null) return `${cost.credits} credit(s)`;
   return `credits unknown: no price for ${cost.unpriced.join(', ')} (set \`credits:\` in the jobs file, as \`darkroom plan\` reads it)`;
 }

@@ -7,6 +7,10 @@ export interface RetryArgs {
   readonly held: boolean;
   /** `--failed`: photos that failed (retryFailed.ts). */
   readonly failed?: boolean | undefined;
+  /** `--rejected`: photos rejected in review, made again (retryRejected.ts). */
+  readonly rejected?: boolean | undefined;
+  /** `--mode M` with --rejected: the mode the steps that take one are made with this time. */
+  readonly mode?: string | undefined;
   /** Skip the question (scripts, cron). */
   readonly yes: boolean;
   /** `--break-lock HOST:PID`: take over the lock of a run on another host known to be gone. */

@@ -13,7 +13,7 @@ import { rescueLines } from './rescue.js';
 import { stepsChangeLines } from './stepsChange.js';
 import { guardLimitsFrom, type GuardArgs } from './guards.js';
 import { stateDirFrom } from '../../lib/stateDir.js';
-import { guessedSlotsOf } from '../../lib/status.js';
+import { guessedSlotsOf, keyUseOf } from '../../lib/status.js';
 import { accountStopLines } from './stops.js';
 
 /** What the CLI's screen needs of a live display (src/progress/live.ts), to route every line through it while it draws. */
@@ -98,6 +98,8 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
         // (better-sqlite3 is synchronous).
         const unhook = io.onLockHeld?.(release);
         const r = (reader = ProgressReader.open(config.ledger));
+        // The id the run owns its calls and slots by in the keys' stores (a new ledger's is set once the run has begun).
+        let owner: string | null = null;
         const l = (live = new LiveProgress({
           mode: io.progress?.mode ?? 'lines',
           ...(io.progress?.stream ? { stream: io.progress.stream } : {}),
@@ -107,8 +109,11 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
           read: () => {
             const now = clock.now();
             const fps = keys.map((k) => k.fingerprint);
-            const guessedSlots = guessedSlotsOf(stateDirFrom(io.env), fps, now);
-            const p = buildProgress(r.read(now), { now, steps: config.steps, limits: config.limits, keys: fps, guessedSlots });
+            const dir = stateDirFrom(io.env);
+            const guessedSlots = guessedSlotsOf(dir, fps, now);
+            owner ??= r.ownerId();
+            const keyUse = keyUseOf(dir, fps, now, owner);
+            const p = buildProgress(r.read(now), { now, steps: config.steps, limits: config.limits, keys: fps, guessedSlots, keyUse });
             // Whether the service answers: the display counts down to the next try during an outage.
             return { ...p, service: contact.outage() };
           },

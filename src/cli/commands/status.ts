@@ -1,3 +1,4 @@
+import { existsSync, readdirSync } from 'node:fs';
 import { clock } from '../../clock.js';
 import type { Config } from '../../config/index.js';
 import { DEFAULT_LEDGER_FILE, resolveLedgerPath } from '../../config/ledgerPath.js';
@@ -28,19 +29,40 @@ interface Target {
 
 async function target(args: StatusArgs, env: NodeJS.ProcessEnv): Promise<Target> {
   const stateDir = stateDirFrom(env);
-  if (!args.jobs)
-    return { file: resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE), config: null, keys: undefined, stateDir };
+  const jobs = args.jobs ?? (args.ledger === undefined ? await jobsFileHere(env) : undefined);
+  if (!jobs) return { file: resolveLedgerPath(process.cwd(), args.ledger ?? DEFAULT_LEDGER_FILE), config: null, keys: undefined, stateDir };
   // Imported only here: config brings zod and yaml (~0.2 s to load), which a status by
   // --ledger alone does without.
   const { loadConfig } = await import('../../config/index.js');
-  const config = loadConfig(args.jobs, { ledger: args.ledger, env });
+  const config = loadConfig(jobs, { ledger: args.ledger, env });
   // The job's keys are listed even before they made a call, by fingerprint only, when set.
-  return { file: config.ledger, config, keys: keyFingerprints(config, env), jobs: args.jobs, stateDir };
+  return { file: config.ledger, config, keys: keyFingerprints(config, env), jobs, stateDir };
+}
+
+/**
+ * `darkroom status` with no argument in a job's folder: the one job file there whose ledger
+ * exists, when there is no ledger by the default name (a job that has run is found, not
+ * answered with "start a job").
+ */
+async function jobsFileHere(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (existsSync(resolveLedgerPath(process.cwd(), DEFAULT_LEDGER_FILE))) return undefined;
+  const { loadConfig } = await import('../../config/index.js');
+  const ran = readdirSync(process.cwd())
+    .filter((f) => /\.ya?ml$/i.test(f))
+    .filter((f) => {
+      try {
+        return existsSync(loadConfig(f, { env }).ledger);
+      } catch {
+        return false; // not a job file, or not a valid one
+      }
+    });
+  return ran.length === 1 ? ran[0] : undefined;
 }
 
 function render(reader: ProgressReader, t: Target, json: boolean): string {
   const { progress, status, summary } = readSummary(reader, t.config, t.keys, t.stateDir);
-  return json ? JSON.stringify(summary) : formatProgress(progress, status, t.file, t.config ? 'jobs' : 'default', t.jobs);
+  if (json) return JSON.stringify(summary);
+  return formatProgress(progress, status, t.file, t.config ? 'jobs' : 'default', t.jobs, reader.runHolder());
 }
 
 /** `darkroom status`: read from the ledger alone, safe while a run writes (WAL); never creates a ledger. */

@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
 import { readVerdict } from '../inputs.js';
+import { holderFromRow, judgeHolder, SELECT_HOLDER, systemProbe, type LockRow } from '../lock.js';
+import type { LockHolder } from '../../errors.js';
 import { openDatabase } from '../open.js';
 import { stmt } from '../statements.js';
 import { readRedoPaths, readStepsCensus, type StepsCensus } from './census.js';
@@ -181,15 +183,26 @@ function readSlow(db: Database.Database): Pick<ProgressFacts, 'latency' | 'waitH
 }
 
 /** The state and step of every item by its path under input.dir, for `darkroom plan`. */
-export function readItemStates(db: Database.Database): Map<string, { readonly state: ItemState; readonly step: number }> {
-  const out = new Map<string, { state: ItemState; step: number }>();
-  for (const r of stmt<[], { rel_path: string; state: ItemState; step: number }>(
+export function readItemStates(db: Database.Database): Map<string, ItemStateOf> {
+  const out = new Map<string, ItemStateOf>();
+  for (const r of stmt<[], { rel_path: string; content_hash: string | null; state: ItemState; step: number }>(
     db,
-    'SELECT rel_path, state, step_index AS step FROM items',
+    'SELECT rel_path, content_hash, state, step_index AS step FROM items',
   ).iterate()) {
-    out.set(r.rel_path, { state: r.state, step: r.step });
+    const v = { state: r.state, step: r.step, relPath: r.rel_path };
+    out.set(r.rel_path, v);
+    // A photo is its content: every name with these bytes is this item (ledger/discovery.ts).
+    if (r.content_hash !== null) out.set(`sha256:${r.content_hash}`, v);
   }
   return out;
+}
+
+/** Where a photo stands, by its first name (`rel_path`) and by `sha256:` + its content hash: readItemStates. */
+export interface ItemStateOf {
+  readonly state: ItemState;
+  readonly step: number;
+  /** The item's own name (the first found): what the steps census names it by. */
+  readonly relPath: string;
 }
 
 /** Calls per key in the last minute and hour (as `status` counts them), for `plan` and `usage`. */
@@ -216,7 +229,7 @@ export class ProgressReader {
     return readProgress(this.db, now, opts, this.cache);
   }
 
-  itemStates(): Map<string, { readonly state: ItemState; readonly step: number }> {
+  itemStates(): Map<string, ItemStateOf> {
     return readItemStates(this.db);
   }
 
@@ -228,6 +241,23 @@ export class ProgressReader {
   decodeVerdict(contentHash: string): string | null | undefined {
     this.hasChecks ??= stmt(this.db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'input_checks'").get() !== undefined;
     return this.hasChecks ? readVerdict(this.db, contentHash) : undefined;
+  }
+
+  /**
+   * What holds the ledger now (a `run`, a `retry --held`), unless its process is gone: while
+   * it lasts, another run is refused, so advice to run again would lead nowhere.
+   */
+  runHolder(): LockHolder | undefined {
+    if (stmt(this.db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_lock'").get() === undefined) return undefined;
+    const row = stmt<[], LockRow>(this.db, SELECT_HOLDER).get();
+    if (!row) return undefined;
+    const h = holderFromRow(row);
+    return judgeHolder(h, systemProbe.self(), systemProbe) === 'gone' ? undefined : h;
+  }
+
+  /** The id this ledger's runs own their calls and slots by in the keys' stores; null before any run. */
+  ownerId(): string | null {
+    return stmt<[], { value: string }>(this.db, "SELECT value FROM meta WHERE key = 'owner_id'").get()?.value ?? null;
   }
 
   /** Photos started under other step lists than the job's (`plan`), and their labels. */

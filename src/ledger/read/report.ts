@@ -8,7 +8,9 @@ import {
   type LedgerStatus,
   type ProblemItem,
 } from './status.js';
+import type { PhotoFacts } from '../rows.js';
 import { stmt } from '../statements.js';
+import { readDecisions } from '../reviews.js';
 
 /** One finished step of a done item: which capability ran and the task that did it. */
 export interface ReportStep {
@@ -35,17 +37,9 @@ export interface ReportProblem extends ProblemItem {
 }
 
 /** One photo (item) of the archive, whatever its state: the report's table has a row per photo. */
-export interface ReportPhoto {
-  readonly id: number;
-  /** The input's path under input.dir (a URL input's output name). */
-  readonly path: string;
-  readonly srcPath: string;
-  readonly state: string;
-  readonly step: number;
-  readonly reason: string | null;
+export interface ReportPhoto extends PhotoFacts {
   /** The input's size when discovered. */
   readonly inBytes: number | null;
-  readonly outputPath: string | null;
   /** The output's size as written, from output_files. */
   readonly outBytes: number | null;
   /** Tasks created for it, all steps and attempts. */
@@ -61,6 +55,12 @@ export interface ReportPhoto {
   readonly metaCaption: string | null;
   /** The input's XMP sidecars read into its output, one a line (null: none). */
   readonly metaSidecars: string | null;
+  /** A done photo's decision in review ('accept', 'reject'), about its current output; null: not reviewed (or not done). */
+  readonly review: string | null;
+  /** A rejection's few words. */
+  readonly reviewReason: string | null;
+  /** The photo's other names found by the last discovery (the same bytes under another path), one a line; null when none. */
+  readonly otherNames: string | null;
 }
 
 /** Tasks that ended SUCCESS, by capability: the ones charged (the spec refunds FAIL and ERROR). */
@@ -142,7 +142,7 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
        ORDER BY CASE i.state WHEN 'held' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END, i.rel_path
        LIMIT ?`,
     ).all(problemLimit);
-    const problemCount = status.held + status.failed;
+    const problemCount = status.held + status.failed + status.skipped;
 
     const byEndpoint = stmt<[], { method: string; endpoint: string; n: number }>(
       db,
@@ -191,14 +191,19 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
     const meta = hasOutputMetadata(db)
       ? `o.meta AS meta, o.meta_note AS metaNote, o.meta_taken AS metaTaken, o.meta_caption AS metaCaption, ${sidecars} AS metaSidecars`
       : 'NULL AS meta, NULL AS metaNote, NULL AS metaTaken, NULL AS metaCaption, NULL AS metaSidecars';
-    const photos = stmt<[number], ReportPhoto>(
+    const decisions = readDecisions(db);
+    const photos = stmt<[number], Omit<ReportPhoto, 'review' | 'reviewReason'>>(
       db,
       `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
               i.size_bytes AS inBytes, i.output_path AS outputPath, i.updated_ms AS atMs,
               o.bytes AS outBytes, ${meta},
-              (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id) AS tasks
+              (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id) AS tasks,
+              (SELECT GROUP_CONCAT(n.name, char(10)) FROM inputs n WHERE n.item_id = i.id AND n.name <> i.rel_path
+                 AND n.seen_gen = (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'inputs.generation')) AS otherNames
        FROM items i LEFT JOIN output_files o ON o.path = i.output_path ORDER BY i.rel_path LIMIT ?`,
-    ).all(photoLimit);
+    )
+      .all(photoLimit)
+      .map((p) => ({ ...p, review: decisions.get(p.id)?.decision ?? null, reviewReason: decisions.get(p.id)?.reason ?? null }));
     const photoCount = stmt<[], { n: number }>(db, 'SELECT COUNT(*) AS n FROM items').get()!.n;
     const charged = stmt<[], ReportCharged>(
       db,

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { stmt } from '../statements.js';
+import { readReviewCounts, type ReviewCounts } from '../reviews.js';
 import { inPhase, phaseOf, sqlList, STATES, TERMINAL, type ItemState } from '../transitions.js';
 import { countNotDownloaded, listNotDownloaded, type NotDownloaded } from '../outputs.js';
 
@@ -33,8 +34,8 @@ export interface StepGroup {
 /**
  * One step of the pipeline: where the photos stand with it. done = past it (its task
  * succeeded: the result passed on, being downloaded, or the photo finished); working = at it
- * (for step 1, also still to upload); waiting = not there yet; failed (with skipped) and
- * held = stopped at it. A done photo stays on the last step it ran, so a step added to the
+ * (for step 1, also still to upload); waiting = not there yet; failed and held = stopped at
+ * it. Skipped inputs go through no step. A done photo stays on the last step it ran, so a step added to the
  * job after it finished does not count it as past.
  */
 export interface StepStatus {
@@ -54,8 +55,13 @@ export interface StepStatus {
 export interface LedgerStatus {
   readonly total: number;
   readonly done: number;
-  /** failed includes skipped (bad input): items that will not be done without a change. */
+  /** Photos that went wrong: an ERROR, a refused create, retries exhausted (`darkroom retry --failed`). */
   readonly failed: number;
+  /**
+   * Inputs darkroom will not send until they change (unreadable, unsupported, no place for
+   * their output): refused before any call, each listed with why; not in `total`, nor in any
+   * of the figures above or below, and no reason for exit 1.
+   */
   readonly skipped: number;
   readonly held: number;
   /** Not yet terminal. total = done + failed + held + pending. */
@@ -82,6 +88,8 @@ export interface LedgerStatus {
   readonly metadataNotCarried: number;
   /** The first 200 of them: the input's path, the output, and why. */
   readonly metadataNotes: readonly MetadataNote[];
+  /** Of the done photos: accepted, rejected and not yet reviewed (`darkroom review`). */
+  readonly review: ReviewCounts;
 }
 
 /** An output its input's metadata did not reach, and why. */
@@ -99,8 +107,9 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
   const groups = stmt<[], StepGroup>(db, 'SELECT step_index AS step, state, COUNT(*) AS n FROM items GROUP BY state, step_index').all();
   const states = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<ItemState, number>;
   for (const g of groups) states[g.state] += g.n;
-  // A gone photo is no longer an input: outside the total (total = done + failed + held + pending).
-  const total = Object.values(states).reduce((a, b) => a + b, 0) - states.gone;
+  // A gone photo is no longer an input, a skipped one will not be sent: both outside the total
+  // (total = done + failed + held + pending), so "all done" can be reached beside them.
+  const total = Object.values(states).reduce((a, b) => a + b, 0) - states.gone - states.skipped;
   const pending = STATES.filter((s) => !TERMINAL.has(s)).reduce((a, s) => a + states[s], 0);
 
   const perKey: Record<string, { lastMinute: number; lastHour: number }> = {};
@@ -120,7 +129,7 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
     steps: readSteps(db, groups),
     total,
     done: states.done,
-    failed: states.failed + states.skipped,
+    failed: states.failed,
     skipped: states.skipped,
     held: states.held,
     pending,
@@ -131,6 +140,7 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
     paidNotDownloaded: countNotDownloaded(db),
     notDownloaded: listNotDownloaded(db, problemLimit),
     ...metadataNotes(db, problemLimit),
+    review: readReviewCounts(db),
   };
 }
 
@@ -191,12 +201,12 @@ export function foldSteps(groups: readonly StepGroup[], capabilities: readonly (
     const out = { step: s, capability: capabilities[s] ?? null, done: 0, working: 0, waiting: 0, failed: 0, held: 0, running: 0 };
     for (const g of groups) {
       const phase = phaseOf(g.state);
-      if (phase === 'gone') continue; // no longer an input
+      if (phase === 'gone' || phase === 'skipped') continue; // no longer an input, or one never sent
       if (g.step > s) out.done += g.n;
       else if (g.step < s) {
         if (!TERMINAL.has(g.state)) out.waiting += g.n;
       } else if (phase === 'paid' || phase === 'done') out.done += g.n;
-      else if (phase === 'failed' || phase === 'skipped') out.failed += g.n;
+      else if (phase === 'failed') out.failed += g.n;
       else if (phase === 'held') out.held += g.n;
       else {
         out.working += g.n;

@@ -73,6 +73,8 @@ export async function connect(ctx: RunContext): Promise<Connected> {
     const kctx: KeyContext = { ...k, guards };
     return { ctx: kctx, lane: new Lane(kctx, laneStages(kctx)) };
   });
+  // A credit limit that cannot buy one photo starts nothing.
+  guards?.checkAffordable();
   for (const { lane } of keys) control.onWake(() => lane.wake());
   control.onWake(() => ctx.events.notify());
   // An interrupt: no new calls or downloads at once; what is in flight gets the grace period.

@@ -23,7 +23,10 @@ export function finish(p: Prepared, discovered: Discovered, guards: Guards | und
   ctx.events.pull();
   const status = ledger.status();
   const interrupted = ctx.request.signal?.aborted ?? false;
-  const { exitCode, halt } = control.outcome(status, interrupted);
+  const outcome = control.outcome(status, interrupted);
+  const { exitCode } = outcome;
+  // A limit says at the end what became of the photos it let start (Guards.endMessage).
+  const halt = outcome.halt?.kind === 'limit' ? { ...outcome.halt, message: guards?.endMessage() ?? outcome.halt.message } : outcome.halt;
   ctx.log.info(
     {
       exitCode,

@@ -1,7 +1,7 @@
 import { CAPABILITIES, isApiError, newRequestId, type CreateBody } from '../../api/index.js';
 import type { ApiError } from '../../errors.js';
 import { clock } from '../../clock.js';
-import type { StepConfig } from '../../config/index.js';
+import { withMode, type StepConfig } from '../../config/index.js';
 import { crashPoint, type ItemRow } from '../../ledger/index.js';
 import { retryAt } from '../../scheduler/budget/backoff.js';
 import type { Feedback } from '../../scheduler/lane/types.js';
@@ -26,7 +26,9 @@ function createBody(step: StepConfig, image: string): CreateBody {
  */
 export async function createStage(ctx: KeyContext, item: ItemRow): Promise<Feedback> {
   const { ledger } = ctx;
-  const step = ctx.config.steps[item.step_index];
+  // A photo sent back by `retry --rejected --mode M` is made with that mode.
+  const jobStep = ctx.config.steps[item.step_index];
+  const step = jobStep && withMode(jobStep, ledger.reviews.redoModeOf(item.id));
   if (!step || !item.input_url) {
     const reason = `internal: no step ${item.step_index} or no input URL`;
     ledger.items.move(item.id, 'uploaded', 'failed', { reason }, reason);

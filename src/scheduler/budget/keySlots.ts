@@ -18,6 +18,8 @@ export interface GuessedSlots {
   readonly held: number;
   /** Rows of runs that are gone (killed, stopped): their creates in flight and tasks. */
   readonly deadRun: number;
+  /** Of deadRun: tasks accepted (the ledger has them active: the next run polls them; `retry --held` has nothing to free). */
+  readonly deadTasks: number;
   /** When the last of them stops counting; 0 when there is none. */
   readonly untilMs: number;
   /** The latest moment the oldest of their tasks could have started; Infinity when there is none. */
@@ -229,17 +231,20 @@ export class KeySlots {
 export function guessedSlots(rows: readonly SlotRow[], now: number, live: (r: SlotRow) => boolean): GuessedSlots {
   let held = 0;
   let deadRun = 0;
+  let deadTasks = 0;
   let untilMs = 0;
   let oldestSinceMs = Infinity;
   for (const r of rows) {
     if (r.kind === 'released' || r.expires_ms <= now) continue;
     if (r.kind === 'held') held++;
-    else if (!live(r)) deadRun++;
-    else continue;
+    else if (!live(r)) {
+      deadRun++;
+      if (r.kind === 'active') deadTasks++;
+    } else continue;
     untilMs = Math.max(untilMs, r.expires_ms);
     oldestSinceMs = Math.min(oldestSinceMs, r.since_ms);
   }
-  return { held, deadRun, untilMs, oldestSinceMs };
+  return { held, deadRun, deadTasks, untilMs, oldestSinceMs };
 }
 
 /**

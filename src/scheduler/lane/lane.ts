@@ -173,7 +173,10 @@ export class Lane {
           if (action.probe) this.state.probing = false;
         });
         this.wake();
-        this.guarded(() => this.ctx.events.activity());
+        this.guarded(() => {
+          this.ctx.guards?.settle();
+          this.ctx.events.activity();
+        });
       });
     return true;
   }

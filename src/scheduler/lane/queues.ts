@@ -64,7 +64,7 @@ export class LaneQueues {
     const free = this.freeSlots();
     const create = this.createCandidate(now, free);
     if (create) return { action: create, slotBlocked };
-    if ((free === 0 || this.slotWaiting(now)) && items.hasDue('uploaded', fp, now, inflight)) slotBlocked = true;
+    if ((free === 0 || this.slotWaiting(now)) && items.hasDue('uploaded', fp, now, this.notCreatable())) slotBlocked = true;
     if (this.uploadWanted(free)) {
       const gate = this.ctx.guards;
       // Past the photo cap only the photos this lane already took (claimed) are taken up again.
@@ -92,9 +92,15 @@ export class LaneQueues {
     if (this.ctx.control.stopped || this.ctx.control.noCreates || this.slotWaiting(now)) return undefined;
     const probe = free === 0 && this.mayProbe(now);
     if (free === 0 && !probe) return undefined;
-    const item = this.ctx.ledger.items.nextInState('uploaded', this.ctx.keyFp, now, this.state.inflightItems);
+    const item = this.ctx.ledger.items.nextInState('uploaded', this.ctx.keyFp, now, this.notCreatable());
     if (item && this.ctx.guards && !this.ctx.guards.mayCreate(item)) return undefined;
     return item ? { kind: 'create', item, ...(probe ? { probe } : {}) } : undefined;
+  }
+
+  /** Photos no create is made for now: those with a call in flight, and those the spending guards passed over. */
+  private notCreatable(): ReadonlySet<number> {
+    const over = this.ctx.guards?.passedOver;
+    return over && over.size > 0 ? new Set([...this.state.inflightItems, ...over]) : this.state.inflightItems;
   }
 
   /** A 429 on api_key_active_tasks is being waited out (SlotWait). */
@@ -143,7 +149,7 @@ export class LaneQueues {
       const free = this.freeSlots();
       const waitEnd = this.slotWaiting(now) ? this.state.slotWait.untilMs : now;
       const createDue = () => {
-        const due = items.earliestDue('uploaded', fp, inflight);
+        const due = items.earliestDue('uploaded', fp, this.notCreatable());
         return due === undefined ? undefined : Math.max(due, waitEnd);
       };
       if (free > 0 || this.mayProbe(now)) dues.push(createDue());

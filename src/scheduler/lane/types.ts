@@ -42,8 +42,15 @@ export interface StartGate {
   mayTake(item: ItemRow): boolean;
   /** Once the photo cap is reached: only photos this run already took are worked on. */
   readonly onlyTaken: boolean;
-  /** A create about to be sent: false once it would pass the credit limit (which stops all creates). */
+  /**
+   * A create about to be sent: false when the credit limit cannot buy the photo's steps
+   * (the photo is then in `passedOver`), or once it would pass the limit (which stops all creates).
+   */
   mayCreate(item: ItemRow): boolean;
+  /** Photos waiting for a create that the gate refused: the lane looks past them for the next. */
+  readonly passedOver: ReadonlySet<number>;
+  /** After each of the lane's finished actions: the gate may see that nothing more can be started (Guards.settle). */
+  settle(): void;
 }
 
 /** The run's switches a lane obeys, and where it reports a bug (run/control.ts). */
