@@ -126,6 +126,7 @@ async function* listInputs(config: Config, dir: string, counts: DiscoveryCounts)
   const isHidden = hiddenMatcher(config.input.include);
   const it = stream[Symbol.asyncIterator]() as AsyncIterator<string | Buffer>;
   let names: string[] = [];
+  let size = FIRST_BATCH_FILES;
   try {
     for (;;) {
       gate.reading(true);
@@ -138,9 +139,10 @@ async function* listInputs(config: Config, dir: string, counts: DiscoveryCounts)
         continue;
       }
       names.push(name);
-      if (names.length >= BATCH_FILES) {
+      if (names.length >= size) {
         yield names;
         names = [];
+        size = Math.min(BATCH_FILES, size * 2);
       }
     }
     if (names.length > 0) yield names;
@@ -183,8 +185,13 @@ export function newCounts(): DiscoveryCounts {
   return { files: 0, skipped: 0, transcode: 0, hidden: 0, decodes: { decoded: 0, refused: 0, known: 0, ms: 0 } };
 }
 
-/** Files looked at, hashed and decoded a batch at a time: what one batch of the ledger's records holds. */
-const BATCH_FILES = 500;
+/**
+ * Files looked at, hashed and decoded a batch at a time: what one batch of the ledger's records
+ * holds. The first batches are small, so the first photos reach the lanes within a fraction of
+ * a second however large the folder; they double up to BATCH_FILES, one commit (an fsync) each.
+ */
+const FIRST_BATCH_FILES = 64;
+const BATCH_FILES = 1024;
 
 /**
  * Find the files (fast-glob include/exclude under input.dir), look at each one's headers
