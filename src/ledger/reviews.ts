@@ -96,19 +96,46 @@ function hasReviews(db: Database.Database): boolean {
 }
 
 /** Accepted, rejected and not reviewed, over the done photos (zeros but `unreviewed` on a ledger older than the review). */
-export function readReviewCounts(db: Database.Database): ReviewCounts {
-  if (!hasReviews(db)) {
-    const done = stmt<[], { n: number }>(db, "SELECT COUNT(*) AS n FROM items WHERE state = 'done'").get()!.n;
-    return { accepted: 0, rejected: 0, unreviewed: done };
-  }
-  const r = stmt<[], { accepted: number | null; rejected: number | null; done: number }>(
+export function readReviewCounts(db: Database.Database, done?: number, cache?: ReviewCountsCache): ReviewCounts {
+  const doneNow = done ?? stmt<[], { n: number }>(db, "SELECT COUNT(*) AS n FROM items WHERE state = 'done'").get()!.n;
+  if (!hasReviews(db)) return { accepted: 0, rejected: 0, unreviewed: doneNow };
+  const r = cache ? cachedStanding(db, cache) : readStandingCounts(db);
+  return { accepted: r.accepted, rejected: r.rejected, unreviewed: doneNow - r.accepted - r.rejected };
+}
+
+/**
+ * What a long-lived reader (`status --watch`) keeps of the decisions that stand: read again only
+ * when a decision was logged since, or a photo with a decision moved (a redo), never on every
+ * refresh of a run that finishes photos no one has decided about yet.
+ */
+export interface ReviewCountsCache {
+  standing?: { readonly t: number; readonly d: number; readonly accepted: number; readonly rejected: number };
+}
+
+function cachedStanding(db: Database.Database, cache: ReviewCountsCache): { accepted: number; rejected: number } {
+  const t = stmt<[], { id: number | null }>(db, 'SELECT MAX(id) AS id FROM transitions').get()!.id ?? 0;
+  const d = stmt<[], { id: number | null }>(db, 'SELECT MAX(id) AS id FROM review_log').get()!.id ?? 0;
+  const c = cache.standing;
+  const moved = (since: number) =>
+    stmt<[number], unknown>(db, 'SELECT 1 FROM transitions t JOIN reviews r ON r.item_id = t.item_id WHERE t.id > ? LIMIT 1').get(since) !==
+    undefined;
+  const stale = c === undefined || c.d !== d || t < c.t || (t !== c.t && moved(c.t));
+  cache.standing = stale ? { t, d, ...readStandingCounts(db) } : { ...c, t };
+  return cache.standing;
+}
+
+/**
+ * The decisions that stand (STANDING, from the decisions' side): read through the reviews
+ * alone, each its photo's and output's row by key, whatever the number of photos done.
+ */
+export function readStandingCounts(db: Database.Database): { accepted: number; rejected: number } {
+  const r = stmt<[], { accepted: number | null; rejected: number | null }>(
     db,
-    `SELECT SUM(r.decision = 'accept') AS accepted, SUM(r.decision = 'reject') AS rejected, COUNT(*) AS done
-     FROM items i ${STANDING} WHERE i.state = 'done'`,
+    `SELECT SUM(r.decision = 'accept') AS accepted, SUM(r.decision = 'reject') AS rejected
+     FROM reviews r JOIN items i ON i.id = r.item_id AND i.state = 'done' LEFT JOIN output_files f ON f.path = i.output_path
+     WHERE r.output_sha256 IS f.sha256`,
   ).get()!;
-  const accepted = r.accepted ?? 0;
-  const rejected = r.rejected ?? 0;
-  return { accepted, rejected, unreviewed: r.done - accepted - rejected };
+  return { accepted: r.accepted ?? 0, rejected: r.rejected ?? 0 };
 }
 
 /** Each photo's standing decision by id, for the report and provenance.csv (none on a ledger older than the review). */
