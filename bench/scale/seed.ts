@@ -141,7 +141,20 @@ async function outputKinds(dir: string): Promise<OutputKind[]> {
     const b = readFileSync(file);
     kinds.push({ file, bytes: b.length, sha256: sha('sha256', b), sha512: sha('sha512', b) });
   }
+  writtenBefore(dir);
   return kinds;
+}
+
+/**
+ * The outputs' time, as a run leaves it: written before the ledger recorded them (their links
+ * share it). Set again on reuse: an archive copied or unpacked elsewhere has new times.
+ */
+function writtenBefore(dir: string): void {
+  const t = new Date(START_MS - 86_400_000);
+  for (let k = 0; k < OUTPUT_KINDS; k++) {
+    const file = path.join(dir, `kind-${k}.jpg`);
+    if (existsSync(file)) utimesSync(file, t, t);
+  }
 }
 
 /** The synthetic walk: what discovery would have found under input.dir, sorted by path as it sorts. */
@@ -341,12 +354,14 @@ export async function seedArchive(
   const manifest = path.join(dir, 'seed.json');
   if (!opts.fresh && existsSync(manifest)) {
     const prior = JSON.parse(readFileSync(manifest, 'utf8')) as ScaleArchive;
-    if (prior.recipe === RECIPE && prior.photos === photos && (prior.inputs || !opts.inputs)) return prior;
+    if (prior.recipe === RECIPE && prior.photos === photos && (prior.inputs || !opts.inputs)) {
+      writtenBefore(path.join(dir, 'sources'));
+      return prior;
+    }
   }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const inputDir = path.join(dir, 'archive');
-  const outputDir = path.join(dir, 'restored');
   mkdirSync(inputDir, { recursive: true });
   const jobs = path.join(dir, 'jobs.yaml');
   writeFileSync(

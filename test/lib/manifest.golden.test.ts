@@ -4,7 +4,6 @@ import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestOfJob, type ManifestSummary } from '../../src/lib/manifest.js';
-import { Ledger } from '../../src/ledger/index.js';
 import { makeJob, writePhoto, type TestJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 
