@@ -252,7 +252,12 @@ async function measure(bin: string, a: ScaleArchive, command: Command, timeoutMs
       rmSync(path.dirname(out), { recursive: true, force: true });
       const r = await runCli(bin, ['report', a.jobs, '--out', out], a.dir, timeoutMs);
       const size = existsSync(out) ? readFileSync(out).length : 0;
-      return simple('report', a.photos, r, `${r.stderr.split('\n')[0] || r.stdout.split('\n')[0]} · report.html ${(size / 1e6).toFixed(1)} MB`);
+      return simple(
+        'report',
+        a.photos,
+        r,
+        `${r.stderr.split('\n')[0] || r.stdout.split('\n')[0]} · report.html ${(size / 1e6).toFixed(1)} MB`,
+      );
     }
     case 'review':
       return measureReview(bin, a, timeoutMs);

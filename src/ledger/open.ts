@@ -26,7 +26,11 @@ export function openLedgerFile(file: string, opts: OpenOptions = {}): WritableFi
   const memory = file === ':memory:';
   if (opts.readonly) {
     if (!memory && !existsSync(file)) throw new LedgerMissingError(file);
-    const db = new Database(file, { readonly: true, fileMustExist: true, ...(opts.trace ? { verbose: (sql) => opts.trace!(String(sql)) } : {}) });
+    const db = new Database(file, {
+      readonly: true,
+      fileMustExist: true,
+      ...(opts.trace ? { verbose: (sql) => opts.trace!(String(sql)) } : {}),
+    });
     db.pragma('busy_timeout = 5000');
     if (schemaVersion(db) === 0) {
       db.close();

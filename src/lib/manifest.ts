@@ -162,10 +162,7 @@ function placeOf(file: string, outputDir: string, recorded: string): { abs: stri
  * is read again only when it has no recorded checksums, or its size or modification time say
  * it may have changed since.
  */
-async function checkFile(
-  row: ManifestFile,
-  abs: string,
-): Promise<{ facts: FileFacts; changed: boolean; takenNow: boolean } | null> {
+async function checkFile(row: ManifestFile, abs: string): Promise<{ facts: FileFacts; changed: boolean; takenNow: boolean } | null> {
   let st;
   try {
     st = statSync(abs);
@@ -200,7 +197,7 @@ async function writeManifests(
   const out = new ManifestWriter(outputDir);
   out.open();
   try {
-    for (let after: string | null = null; ; ) {
+    for (let after: string | null = null; ;) {
       const page = ledger.manifestPage(after, PAGE, acceptedOnly);
       if (page.length === 0) break;
       after = page.at(-1)!.path;

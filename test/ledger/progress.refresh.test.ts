@@ -19,7 +19,8 @@ import { discovered, putAt } from '../helpers/discovered.js';
  */
 const PHOTOS = 1_500;
 /** Tables whose size does not grow with the archive (or, for the partial index, only with its problems). */
-const SMALL = /^(SCAN (item_counts|call_counts|attempt_counts|step_capabilities|meta|sqlite_master|sqlite_schema|run_lock|schema_migrations|CONSTANT ROW)\b|SCAN \S+ USING (COVERING )?INDEX output_files_meta_note\b)/;
+const SMALL =
+  /^(SCAN (item_counts|call_counts|attempt_counts|step_capabilities|meta|sqlite_master|sqlite_schema|run_lock|schema_migrations|CONSTANT ROW)\b|SCAN \S+ USING (COVERING )?INDEX output_files_meta_note\b)/;
 
 let dir: string;
 let file: string;
@@ -99,7 +100,10 @@ describe('a refresh of status --watch', () => {
       } finally {
         raw.close();
       }
-      expect(queries.some((q) => /FROM reviews r/.test(q)), 'the decisions read again though none changed').toBe(false);
+      expect(
+        queries.some((q) => /FROM reviews r/.test(q)),
+        'the decisions read again though none changed',
+      ).toBe(false);
 
       const fresh = ProgressReader.open(file);
       try {

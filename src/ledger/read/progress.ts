@@ -185,7 +185,10 @@ function callKindsSince(db: Database.Database, c: ProgressCache, total: number):
   return { upload: c.upload, account: c.account, task: c.calls - c.upload - c.account };
 }
 
-function readSlow(db: Database.Database, counted: boolean): Pick<ProgressFacts, 'latency' | 'waitHints' | 'stepCapabilities' | 'failRetries'> {
+function readSlow(
+  db: Database.Database,
+  counted: boolean,
+): Pick<ProgressFacts, 'latency' | 'waitHints' | 'stepCapabilities' | 'failRetries'> {
   const stepCapabilities = readStepCapabilities(db, counted);
   if (counted) {
     // The sums the ledger keeps (migrations/012_ledger_counts.sql): the same figures as the
