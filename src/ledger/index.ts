@@ -50,7 +50,9 @@ export {
   type ReviewAction,
   type ReviewCounts,
   type ReviewCursor,
+  type ReviewFilter,
   type ReviewPhoto,
+  type ReviewWindow,
   type ReviewState,
   type StandingDecision,
 } from './reviews.js';

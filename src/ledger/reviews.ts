@@ -86,6 +86,37 @@ export interface ReviewCursor {
 /** The states the review page lists (done to review; failed, skipped and held to see). */
 const LISTED = "('done', 'failed', 'skipped', 'held')";
 
+const PHOTO_COLUMNS = `i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
+  i.output_path AS outputPath, f.sha256, f.meta_taken AS taken, f.meta_caption AS caption,
+  r.decision, r.reason AS decisionReason, r.at_ms AS decidedMs`;
+
+/** The page's lists: each photo is in one (a done photo by its standing decision), or in none while it is at work. */
+export type ReviewFilter = 'unreviewed' | 'accepted' | 'rejected' | 'failed' | 'held' | 'all' | 'listed';
+
+/**
+ * Each list as SQL over `items i` and its STANDING decision `r`. The done photos' lists walk
+ * the path index (`+i.state`: not the state index, which would sort every done photo to find
+ * the first few); the failed and held, few, are found by state.
+ */
+const REVIEW_FILTERS: Readonly<Record<ReviewFilter, string>> = {
+  unreviewed: "+i.state = 'done' AND r.decision IS NULL",
+  accepted: "+i.state = 'done' AND r.decision = 'accept'",
+  rejected: "+i.state = 'done' AND r.decision = 'reject'",
+  failed: "i.state IN ('failed', 'skipped')",
+  held: "i.state = 'held'",
+  all: "+i.state = 'done'",
+  listed: `+i.state IN ${LISTED}`,
+};
+
+export interface ReviewWindow {
+  readonly filter: ReviewFilter;
+  /** The folder (its own photos), '' for the top one, null for every folder. */
+  readonly folder: string | null;
+  readonly after?: string | undefined;
+  readonly before?: string | undefined;
+  readonly limit: number;
+}
+
 /** A done photo's standing decision: the review row about its current output (the first name's). */
 const STANDING = `LEFT JOIN output_files f ON f.path = i.output_path
   LEFT JOIN reviews r ON r.item_id = i.id AND i.state = 'done' AND r.output_sha256 IS f.sha256`;
@@ -186,35 +217,73 @@ export class Reviews {
   photos(since?: ReviewCursor): { cursor: ReviewCursor; photos: ReviewPhoto[] } {
     return this.db.transaction(() => {
       const cursor = this.cursor();
-      const columns = `i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
-        i.output_path AS outputPath, f.sha256, f.meta_taken AS taken, f.meta_caption AS caption,
-        r.decision, r.reason AS decisionReason, r.at_ms AS decidedMs`;
       if (since === undefined) {
         const photos = stmt<[], ReviewPhoto>(
           this.db,
-          `SELECT ${columns} FROM items i ${STANDING} WHERE i.state IN ${LISTED} ORDER BY i.rel_path`,
+          `SELECT ${PHOTO_COLUMNS} FROM items i ${STANDING} WHERE i.state IN ${LISTED} ORDER BY i.rel_path`,
         ).all();
         return { cursor, photos };
       }
-      const photos = stmt<[number, number], ReviewPhoto>(
-        this.db,
-        `SELECT ${columns} FROM items i ${STANDING}
-         WHERE i.id IN (SELECT item_id FROM transitions WHERE id > ? UNION SELECT item_id FROM review_log WHERE id > ?)
-         ORDER BY i.rel_path`,
-      ).all(since.t, since.d);
-      return { cursor, photos };
+      return { cursor, photos: this.changedSince(since) };
     })();
+  }
+
+  /** The photos changed (a state move, a decision) after `since`, whatever their state, by path. */
+  changedSince(since: ReviewCursor): ReviewPhoto[] {
+    return stmt<[number, number], ReviewPhoto>(
+      this.db,
+      `SELECT ${PHOTO_COLUMNS} FROM items i ${STANDING}
+       WHERE i.id IN (SELECT item_id FROM transitions WHERE id > ? UNION SELECT item_id FROM review_log WHERE id > ?)
+       ORDER BY i.rel_path`,
+    ).all(since.t, since.d);
+  }
+
+  /**
+   * A window of the photos the page lists, in path order: those of `filter`, in `folder` (its
+   * own photos, not its subfolders'; null: every folder), after `after` or before `before`
+   * (the `limit` nearest to it, still in path order). Each query walks one index from where
+   * the window starts (by path, or by state for the few failed and held): a window costs the
+   * same whatever the size of the archive.
+   */
+  window(q: ReviewWindow): ReviewPhoto[] {
+    const where: string[] = [REVIEW_FILTERS[q.filter]];
+    const params: (string | number)[] = [];
+    if (q.folder !== null) {
+      if (q.folder === '') where.push("instr(i.rel_path, '/') = 0");
+      else {
+        // The folder's subtree by the path index ('/' + 1 is '0'), less its subfolders.
+        where.push("i.rel_path > ? AND i.rel_path < ? AND instr(substr(i.rel_path, ?), '/') = 0");
+        params.push(`${q.folder}/`, `${q.folder}0`, q.folder.length + 2);
+      }
+    }
+    const backwards = q.before !== undefined;
+    if (backwards) {
+      where.push('i.rel_path < ?');
+      params.push(q.before!);
+    } else if (q.after !== undefined) {
+      where.push('i.rel_path > ?');
+      params.push(q.after);
+    }
+    params.push(q.limit);
+    const rows = stmt<(string | number)[], ReviewPhoto>(
+      this.db,
+      `SELECT ${PHOTO_COLUMNS} FROM items i ${STANDING} WHERE ${where.join(' AND ')}
+       ORDER BY i.rel_path ${backwards ? 'DESC' : ''} LIMIT ?`,
+    ).all(...params);
+    return backwards ? rows.reverse() : rows;
+  }
+
+  /** Every photo the page lists, a row at a time (id, path, state, standing decision): the page's counts are made from them once. */
+  *listed(): Generator<{ id: number; path: string; state: string; decision: Decision | null }> {
+    yield* stmt<[], { id: number; path: string; state: string; decision: Decision | null }>(
+      this.db,
+      `SELECT i.id, i.rel_path AS path, i.state, r.decision FROM items i ${STANDING} WHERE i.state IN ${LISTED}`,
+    ).iterate();
   }
 
   /** One photo as the page lists it, whatever its state; undefined when there is no such photo. */
   photo(id: number): ReviewPhoto | undefined {
-    return stmt<[number], ReviewPhoto>(
-      this.db,
-      `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
-        i.output_path AS outputPath, f.sha256, f.meta_taken AS taken, f.meta_caption AS caption,
-        r.decision, r.reason AS decisionReason, r.at_ms AS decidedMs
-       FROM items i ${STANDING} WHERE i.id = ?`,
-    ).get(id);
+    return stmt<[number], ReviewPhoto>(this.db, `SELECT ${PHOTO_COLUMNS} FROM items i ${STANDING} WHERE i.id = ?`).get(id);
   }
 
   /** A photo by its path under input.dir (the name the library's caller knows), else undefined. */
