@@ -183,7 +183,7 @@ async function main(): Promise<void> {
     type Listed = { id: number; h: string; p: string };
     const firstWindow = JSON.parse(list.text) as { photos: Listed[]; more: boolean };
     const photos = [...firstWindow.photos];
-    for (let more = firstWindow.more; more; ) {
+    for (let more = firstWindow.more; more;) {
       const next = await http(port, 'GET', `/api/photos?after=${encodeURIComponent(photos.at(-1)!.p)}&limit=1000`, cookie);
       const w = JSON.parse(next.text) as { photos: Listed[]; more: boolean };
       photos.push(...w.photos);

@@ -252,7 +252,12 @@ function listPhotos(app: App, q: URLSearchParams): unknown | null {
   const since = parseCursor(q.get('since'));
   if (since !== null) {
     const photos = since.t === at.t && since.d === at.d ? [] : app.ledger.reviews.changedSince(since);
-    return { cursor, full: false, photos: photos.map((p) => listed(app, p)), ...(photos.length || changed.length ? app.counter.summary() : {}) };
+    return {
+      cursor,
+      full: false,
+      photos: photos.map((p) => listed(app, p)),
+      ...(photos.length || changed.length ? app.counter.summary() : {}),
+    };
   }
   const filter = (q.get('filter') ?? 'listed') as ReviewFilter;
   if (!FILTERS.has(filter)) return null;
