@@ -8,7 +8,7 @@ import { makeJob, type TestJob } from '../helpers/job.js';
 import { simulate, VIRTUAL_START_MS } from '../helpers/simulate.js';
 
 /**
- * The counts the ledger keeps for `status` (migrations/012_ledger_counts.sql: photos by state
+ * The counts the ledger keeps for `status` (migrations/013_ledger_counts.sql: photos by state
  * and step, calls by key and endpoint, tasks by capability, each step's capability) are changed
  * by triggers with the rows they count. After a night with tasks that ended FAIL and ERROR and
  * were created again, two steps, a photo redone from its first step (`retry --rejected`) and

@@ -48,7 +48,7 @@ export const RECENT_WINDOW_MS = 15 * 60_000;
 
 /**
  * What a long-lived reader keeps between reads so that each read costs little on a big
- * ledger. A ledger that keeps its own counts (migrations/012_ledger_counts.sql) is read from
+ * ledger. A ledger that keeps its own counts (migrations/013_ledger_counts.sql) is read from
  * them, and the decisions that stand are read again only when one changed (ReviewCountsCache):
  * a refresh of `status --watch` reads a few rows per state, key and capability, the problems
  * listed, and what happened since the last one, whatever the size of the archive. On an older
@@ -150,7 +150,7 @@ export function readProgress(db: Database.Database, now: number, opts: ProgressO
 const UPLOAD = "'/api/v1/image/upload'";
 const ACCOUNT = "('/api/v1/credits', '/api/v1/usage')";
 
-/** All calls ever, by kind, from the ledger's own counts (migrations/012_ledger_counts.sql). */
+/** All calls ever, by kind, from the ledger's own counts (migrations/013_ledger_counts.sql). */
 function readCallKinds(db: Database.Database): ProgressFacts['callsByKind'] {
   const r = stmt<[], { upload: number | null; account: number | null; all: number | null }>(
     db,
@@ -191,7 +191,7 @@ function readSlow(
 ): Pick<ProgressFacts, 'latency' | 'waitHints' | 'stepCapabilities' | 'failRetries'> {
   const stepCapabilities = readStepCapabilities(db, counted);
   if (counted) {
-    // The sums the ledger keeps (migrations/012_ledger_counts.sql): the same figures as the
+    // The sums the ledger keeps (migrations/013_ledger_counts.sql): the same figures as the
     // averages below, without reading a row per task.
     const latency = stmt<[], { capability: string; tasks: number; meanMs: number }>(
       db,

@@ -142,7 +142,7 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
 }
 
 /**
- * Whether the ledger keeps its own counts of photos, calls and tasks (migrations/012_ledger_counts.sql,
+ * Whether the ledger keeps its own counts of photos, calls and tasks (migrations/013_ledger_counts.sql,
  * triggers that change them with the rows): then a figure is read from a few rows whatever
  * the size of the archive. A ledger opened read-only may predate them: it is counted from its rows.
  */
