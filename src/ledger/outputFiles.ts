@@ -267,7 +267,7 @@ export class OutputFiles {
     const rows = stmt<[number], InputRow>(
       this.db,
       `SELECT n.* FROM inputs n JOIN items i ON i.id = n.item_id
-       WHERE n.seen_gen = ? AND n.output_path IS NULL AND i.state = 'done' ORDER BY n.item_id, n.name, n.id`,
+       WHERE n.seen_gen >= ? AND n.output_path IS NULL AND i.state = 'done' ORDER BY n.item_id, n.name, n.id`,
     ).all(this.inputs.generation());
     return rows.map((input) => ({ input, item: this.items.get(input.item_id)! }));
   }

@@ -64,7 +64,7 @@ export function readManifestPage(db: Database.Database, after: string | null, li
       ${reviews ? 'r.decision, r.reason AS decisionReason' : 'NULL AS decision, NULL AS decisionReason'}
     FROM output_files f LEFT JOIN items i ON i.id = f.item_id
     LEFT JOIN inputs n ON n.id = f.input_id AND n.item_id = f.item_id
-      AND n.seen_gen = COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'inputs.generation'), 0)
+      AND n.seen_gen >= COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'inputs.generation'), 0)
     ${decision}
     WHERE f.path > ? ${acceptedOnly ? (reviews ? "AND r.decision = 'accept'" : 'AND 0') : ''}
     ORDER BY f.path LIMIT ?`;

@@ -226,7 +226,7 @@ export function readReportPhotos(db: Database.Database, after: string | null, li
             o.bytes AS outBytes, ${meta},
             (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id) AS tasks,
             (SELECT GROUP_CONCAT(n.name, char(10)) FROM inputs n WHERE n.item_id = i.id AND n.name <> i.rel_path
-               AND n.seen_gen = (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'inputs.generation')) AS otherNames,
+               AND n.seen_gen >= (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'inputs.generation')) AS otherNames,
             ${decision}
      WHERE i.rel_path > ? ORDER BY i.rel_path LIMIT ?`,
   ).all(after ?? '', limit);
