@@ -43,6 +43,7 @@ export {
 } from './discovery.js';
 export type { InputRow } from './inputs.js';
 export type { OutputFile, AttemptRecord, FileMetadata, WrittenFileRow } from './outputFiles.js';
+export type { ManifestFile, ManifestTasks } from './read/manifest.js';
 export { metadataNoteText } from './outputFiles.js';
 export { STEPS_REDO_NOTE, type Applied } from './stepLists.js';
 export { LEGACY_SIG, blocking, readStepsCensus, type OtherList, type StepsCensus } from './read/census.js';
@@ -57,7 +58,9 @@ export {
   type ReviewAction,
   type ReviewCounts,
   type ReviewCursor,
+  type ReviewFilter,
   type ReviewPhoto,
+  type ReviewWindow,
   type ReviewState,
   type StandingDecision,
 } from './reviews.js';

@@ -157,6 +157,55 @@ export async function writeStreamAtomically(
   );
 }
 
+/** A file written piece by piece (lib/manifest.ts: a manifest of a million lines), whole or absent (§ L4). */
+export interface AtomicFile {
+  /** Append to the temp file. */
+  append(data: string | Buffer): void;
+  /** fsync the temp file and rename it into place (the folder fsynced); its size and checksums. */
+  commit(): Promise<FileFacts>;
+  /** Remove the temp file: nothing is put in place. */
+  abort(): void;
+}
+
+/** A temp file beside `target`, to be appended to and then committed into place, or aborted. */
+export function openAtomically(target: string, outputDir: string, opts: WriteOptions = {}): AtomicFile {
+  const fs = opts.fs ?? nodeOutputFs;
+  const dir = prepareFolder(target, outputDir, fs);
+  const temp = tempPathIn(dir);
+  const fd = fsStep('create a file in', dir, () => fs.create(temp));
+  const sums = new Checksums();
+  let open = true;
+  const close = () => {
+    if (open) fs.close(fd);
+    open = false;
+  };
+  return {
+    append(data) {
+      const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+      fsStep('write', target, () => fs.write(fd, bytes));
+      sums.update(bytes);
+    },
+    commit: () =>
+      clock.ioTurn(() => {
+        try {
+          fsStep('fsync', target, () => fs.fsync(fd));
+        } catch (err) {
+          close();
+          fs.remove(temp);
+          throw err;
+        }
+        close();
+        const facts = sums.facts();
+        finish(temp, target, dir, facts, fs, opts);
+        return facts;
+      }),
+    abort() {
+      close();
+      fs.remove(temp);
+    },
+  };
+}
+
 /**
  * Another output from a file already written (a duplicate's copy, an intermediate under a
  * second name): the kernel copies it (copy_file_range where it can), so no result is ever
