@@ -25,7 +25,7 @@ export interface InputRow {
   out_dir: string | null;
   out_name: string | null;
   naming: string | null;
-  /** The key collisions of output names are judged by (outputs/naming.ts), migrations/013_output_keys.sql. */
+  /** The key collisions of output names are judged by (outputs/naming.ts), migrations/012_output_keys.sql. */
   out_key: string | null;
   output_path: string | null;
   written_ms: number | null;
@@ -119,7 +119,7 @@ export class Inputs {
     });
   }
 
-  /** Keys of names given before they were kept (migration 013). */
+  /** Keys of names given before they were kept (migration 012). */
   setOutputKeys(keys: readonly { readonly inputId: number; readonly key: string }[]): void {
     if (keys.length === 0) return;
     inTransaction(this.db, () => {
