@@ -220,7 +220,12 @@ async function main(): Promise<void> {
     const work = path.join(base, `run-${n}`, `work-${process.pid}`);
     rmSync(work, { recursive: true, force: true });
     // The service's limits out of the way of a start; tasks of ~20 s, so the run has work while its discovery goes on.
-    const sim = await startSim({ keys: [KEY], seed: 1, processing: 'passthrough', limits: { callsPerMinute: 100_000, callsPerHour: 1_000_000 } });
+    const sim = await startSim({
+      keys: [KEY],
+      seed: 1,
+      processing: 'passthrough',
+      limits: { callsPerMinute: 100_000, callsPerHour: 1_000_000 },
+    });
     try {
       const jobsFile = job(work, photos);
       for (const kind of ['first', 'resume'] as const) {
@@ -236,7 +241,9 @@ async function main(): Promise<void> {
   }
   if (values.save) writeFileSync(values.save, JSON.stringify(figures, null, 2) + '\n');
   const baseline = existsSync(values.baseline) ? (JSON.parse(readFileSync(values.baseline, 'utf8')) as RunFigures) : undefined;
-  process.stdout.write(`\n## A run's start (${figures.darkroom}; before: ${baseline ? `${baseline.darkroom}, ${baseline.date}` : "the issue's figures"})\n\n`);
+  process.stdout.write(
+    `\n## A run's start (${figures.darkroom}; before: ${baseline ? `${baseline.darkroom}, ${baseline.date}` : "the issue's figures"})\n\n`,
+  );
   process.stdout.write(table(figures, baseline) + '\n');
 }
 
