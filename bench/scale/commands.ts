@@ -22,7 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { seedArchive, type ScaleArchive } from './seed.js';
+import { alignSchema, seedArchive, sizeOnDisk, type ScaleArchive } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HOOK = fileURLToPath(new URL('./maxrss.mjs', import.meta.url));
@@ -269,7 +269,7 @@ function ledgerFigures(a: ScaleArchive): ScaleFigures['ledgers'][number] {
   try {
     const pages = db.pragma('page_count', { simple: true }) as number;
     const freePages = db.pragma('freelist_count', { simple: true }) as number;
-    return { photos: a.photos, bytes: a.ledgerBytes, pages, freePages, seedS: a.seedS };
+    return { photos: a.photos, bytes: sizeOnDisk(a.ledger), pages, freePages, seedS: a.seedS };
   } finally {
     db.close();
   }
@@ -320,6 +320,7 @@ async function main(): Promise<void> {
     const t = performance.now();
     const a = await seedArchive(photos, { fresh: values.fresh, inputs: values.inputs, say: (s) => console.error(s) });
     console.error(`archive of ${photos} photos at ${a.dir} (${((performance.now() - t) / 1000).toFixed(0)} s)`);
+    alignSchema(a.ledger, bin);
     figures.ledgers.push(ledgerFigures(a));
     for (const c of only) {
       const f = await measure(bin, a, c, timeoutMs);
