@@ -26,7 +26,7 @@ import { alignSchema, seedArchive, sizeOnDisk, type ScaleArchive } from './seed.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HOOK = fileURLToPath(new URL('./maxrss.mjs', import.meta.url));
-const COMMANDS = ['status', 'watch', 'plan', 'manifest', 'report', 'review'] as const;
+const COMMANDS = ['status', 'watch', 'plan', 'manifest', 'report', 'report-bare', 'review'] as const;
 type Command = (typeof COMMANDS)[number];
 
 /** One command's figures at one size. */
@@ -54,6 +54,7 @@ const TARGETS: Record<Command, { wallS?: number; note: string }> = {
   plan: { wallS: 180, note: '< 3 min, < 400 MB' },
   manifest: { wallS: 60, note: '< 1 min, < 400 MB' },
   report: { note: 'pages of a few thousand photos; < 400 MB' },
+  'report-bare': { note: 'the same without thumbnails (--no-thumbs); < 400 MB' },
   review: { note: '< 400 MB' },
 };
 
@@ -247,17 +248,15 @@ async function measure(bin: string, a: ScaleArchive, command: Command, timeoutMs
       }
       return simple('manifest', a.photos, r, note);
     }
-    case 'report': {
+    case 'report':
+    case 'report-bare': {
       const out = path.join(a.dir, 'report', 'report.html');
       rmSync(path.dirname(out), { recursive: true, force: true });
-      const r = await runCli(bin, ['report', a.jobs, '--out', out], a.dir, timeoutMs);
+      const bare = command === 'report' ? [] : ['--no-thumbs'];
+      const r = await runCli(bin, ['report', a.jobs, '--out', out, ...bare], a.dir, timeoutMs);
       const size = existsSync(out) ? readFileSync(out).length : 0;
-      return simple(
-        'report',
-        a.photos,
-        r,
-        `${r.stderr.split('\n')[0] || r.stdout.split('\n')[0]} · report.html ${(size / 1e6).toFixed(1)} MB`,
-      );
+      const said = (r.stdout || r.stderr).split('\n').slice(0, 2).join('; ').replaceAll(a.dir, '.');
+      return simple(command, a.photos, r, `${said} · report.html ${(size / 1e6).toFixed(1)} MB`);
     }
     case 'review':
       return measureReview(bin, a, timeoutMs);

@@ -370,7 +370,9 @@ export function alignSchema(ledgerFile: string, bin: string): void {
   try {
     const have = (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v;
     if (have > know) {
-      const ours = readdirSync(new URL('../../migrations/', import.meta.url)).filter((f) => /^\d{3}_/.test(f) && Number(f.slice(0, 3)) > know);
+      const ours = readdirSync(new URL('../../migrations/', import.meta.url)).filter(
+        (f) => /^\d{3}_/.test(f) && Number(f.slice(0, 3)) > know,
+      );
       db.transaction(() => {
         for (const f of ours.sort().reverse()) undoMigration(db, readFileSync(new URL(`../../migrations/${f}`, import.meta.url), 'utf8'));
         db.prepare('DELETE FROM schema_migrations WHERE version > ?').run(know);
@@ -381,11 +383,16 @@ export function alignSchema(ledgerFile: string, bin: string): void {
   }
   // Older than what that darkroom knows: opened by it, as a run would, which migrates it.
   const ledger = pathToFileURL(path.join(path.dirname(bin), '..', 'dist', 'ledger', 'index.js')).href;
-  execFileSync(process.execPath, ['--input-type=module', '-e', `const { Ledger } = await import(${JSON.stringify(ledger)}); Ledger.open(${JSON.stringify(ledgerFile)}).close();`]);
+  execFileSync(process.execPath, [
+    '--input-type=module',
+    '-e',
+    `const { Ledger } = await import(${JSON.stringify(ledger)}); Ledger.open(${JSON.stringify(ledgerFile)}).close();`,
+  ]);
 }
 
 function undoMigration(db: Database.Database, sql: string): void {
-  const names = (kind: string) => [...sql.matchAll(new RegExp(`CREATE (?:UNIQUE )?${kind} (?:IF NOT EXISTS )?(\\w+)`, 'g'))].map((m) => m[1]!);
+  const names = (kind: string) =>
+    [...sql.matchAll(new RegExp(`CREATE (?:UNIQUE )?${kind} (?:IF NOT EXISTS )?(\\w+)`, 'g'))].map((m) => m[1]!);
   for (const t of names('TRIGGER')) db.exec(`DROP TRIGGER IF EXISTS ${t}`);
   for (const i of names('INDEX')) db.exec(`DROP INDEX IF EXISTS ${i}`);
   for (const t of names('TABLE')) db.exec(`DROP TABLE IF EXISTS ${t}`);
