@@ -17,7 +17,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -39,6 +39,8 @@ export interface CommandFigure {
   readonly peakMb: number | null;
   /** What else was measured (a refresh's cost, the first view, the page's size) or why it did not finish. */
   readonly note: string;
+  /** The machine's load average (1 min) before and after: figures on a 2-core machine shared with others move with it. */
+  readonly load?: readonly [number, number];
 }
 
 export interface ScaleFigures {
@@ -279,14 +281,14 @@ const fmtMb = (m: number | null) => (m === null ? '–' : `${m.toFixed(0)} MB`);
 
 export function printTable(now: ScaleFigures, before: ScaleFigures | null): string {
   const L = [
-    '| command | photos | before: time | before: peak RSS | now: time | now: peak RSS | target | now: notes |',
-    '|---|---:|---:|---:|---:|---:|---|---|',
+    '| command | photos | before: time | before: peak RSS | now: time | now: peak RSS | target | load (1 min) | now: notes |',
+    '|---|---:|---:|---:|---:|---:|---|---|---|',
   ];
   for (const f of now.commands) {
     const b = before?.commands.find((x) => x.command === f.command && x.photos === f.photos);
     const bt = b ? (b.wallS === null ? b.note : fmtS(b.wallS)) : 'not measured';
     L.push(
-      `| ${f.command} | ${f.photos.toLocaleString('en')} | ${bt} | ${b ? fmtMb(b.peakMb) : ''} | ${fmtS(f.wallS)} | ${fmtMb(f.peakMb)} | ${TARGETS[f.command].note} | ${f.note} |`,
+      `| ${f.command} | ${f.photos.toLocaleString('en')} | ${bt} | ${b ? fmtMb(b.peakMb) : ''} | ${fmtS(f.wallS)} | ${fmtMb(f.peakMb)} | ${TARGETS[f.command].note} | ${f.load ? f.load.map((x) => x.toFixed(1)).join(' → ') : ''} | ${f.note} |`,
     );
   }
   for (const l of now.ledgers) {
@@ -322,8 +324,9 @@ async function main(): Promise<void> {
     alignSchema(a.ledger, bin);
     figures.ledgers.push(ledgerFigures(a));
     for (const c of only) {
-      const f = await measure(bin, a, c, timeoutMs);
-      console.error(`  ${c}: ${fmtS(f.wallS)}, ${fmtMb(f.peakMb)} — ${f.note}`);
+      const load = loadavg()[0]!;
+      const f = { ...(await measure(bin, a, c, timeoutMs)), load: [load, loadavg()[0]!] as const };
+      console.error(`  ${c}: ${fmtS(f.wallS)}, ${fmtMb(f.peakMb)} — ${f.note} (load ${f.load[0].toFixed(1)} → ${f.load[1].toFixed(1)})`);
       figures.commands.push(f);
     }
   }
