@@ -27,7 +27,7 @@ import { alignSchema, seedArchive, sizeOnDisk, type ScaleArchive } from './seed.
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HOOK = fileURLToPath(new URL('./maxrss.mjs', import.meta.url));
 const COMMANDS = ['status', 'watch', 'plan', 'manifest', 'report', 'report-bare', 'review'] as const;
-type Command = (typeof COMMANDS)[number];
+export type Command = (typeof COMMANDS)[number];
 
 /** One command's figures at one size. */
 export interface CommandFigure {
@@ -227,7 +227,7 @@ async function measureReview(bin: string, a: ScaleArchive, timeoutMs: number): P
   }
 }
 
-async function measure(bin: string, a: ScaleArchive, command: Command, timeoutMs: number): Promise<CommandFigure> {
+export async function measure(bin: string, a: ScaleArchive, command: Command, timeoutMs: number): Promise<CommandFigure> {
   switch (command) {
     case 'status': {
       const r = await runCli(bin, ['status', a.jobs, '--json'], a.dir, timeoutMs);
