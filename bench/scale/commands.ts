@@ -17,17 +17,17 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { seedArchive, type ScaleArchive } from './seed.js';
+import { alignSchema, seedArchive, sizeOnDisk, type ScaleArchive } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HOOK = fileURLToPath(new URL('./maxrss.mjs', import.meta.url));
-const COMMANDS = ['status', 'watch', 'plan', 'manifest', 'report', 'review'] as const;
-type Command = (typeof COMMANDS)[number];
+const COMMANDS = ['status', 'watch', 'plan', 'manifest', 'report', 'report-bare', 'review'] as const;
+export type Command = (typeof COMMANDS)[number];
 
 /** One command's figures at one size. */
 export interface CommandFigure {
@@ -39,6 +39,8 @@ export interface CommandFigure {
   readonly peakMb: number | null;
   /** What else was measured (a refresh's cost, the first view, the page's size) or why it did not finish. */
   readonly note: string;
+  /** The machine's load average (1 min) before and after: figures on a 2-core machine shared with others move with it. */
+  readonly load?: readonly [number, number];
 }
 
 export interface ScaleFigures {
@@ -54,6 +56,7 @@ const TARGETS: Record<Command, { wallS?: number; note: string }> = {
   plan: { wallS: 180, note: '< 3 min, < 400 MB' },
   manifest: { wallS: 60, note: '< 1 min, < 400 MB' },
   report: { note: 'pages of a few thousand photos; < 400 MB' },
+  'report-bare': { note: 'the same without thumbnails (--no-thumbs); < 400 MB' },
   review: { note: '< 400 MB' },
 };
 
@@ -224,7 +227,7 @@ async function measureReview(bin: string, a: ScaleArchive, timeoutMs: number): P
   }
 }
 
-async function measure(bin: string, a: ScaleArchive, command: Command, timeoutMs: number): Promise<CommandFigure> {
+export async function measure(bin: string, a: ScaleArchive, command: Command, timeoutMs: number): Promise<CommandFigure> {
   switch (command) {
     case 'status': {
       const r = await runCli(bin, ['status', a.jobs, '--json'], a.dir, timeoutMs);
@@ -247,17 +250,15 @@ async function measure(bin: string, a: ScaleArchive, command: Command, timeoutMs
       }
       return simple('manifest', a.photos, r, note);
     }
-    case 'report': {
+    case 'report':
+    case 'report-bare': {
       const out = path.join(a.dir, 'report', 'report.html');
       rmSync(path.dirname(out), { recursive: true, force: true });
-      const r = await runCli(bin, ['report', a.jobs, '--out', out], a.dir, timeoutMs);
+      const bare = command === 'report' ? [] : ['--no-thumbs'];
+      const r = await runCli(bin, ['report', a.jobs, '--out', out, ...bare], a.dir, timeoutMs);
       const size = existsSync(out) ? readFileSync(out).length : 0;
-      return simple(
-        'report',
-        a.photos,
-        r,
-        `${r.stderr.split('\n')[0] || r.stdout.split('\n')[0]} · report.html ${(size / 1e6).toFixed(1)} MB`,
-      );
+      const said = (r.stdout || r.stderr).split('\n').slice(0, 2).join('; ').replaceAll(a.dir, '.');
+      return simple(command, a.photos, r, `${said} · report.html ${(size / 1e6).toFixed(1)} MB`);
     }
     case 'review':
       return measureReview(bin, a, timeoutMs);
@@ -269,7 +270,7 @@ function ledgerFigures(a: ScaleArchive): ScaleFigures['ledgers'][number] {
   try {
     const pages = db.pragma('page_count', { simple: true }) as number;
     const freePages = db.pragma('freelist_count', { simple: true }) as number;
-    return { photos: a.photos, bytes: a.ledgerBytes, pages, freePages, seedS: a.seedS };
+    return { photos: a.photos, bytes: sizeOnDisk(a.ledger), pages, freePages, seedS: a.seedS };
   } finally {
     db.close();
   }
@@ -280,14 +281,14 @@ const fmtMb = (m: number | null) => (m === null ? '–' : `${m.toFixed(0)} MB`);
 
 export function printTable(now: ScaleFigures, before: ScaleFigures | null): string {
   const L = [
-    '| command | photos | before: time | before: peak RSS | now: time | now: peak RSS | target | now: notes |',
-    '|---|---:|---:|---:|---:|---:|---|---|',
+    '| command | photos | before: time | before: peak RSS | now: time | now: peak RSS | target | load (1 min) | now: notes |',
+    '|---|---:|---:|---:|---:|---:|---|---|---|',
   ];
   for (const f of now.commands) {
     const b = before?.commands.find((x) => x.command === f.command && x.photos === f.photos);
     const bt = b ? (b.wallS === null ? b.note : fmtS(b.wallS)) : 'not measured';
     L.push(
-      `| ${f.command} | ${f.photos.toLocaleString('en')} | ${bt} | ${b ? fmtMb(b.peakMb) : ''} | ${fmtS(f.wallS)} | ${fmtMb(f.peakMb)} | ${TARGETS[f.command].note} | ${f.note} |`,
+      `| ${f.command} | ${f.photos.toLocaleString('en')} | ${bt} | ${b ? fmtMb(b.peakMb) : ''} | ${fmtS(f.wallS)} | ${fmtMb(f.peakMb)} | ${TARGETS[f.command].note} | ${f.load ? f.load.map((x) => x.toFixed(1)).join(' → ') : ''} | ${f.note} |`,
     );
   }
   for (const l of now.ledgers) {
@@ -320,10 +321,12 @@ async function main(): Promise<void> {
     const t = performance.now();
     const a = await seedArchive(photos, { fresh: values.fresh, inputs: values.inputs, say: (s) => console.error(s) });
     console.error(`archive of ${photos} photos at ${a.dir} (${((performance.now() - t) / 1000).toFixed(0)} s)`);
+    alignSchema(a.ledger, bin);
     figures.ledgers.push(ledgerFigures(a));
     for (const c of only) {
-      const f = await measure(bin, a, c, timeoutMs);
-      console.error(`  ${c}: ${fmtS(f.wallS)}, ${fmtMb(f.peakMb)} — ${f.note}`);
+      const load = loadavg()[0]!;
+      const f = { ...(await measure(bin, a, c, timeoutMs)), load: [load, loadavg()[0]!] as const };
+      console.error(`  ${c}: ${fmtS(f.wallS)}, ${fmtMb(f.peakMb)} — ${f.note} (load ${f.load[0].toFixed(1)} → ${f.load[1].toFixed(1)})`);
       figures.commands.push(f);
     }
   }

@@ -21,12 +21,13 @@
  *   tsx bench/scale/seed.ts --photos N [--dir D] [--fresh] [--inputs]
  */
 import { createHash } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import sharp from 'sharp';
 import { installClock, VirtualClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -157,9 +158,10 @@ function writtenBefore(dir: string): void {
   }
 }
 
-/** The synthetic walk: what discovery would have found under input.dir, sorted by path as it sorts. */
-function walk(n: number, inputDir: string) {
-  return Array.from({ length: n }, (_, i) => {
+/** The synthetic walk, photos `from` to `to`: what discovery finds under input.dir, in path order. */
+function walk(from: number, to: number, n: number, inputDir: string) {
+  return Array.from({ length: to - from }, (_, k) => {
+    const i = from + k;
     const { fate } = fateOf(i, n);
     const bytes = inputBytes(i, fate);
     const name = scalePath(i, n);
@@ -172,6 +174,17 @@ function walk(n: number, inputDir: string) {
       skipReason: fate === 'skipped' ? 'not an image darkroom can send (the file is a text file named .png)' : null,
     };
   });
+}
+
+/** The walk recorded as a run's discovery records it: a batch at a time (ledger/discovery.ts DiscoveryPass), then ended. */
+function recordWalk(ledger: Ledger, photos: number, inputDir: string): void {
+  const pass = ledger.discovery.begin();
+  for (let from = 0; from < photos; from += 10_000) {
+    const found = walk(from, Math.min(photos, from + 10_000), photos, inputDir);
+    pass.record(found, [], { keyFps: KEYS });
+    ledger.checks.record(found.filter((f) => f.skipReason === null).map((f) => ({ contentHash: f.contentHash, reason: null })));
+  }
+  pass.end({ keyFps: KEYS });
 }
 
 function writeInputs(n: number, inputDir: string): void {
@@ -336,8 +349,54 @@ function countsOf(ledger: Ledger, names: number): SeedCounts {
   };
 }
 
-function sizeOnDisk(file: string): number {
+export function sizeOnDisk(file: string): number {
   return [file, `${file}-wal`, `${file}-shm`].reduce((sum, f) => sum + (existsSync(f) ? statSync(f).size : 0), 0);
+}
+
+/**
+ * The ledger's schema made the one of the darkroom about to be measured (its `migrations/`
+ * beside its `bin/`): the archive is seeded by this code, and the code before a migration
+ * refuses a ledger that has it (LedgerTooNewError). A migration it does not know is undone
+ * (its triggers, indexes, tables and columns dropped: the rows they kept are the same); one it
+ * knows and the ledger has not is applied by that darkroom itself, as its run would.
+ */
+export function alignSchema(ledgerFile: string, bin: string): void {
+  const dir = path.join(path.dirname(bin), '..', 'migrations');
+  const known = readdirSync(dir)
+    .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
+  const know = Number(known.at(-1)!.slice(0, 3));
+  const db = new Database(ledgerFile);
+  try {
+    const have = (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v;
+    if (have > know) {
+      const ours = readdirSync(new URL('../../migrations/', import.meta.url)).filter(
+        (f) => /^\d{3}_/.test(f) && Number(f.slice(0, 3)) > know,
+      );
+      db.transaction(() => {
+        for (const f of ours.sort().reverse()) undoMigration(db, readFileSync(new URL(`../../migrations/${f}`, import.meta.url), 'utf8'));
+        db.prepare('DELETE FROM schema_migrations WHERE version > ?').run(know);
+      })();
+    }
+  } finally {
+    db.close();
+  }
+  // Older than what that darkroom knows: opened by it, as a run would, which migrates it.
+  const ledger = pathToFileURL(path.join(path.dirname(bin), '..', 'dist', 'ledger', 'index.js')).href;
+  execFileSync(process.execPath, [
+    '--input-type=module',
+    '-e',
+    `const { Ledger } = await import(${JSON.stringify(ledger)}); Ledger.open(${JSON.stringify(ledgerFile)}).close();`,
+  ]);
+}
+
+function undoMigration(db: Database.Database, sql: string): void {
+  const names = (kind: string) =>
+    [...sql.matchAll(new RegExp(`CREATE (?:UNIQUE )?${kind} (?:IF NOT EXISTS )?(\\w+)`, 'g'))].map((m) => m[1]!);
+  for (const t of names('TRIGGER')) db.exec(`DROP TRIGGER IF EXISTS ${t}`);
+  for (const i of names('INDEX')) db.exec(`DROP INDEX IF EXISTS ${i}`);
+  for (const t of names('TABLE')) db.exec(`DROP TABLE IF EXISTS ${t}`);
+  for (const m of sql.matchAll(/ALTER TABLE (\w+) ADD COLUMN (\w+)/g)) db.exec(`ALTER TABLE ${m[1]} DROP COLUMN ${m[2]}`);
 }
 
 export function scaleDir(photos: number, dir?: string): string {
@@ -382,10 +441,7 @@ export async function seedArchive(
     // Bench only: the seed's commits need not survive a power cut.
     dbOf(ledger).pragma('synchronous = OFF');
     say(`recording ${photos} names (ledger/discovery.ts)`);
-    const found = walk(photos, inputDir);
-    ledger.discovery.reconcile(found, [], { keyFps: KEYS });
-    ledger.checks.record(found.filter((f) => f.skipReason === null).map((f) => ({ contentHash: f.contentHash, reason: null })));
-    found.length = 0;
+    recordWalk(ledger, photos, inputDir);
     await new OutputWriter(config, ledger, silentLogger()).afterDiscovery();
     const worker = new Worker(ledger, vclock, config.output.dir, namingOptions(config), kinds);
     const ids = dbOf(ledger).prepare('SELECT id FROM items WHERE rel_path = ?').pluck();

@@ -522,7 +522,7 @@ function reportCli(y: Argv, _done: Done): Argv {
         .option('thumbs', {
           type: 'string',
           requiresArg: true,
-          describe: 'thumbnails folder (default: <report name>-thumbs beside the report; none for stdout)',
+          describe: 'thumbnails folder (default: <report name>-thumbs beside the report; none for stdout; --no-thumbs: none)',
         })
         .option('absolute-paths', {
           type: 'boolean',

@@ -201,7 +201,7 @@ const BATCH_FILES = 1024;
  * dot) are counted, and left out unless input.hidden. Yields the files a batch at a time,
  * in the walk's order, each batch whole (its decodes done), and adds to `counts` as it goes.
  */
-async function* discoverBatches(config: Config, opts: DiscoverOptions, counts: DiscoveryCounts): AsyncGenerator<Found[]> {
+export async function* discoverBatches(config: Config, opts: DiscoverOptions, counts: DiscoveryCounts): AsyncGenerator<Found[]> {
   const dir = config.input.dir;
   if (dir === null) return;
   for await (const names of listInputs(config, dir, counts)) {

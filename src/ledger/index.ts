@@ -21,7 +21,7 @@ export {
 export {
   ProgressReader,
   readProgress,
-  readItemStates,
+  itemStateLookup,
   readCallWindows,
   RECENT_WINDOW_MS,
   type ProgressFacts,

@@ -289,7 +289,9 @@ function photosSection(
   out.push('<section id="photos">', `<h2>Photos <span class="count">${formatNumber(p.count)}</span></h2>`);
   if (p.rows.length < p.count) out.push(`<p class="warn">The first ${formatNumber(p.rows.length)} by path are listed.</p>`);
   if (p.thumbsHref === null)
-    out.push('<p class="muted">No thumbnails: the report was written to a stream; give <code>--thumbs DIR</code> for them.</p>');
+    out.push(
+      '<p class="muted">No thumbnails: the report was written to a stream, or with <code>--no-thumbs</code>; give <code>--thumbs DIR</code> for them.</p>',
+    );
   out.push(photosControls(p.rows));
   out.push(
     '<div class="tablewrap"><table class="photos" id="photo-table">',

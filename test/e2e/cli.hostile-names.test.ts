@@ -205,7 +205,7 @@ describe('hostile names and captions', () => {
           Promise.all(list.map((i) => (i.complete ? null : new Promise((done) => ((i.onload = done), (i.onerror = done)))))),
         );
         for (const w of await page.$$eval('img.thumb', (list) => list.map((i) => i.naturalWidth))) expect(w).toBeGreaterThan(0);
-        for (const href of await page.$$eval('a.full', (list) => list.map((a) => (a as HTMLAnchorElement).href))) {
+        for (const href of await page.$$eval('a.full', (list) => list.map((a) => (a as unknown as { href: string }).href))) {
           expect(existsSync(fileURLToPath(href)), href).toBe(true);
         }
         const next = page.locator('nav.toc a', { hasText: 'next page' });

@@ -12,8 +12,8 @@ export interface ReportArgs {
   readonly ledger?: string | undefined;
   /** Where to write the HTML: a file (`report.html` by default), `-` or /dev/stdout, a device or pipe. */
   readonly out?: string | undefined;
-  /** The thumbnails folder; by default `<report name>-thumbs` beside a report file, none for a stream. */
-  readonly thumbs?: string | undefined;
+  /** The thumbnails folder; by default `<report name>-thumbs` beside a report file, none for a stream; false (`--no-thumbs`): none. */
+  readonly thumbs?: string | false | undefined;
   /** Show and link absolute paths (by default every path is relative: the report can be shared). */
   readonly absolutePaths?: boolean | undefined;
   /** Photos a page holds at most (default PHOTOS_PER_PAGE): more get a summary page and pages of photos. */
@@ -56,11 +56,16 @@ export async function reportCommand(args: ReportArgs, env: NodeJS.ProcessEnv, st
   // Classified before the ledger is read: a folder given as --out is a usage error, not a wasted read.
   const target = await outputTarget(args.out ?? 'report.html', cwd);
   const base = outputBaseDir(target, cwd);
-  const thumbsDir = args.thumbs
-    ? path.resolve(cwd, args.thumbs)
-    : target.kind === 'file'
-      ? path.join(base, `${path.basename(target.path!).replace(/\.html?$/i, '')}-thumbs`)
-      : null;
+  // --no-thumbs: the files are still looked at (format, size), but no thumbnail is made: an
+  // archive of a million photos has two million of them to make, hours of work.
+  const thumbsDir =
+    args.thumbs === false
+      ? null
+      : args.thumbs
+        ? path.resolve(cwd, args.thumbs)
+        : target.kind === 'file'
+          ? path.join(base, `${path.basename(target.path!).replace(/\.html?$/i, '')}-thumbs`)
+          : null;
 
   const pathOptions = {
     root: jobsFile ? path.dirname(jobsFile) : path.dirname(ledgerFile),
@@ -117,7 +122,11 @@ export async function reportCommand(args: ReportArgs, env: NodeJS.ProcessEnv, st
         : '';
   const summary =
     `${where} (${formatBytes(bytes)})` +
-    (thumbsDir ? `; ${built.thumbs} thumbnails in ${paths.show(thumbsDir)}` : '; no thumbnails (give --thumbs DIR for them)') +
+    (thumbsDir
+      ? `; ${built.thumbs} thumbnails in ${paths.show(thumbsDir)}`
+      : args.thumbs === false
+        ? '; no thumbnails (--no-thumbs)'
+        : '; no thumbnails (give --thumbs DIR for them)') +
     pages +
     '\n' +
     `photos   ${photoCounts(s)}; ${s.calls.total} calls\n` +

@@ -4,7 +4,7 @@ import { holderFromRow, judgeHolder, SELECT_HOLDER, systemProbe, type LockRow } 
 import type { LockHolder } from '../../errors.js';
 import { openDatabase } from '../open.js';
 import { stmt } from '../statements.js';
-import { readRedoPaths, readStepsCensus, type StepsCensus } from './census.js';
+import { readStepsCensus, redoCondition, type StepsCensus } from './census.js';
 import { keepsCounts, readCallsByKey, readKeys, readStatus, readStepCapabilities, type LedgerStatus, type StepGroup } from './status.js';
 import type { ReviewCountsCache } from '../reviews.js';
 import { inPhase, sqlList, type ItemState } from '../transitions.js';
@@ -220,27 +220,41 @@ function readSlow(
   return { latency, waitHints, stepCapabilities, failRetries };
 }
 
-/** The state and step of every item by its path under input.dir, for `darkroom plan`. */
-export function readItemStates(db: Database.Database): Map<string, ItemStateOf> {
-  const out = new Map<string, ItemStateOf>();
-  for (const r of stmt<[], { rel_path: string; content_hash: string | null; state: ItemState; step: number }>(
-    db,
-    'SELECT rel_path, content_hash, state, step_index AS step FROM items',
-  ).iterate()) {
-    const v = { state: r.state, step: r.step, relPath: r.rel_path };
-    out.set(r.rel_path, v);
-    // A photo is its content: every name with these bytes is this item (ledger/discovery.ts).
-    if (r.content_hash !== null) out.set(`sha256:${r.content_hash}`, v);
-  }
-  return out;
+/**
+ * Where a photo found stands, for `darkroom plan`: the item of its content (a photo is its
+ * content: every name with these bytes is this item, ledger/discovery.ts), else of its name;
+ * with whether `run --redo-steps` would send it back to the first step (redoCondition). One
+ * photo at a time, by the ledger's indexes: plan holds no map of the archive.
+ */
+export function itemStateLookup(
+  db: Database.Database,
+  current: string,
+  jobCaps: readonly string[],
+): (contentHash: string, relPath: string) => ItemStateOf | undefined {
+  const redo = redoCondition(db, jobCaps);
+  const columns = `id, rel_path AS relPath, state, step_index AS step, ${redo === null ? '0' : `(${redo})`} AS redo`;
+  type Row = Omit<ItemStateOf, 'redo' | 'byContent'> & { redo: number };
+  const byHash = stmt<string[], Row>(db, `SELECT ${columns} FROM items WHERE content_hash = ?`);
+  const byName = stmt<string[], Row>(db, `SELECT ${columns} FROM items WHERE rel_path = ?`);
+  const args = (key: string) => (redo === null ? [key] : [current, key]);
+  return (contentHash, relPath) => {
+    const hashed = byHash.get(...args(contentHash));
+    const r = hashed ?? byName.get(...args(relPath));
+    return r === undefined ? undefined : { ...r, redo: r.redo === 1, byContent: hashed !== undefined };
+  };
 }
 
-/** Where a photo stands, by its first name (`rel_path`) and by `sha256:` + its content hash: readItemStates. */
+/** Where a photo stands (itemStateLookup). */
 export interface ItemStateOf {
+  readonly id: number;
   readonly state: ItemState;
   readonly step: number;
   /** The item's own name (the first found): what the steps census names it by. */
   readonly relPath: string;
+  /** `run --redo-steps` would send it back to the first step: started under other steps. */
+  readonly redo: boolean;
+  /** Found by its content (else by its name: the content is new to the ledger). */
+  readonly byContent: boolean;
 }
 
 /** Calls per key in the last minute and hour (as `status` counts them), for `plan` and `usage`. */
@@ -268,8 +282,18 @@ export class ProgressReader {
     return readProgress(this.db, now, opts, this.cache);
   }
 
-  itemStates(): Map<string, ItemStateOf> {
-    return readItemStates(this.db);
+  /** Where each photo found stands, one at a time (itemStateLookup), against the job's step list. */
+  itemLookup(current: string, jobCaps: readonly string[]): (contentHash: string, relPath: string) => ItemStateOf | undefined {
+    return itemStateLookup(this.db, current, jobCaps);
+  }
+
+  /** The hash recorded for a file name whose size and mtime are unchanged (Inputs.cachedHash): `plan` reads its bytes but hashes none again. */
+  cachedHash(name: string, sizeBytes: number, mtimeMs: number | null): string | undefined {
+    if (mtimeMs === null) return undefined;
+    return stmt<[string, number, number], { content_hash: string }>(
+      this.db,
+      "SELECT content_hash FROM inputs WHERE key = ? AND size_bytes = ? AND mtime_ms = ? AND content_hash NOT LIKE '%:%'",
+    ).get(`f:${name}`, sizeBytes, mtimeMs)?.content_hash;
   }
 
   callWindows(now: number): Record<string, { lastMinute: number; lastHour: number }> {
@@ -299,9 +323,9 @@ export class ProgressReader {
     return stmt<[], { value: string }>(this.db, "SELECT value FROM meta WHERE key = 'owner_id'").get()?.value ?? null;
   }
 
-  /** Photos started under other step lists than the job's (`plan`), and their labels. */
-  stepsCensus(current: string, jobCaps: readonly string[]): { census: StepsCensus; redo: Set<string> } {
-    return { census: readStepsCensus(this.db, current, jobCaps), redo: readRedoPaths(this.db, current, jobCaps) };
+  /** Photos started under other step lists than the job's (`plan`). */
+  stepsCensus(current: string, jobCaps: readonly string[]): StepsCensus {
+    return readStepsCensus(this.db, current, jobCaps);
   }
 
   close(): void {
