@@ -12,7 +12,8 @@
  *   maxrss.mjs).
  *
  * Each run is interrupted (Ctrl-C, as an operator would) once its discovery is recorded and
- * its first create made: the figures are the start's, not the night's. They are printed
+ * its first create made, or at the cap (`--timeout-min`, a run of each kind): the figures are
+ * the start's, not the night's; a discovery cut short says how far it came. They are printed
  * beside the same figures of the code before this work (bench/scale/run-baseline.json, made
  * by this script with `--darkroom` pointing at that build and `--save`).
  *
@@ -46,10 +47,14 @@ export interface RunFigure {
   readonly firstCreateS: number | null;
   /** Seconds from the start until the discovery's walk was wholly recorded; null when it was not before the end. */
   readonly discoveryS: number | null;
-  /** Photos recorded a second over the discovery (a resume records each name again: its walk's rate). */
+  /** Names the discovery recorded by the end (all of them, or as far as it came before the cap). */
+  readonly recorded: number;
+  /** Names recorded a second over the discovery, or over the run when it was cut short (a resume records each name again: its walk's rate). */
   readonly recordPerS: number | null;
   readonly peakMb: number | null;
   readonly exitCode: number | null;
+  /** Seconds from the start to the process's exit. */
+  readonly wallS: number;
 }
 
 interface RunFigures {
@@ -113,7 +118,18 @@ function generation(ledgerFile: string): number {
   }
 }
 
-/** One `darkroom run`, interrupted once its discovery is recorded and its first create made (or at the timeout). */
+/** Names the latest discovery has recorded (complete or not), once the run is over. */
+function recordedNames(ledgerFile: string): number {
+  if (!existsSync(ledgerFile)) return 0;
+  const db = new Database(ledgerFile, { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare('SELECT COUNT(*) AS n FROM inputs WHERE seen_gen = (SELECT MAX(seen_gen) FROM inputs)').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+/** One `darkroom run`, interrupted once its discovery is recorded and its first create made (or at the cap). */
 async function timedRun(
   sim: RunningSim,
   darkroom: string,
@@ -167,6 +183,8 @@ async function timedRun(
     }
   }
   const exitCode = await exited;
+  const wallS = s(performance.now() - t0);
+  const recorded = recordedNames(ledgerFile);
   if (exitCode !== 0 && exitCode !== 130) process.stderr.write(`  ${kind} run exited ${exitCode}: ${stderr.trim().split('\n').pop()}\n`);
   const peakMb = existsSync(rssFile) ? Math.round(Number(readFileSync(rssFile, 'utf8')) / 1024) : null;
   return {
@@ -175,16 +193,18 @@ async function timedRun(
     firstUploadS,
     firstCreateS,
     discoveryS,
-    recordPerS: discoveryS === null ? null : Math.round(photos / discoveryS),
+    recorded,
+    recordPerS: Math.round(recorded / (discoveryS ?? wallS)),
     peakMb,
     exitCode,
+    wallS,
   };
 }
 
 function table(figures: RunFigures, baseline: RunFigures | undefined): string {
   const fmt = (v: number | null | undefined, digits = 1) => (v === null || v === undefined ? '—' : v.toFixed(digits));
   const rows = [
-    '| photos | run | first call s (before) | first create s | discovery recorded s (before) | recorded /s | peak RSS MB (before) | exit |',
+    '| photos | run | first call s (before) | first create s | discovery recorded s (before) | recorded /s (before) | peak RSS MB (before) | exit |',
     '|---:|---|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of figures.runs) {
@@ -194,7 +214,8 @@ function table(figures: RunFigures, baseline: RunFigures | undefined): string {
     const beforePeak = b?.peakMb ?? issue?.peakMb;
     rows.push(
       `| ${r.photos.toLocaleString('en-US')} | ${r.kind} | ${fmt(r.firstUploadS)} (${fmt(beforeFirst)}) | ${fmt(r.firstCreateS)} | ` +
-        `${fmt(r.discoveryS)} (${fmt(b?.discoveryS)}) | ${r.recordPerS ?? '—'} | ${r.peakMb ?? '—'} (${beforePeak ?? '—'}) | ${r.exitCode ?? '—'} |`,
+        `${r.discoveryS === null ? `> ${fmt(r.wallS)}, ${r.recorded.toLocaleString('en-US')} recorded` : fmt(r.discoveryS)} (${b ? (b.discoveryS === null ? `> ${fmt(b.wallS)}` : fmt(b.discoveryS)) : '—'}) | ` +
+        `${r.recordPerS ?? '—'} (${b?.recordPerS ?? '—'}) | ${r.peakMb ?? '—'} (${beforePeak ?? '—'}) | ${r.exitCode ?? '—'} |`,
     );
   }
   return rows.join('\n');

@@ -40,6 +40,8 @@ export interface DiscoverOptions {
    * refused), or undefined when it was never decoded: only those are decoded now.
    */
   readonly decodeVerdict?: (contentHash: string) => string | null | undefined;
+  /** Asked before each file: true ends the discovery where it is (its batch is not handed on). */
+  readonly stopped?: () => boolean;
 }
 
 export interface DiscoveredFiles {
@@ -190,7 +192,7 @@ export function newCounts(): DiscoveryCounts {
  * holds. The first batches are small, so the first photos reach the lanes within a fraction of
  * a second however large the folder; they double up to BATCH_FILES, one commit (an fsync) each.
  */
-const FIRST_BATCH_FILES = 64;
+const FIRST_BATCH_FILES = 16;
 const BATCH_FILES = 1024;
 
 /**
@@ -207,6 +209,7 @@ export async function* discoverBatches(config: Config, opts: DiscoverOptions, co
   for await (const names of listInputs(config, dir, counts)) {
     const started = clock.now();
     const batch = await lookAt(config, dir, names, opts, counts);
+    if (opts.stopped?.()) return;
     counts.decodes.ms += clock.now() - started;
     counts.files += batch.length;
     for (const f of batch) {
@@ -303,7 +306,7 @@ async function lookAt(
   const large: number[] = [];
   let files = 0;
   let bytes = 0;
-  for (let i = 0; i < entries.length; i++) {
+  for (let i = 0; i < entries.length && !opts.stopped?.(); i++) {
     const size = entries[i]!.stats?.size ?? 0;
     if (size > READ_WHOLE) {
       large.push(i);
@@ -318,7 +321,7 @@ async function lookAt(
   }
   let next = 0;
   const worker = async () => {
-    for (let k = next++; k < large.length; k = next++) await look(large[k]!);
+    for (let k = next++; k < large.length && !opts.stopped?.(); k = next++) await look(large[k]!);
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL, large.length) }, worker));
   for (const [i, r] of await decoding.finish()) {
@@ -371,7 +374,11 @@ export async function discoverInto(config: Config, ledger: Ledger, opts: Discove
   const pass = ledger.discovery.begin();
   const reconcile = { keyFps: opts.keyFps };
   const seen = (relPath: string) => ledger.inputs.seenIn(`f:${relPath}`, pass.gen);
-  const look = { cachedHash: ledger.inputs.cachedHash.bind(ledger.inputs), decodeVerdict: ledger.checks.verdict.bind(ledger.checks) };
+  const look = {
+    cachedHash: ledger.inputs.cachedHash.bind(ledger.inputs),
+    decodeVerdict: ledger.checks.verdict.bind(ledger.checks),
+    ...(opts.stopped ? { stopped: opts.stopped } : {}),
+  };
   const summary = (identity: ReconcileReport, complete: boolean): DiscoverySummary => {
     const fresh = identity.added + identity.changed;
     return { counts, urls: urls.length, added: { added: fresh, known: Math.max(0, identity.distinct - fresh) }, identity, complete };
