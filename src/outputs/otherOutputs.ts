@@ -169,14 +169,7 @@ async function writeIntermediates(
           files = [];
           for (const t of targets) {
             const file = inside(io.outputDir, relOutputPath(t.dir, t.name, ext, opts, step), item.rel_path);
-            const owner = ledger.outputFiles.fileAt(file);
-            if (
-              (existsSync(file) && owner === undefined) ||
-              (owner !== undefined && (owner.kind !== 'intermediate' || owner.itemId !== item.id))
-            ) {
-              io.log.warn({ item: item.id, step: step + 1 }, `intermediate ${file} not written: another file has that name`);
-              continue;
-            }
+            if (intermediateTaken(ledger, item, file, step, io.log)) continue;
             files.push({ file, t });
           }
           const first = files[0];
@@ -204,6 +197,61 @@ async function writeIntermediates(
       let m = meta;
       const finalize = repointStep(io, ledger, item, { ...f.t, path: f.file }, step, opts, first, (x) => (m = x));
       await clock.hold(io.copy(f.file, first, { beforeRename: (facts) => record(f, facts, m), ...(finalize ? { finalize } : {}) }));
+    }
+  }
+}
+
+/** Whether another file has an intermediate's name (one this ledger did not write, or wrote for something else): warned. */
+function intermediateTaken(ledger: Ledger, item: ItemRow, file: string, step: number, log: Logger): boolean {
+  const owner = ledger.outputFiles.fileAt(file);
+  if ((existsSync(file) && owner === undefined) || (owner !== undefined && (owner.kind !== 'intermediate' || owner.itemId !== item.id))) {
+    log.warn({ item: item.id, step: step + 1 }, `intermediate ${file} not written: another file has that name`);
+    return true;
+  }
+  return false;
+}
+
+/**
+ * A name found after its photo was done gets the photo's kept intermediates as well as its
+ * output, copied from another name's (no call), with this name's identity (repointStep).
+ */
+async function copyIntermediates(
+  ledger: Ledger,
+  item: ItemRow,
+  target: OutputTarget,
+  opts: NamingOptions,
+  io: Omit<WriteIo, 'download'>,
+): Promise<void> {
+  for (let step = 0; step < opts.steps.length - 1; step++) {
+    const source = ledger.outputFiles.intermediatesOf(item.id, step).find((p) => existsSync(p));
+    if (source === undefined) continue;
+    const ext = path.extname(source).slice(1);
+    const file = inside(io.outputDir, relOutputPath(target.dir, target.name, ext, opts, step), item.rel_path);
+    if (file === source || intermediateTaken(ledger, item, file, step, io.log)) continue;
+    const was = ledger.outputFiles.fileMetadata(source) ?? NO_METADATA;
+    let meta = was;
+    const finalize = repointStep(io, ledger, item, { ...target, path: file }, step, opts, { meta: was }, (m) => (meta = m));
+    const { size } = await clock.ioTurn(() => headOf(source));
+    const from = { path: source, bytes: size, ext, meta: was, facts: { bytes: size, sha256: '', sha512: '' } };
+    const record = (facts: FileFacts) =>
+      ledger.outputFiles.recordFile({
+        path: file,
+        itemId: item.id,
+        inputId: target.input?.id ?? null,
+        kind: 'intermediate',
+        stepIndex: step,
+        bytes: facts.bytes,
+        sha256: facts.sha256,
+        sha512: facts.sha512,
+        meta,
+      });
+    try {
+      await clock.hold(io.copy(file, from, { beforeRename: record, ...(finalize ? { finalize } : {}) }));
+    } catch (err) {
+      // As for a downloaded intermediate: a full or read-only disk is the run's problem; any other, this file's alone.
+      if (err instanceof OutputWriteError && err.disk) throw err;
+      if (!existsSync(file)) ledger.outputFiles.forget(file);
+      io.log.warn({ item: item.id, step: step + 1 }, `intermediate ${file} not written: ${(err as Error).message}`);
     }
   }
 }
@@ -451,6 +499,7 @@ export async function writeOutputsOfDone(ledger: Ledger, io: Omit<WriteIo, 'down
     } else {
       record();
     }
+    if (opts.output.keepIntermediates) await copyIntermediates(ledger, item, target, opts, io);
     if (opts.output.sidecar.json) await writeSidecar(ledger, item, target, { bytes: facts?.bytes ?? size, ext, facts, meta }, opts, io);
     if (opts.output.sidecar.xmp || meta.inSidecar) await writeXmpSidecar(ledger, item, target, last, opts, io);
     copied++;
