@@ -1,7 +1,8 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { metadataNoteText, type FileMetadata, type InputRow, type ItemRow, type Ledger } from '../ledger/index.js';
-import { type MetadataSource, type MetadataWriter } from '../metadata/writer.js';
+import { type CarryResult, type MetadataSource, type MetadataWriter } from '../metadata/writer.js';
+import { NotSpliceable } from '../metadata/standIn.js';
 import type { Provenance } from '../metadata/provenance.js';
 import type { Logger } from '../log.js';
 import type { MetadataLevel, OutputKind } from '../metadata/tags.js';
@@ -10,6 +11,7 @@ import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 import type { Finalized } from './atomic.js';
 import { writeLayout } from './layout.js';
 import type { NamingOptions, OutputTarget } from './naming.js';
+import type { Splice } from './splice.js';
 import { nodeOutputFs, type OutputFs } from './outputfs.js';
 import { MetadataWriteError, OutputWriteError } from '../errors.js';
 
@@ -163,20 +165,7 @@ export function carryStep(
       const r = await writer.carry({ raw: temp, kind: kindOf(ext), level, source, provenance });
       try {
         const made = r.layout === null ? temp : await writeLayout(dir, target.path, r.layout, fs);
-        for (const m of r.inputSidecars.malformed) {
-          log?.warn(
-            { item: item.id, sidecar: m.file },
-            `XMP sidecar ${m.file} not read: ${m.why}; the photo's output is written without it`,
-          );
-        }
-        record({
-          level: r.carried,
-          note: r.note,
-          dateTaken: r.dateTaken,
-          caption: r.caption,
-          ...(r.toSidecar ? { inSidecar: true } : {}),
-          ...(r.inputSidecars.read.length > 0 ? { sidecars: r.inputSidecars.read.map((f) => path.basename(f)) } : {}),
-        });
+        recordCarried(r, item, record, log);
         return made;
       } finally {
         r.release();
@@ -190,5 +179,59 @@ export function carryStep(
       record({ level: 'none', note: err.message, dateTaken: null, caption: null });
       return temp;
     }
+  };
+}
+
+/** What an output carries, as ExifTool's carry says: recorded, and the input's malformed XMP sidecars warned of. */
+function recordCarried(r: CarryResult, item: ItemRow, record: (m: FileMetadata) => void, log?: Logger): void {
+  for (const m of r.inputSidecars.malformed) {
+    log?.warn({ item: item.id, sidecar: m.file }, `XMP sidecar ${m.file} not read: ${m.why}; the photo's output is written without it`);
+  }
+  record({
+    level: r.carried,
+    note: r.note,
+    dateTaken: r.dateTaken,
+    caption: r.caption,
+    ...(r.toSidecar ? { inSidecar: true } : {}),
+    ...(r.inputSidecars.read.length > 0 ? { sidecars: r.inputSidecars.read.map((f) => path.basename(f)) } : {}),
+  });
+}
+
+/**
+ * The input's metadata on a JPEG or PNG output as its body streams in (outputs/splice.ts):
+ * ExifTool's rewrite of the stand-in of the body's head, what it carries recorded as
+ * carryStep records it. Errors go to the splice, which then writes the whole file and
+ * leaves its metadata to carryStep. Undefined when carryStep would be, and for WEBP (its
+ * EXIF and XMP follow its image data).
+ */
+export function headCarry(
+  meta: MetadataOptions,
+  ledger: Ledger,
+  item: ItemRow,
+  target: OutputTarget,
+  ext: string,
+  lastStep: number,
+  naming: NamingOptions,
+  record: (m: FileMetadata) => void,
+  log?: Logger,
+): Splice | undefined {
+  const writer = meta.writer;
+  const kind = kindOf(ext);
+  if (meta.level === 'none' || writer === null || kind === 'webp') return undefined;
+  const level = meta.level;
+  return {
+    kind,
+    head: async (si) => {
+      const provenance = provenanceOf(ledger, item, target.input, naming, lastStep, meta, target.path);
+      const r = await writer.carry({ raw: si, kind, level, source: metadataSource(ledger, item, target.input), provenance });
+      try {
+        const head = r.layout?.[0];
+        if (!Buffer.isBuffer(head) || r.layout!.length !== 1) throw new NotSpliceable("ExifTool's head did not come back");
+        recordCarried(r, item, record, log);
+        return head;
+      } finally {
+        r.release();
+      }
+    },
   };
 }

@@ -5,8 +5,9 @@ import type { ItemRow, Ledger, FileMetadata } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import type { Finalized, WriteOptions } from './atomic.js';
 import { writeLayout } from './layout.js';
-import { carryStep, kindOf, metadataSource, NO_METADATA, provenanceOf, type MetadataOptions } from './metadata.js';
+import { carryStep, headCarry, kindOf, metadataSource, NO_METADATA, provenanceOf, type MetadataOptions } from './metadata.js';
 import { Checksums, type FileFacts, type OutputFs } from './outputfs.js';
+import type { Splice } from './splice.js';
 import { EXTENSIONS, sniffImage } from '../spec/images.js';
 import { checkTargets, DEFAULT_OUTPUT, inside, outputTargets, relOutputPath, type NamingOptions, type OutputTarget } from './naming.js';
 import { MetadataWriteError, OutputWriteError } from '../errors.js';
@@ -31,8 +32,8 @@ export interface WrittenResult {
   readonly data?: Buffer;
 }
 
-/** Where an intermediate goes once its type is known, and what is done before its rename. */
-export type Placement = { readonly target: string; readonly write: WriteOptions } | null;
+/** Where an intermediate goes once its type is known, what is done before its rename, and its metadata as it streams (splice.ts). */
+export type Placement = { readonly target: string; readonly write: WriteOptions; readonly splice?: Splice | undefined } | null;
 
 export interface WriteIo {
   readonly outputDir: string;
@@ -174,10 +175,15 @@ async function writeIntermediates(
           }
           const first = files[0];
           if (!first) return null;
-          const finalize = io.metadata
-            ? carryStep(io.metadata, ledger, item, { ...first.t, path: first.file }, ext, step, opts, (m) => (meta = m), io.fs, io.log)
-            : undefined;
-          return { target: first.file, write: { beforeRename: (facts) => record(first, facts, meta), ...(finalize ? { finalize } : {}) } };
+          const at = { ...first.t, path: first.file };
+          const onto = (m: FileMetadata) => (meta = m);
+          const finalize = io.metadata ? carryStep(io.metadata, ledger, item, at, ext, step, opts, onto, io.fs, io.log) : undefined;
+          const splice = io.metadata ? headCarry(io.metadata, ledger, item, at, ext, step, opts, onto, io.log) : undefined;
+          return {
+            target: first.file,
+            write: { beforeRename: (facts) => record(first, facts, meta), ...(finalize ? { finalize } : {}) },
+            splice,
+          };
         }),
       );
     } catch (err) {

@@ -7,11 +7,12 @@ import { DARKROOM_AGENT } from '../metadata/agent.js';
 import { MetadataWriter } from '../metadata/writer.js';
 import { copyAtomically, sweepTempFiles, writeBufferAtomically, writeStreamAtomically, type BodySource } from './atomic.js';
 import { checkOutputSpace, probeOutputFolder } from './diskcheck.js';
-import { carryStep, metadataNoteLine, NO_METADATA, type MetadataOptions } from './metadata.js';
+import { carryStep, headCarry, metadataNoteLine, NO_METADATA, type MetadataOptions } from './metadata.js';
 import { assignOutputNames, checkTargets, namingOptions, outputTargets, type NamingOptions, type OutputTarget } from './naming.js';
 import { writeOtherOutputs, writeOutputsOfDone, type Placement, type WrittenResult } from './otherOutputs.js';
 import { retireGoneNames } from './goneNames.js';
 import type { OutputFs } from './outputfs.js';
+import { writeSplicedAtomically } from './splice.js';
 import { skipUnwritableBeforeCreate } from './outputPaths.js';
 import { DownloadError, ExifToolUnavailable } from '../errors.js';
 
@@ -155,10 +156,14 @@ export class OutputWriter {
     at.item = { ...at.item, output_path: target };
     let meta: FileMetadata = NO_METADATA;
     const last = Math.max(0, this.naming.steps.length - 1);
-    const finalize = this.#metadata
-      ? carryStep(this.#metadata, ledger, at.item, targets[0]!, r.ext, last, this.naming, (m) => (meta = m), this.fs, this.log)
-      : undefined;
-    const facts = await writeStreamAtomically(target, r, this.dir, { fs: this.fs, ...(finalize ? { finalize } : {}) });
+    const m = this.#metadata;
+    const onto = (x: FileMetadata) => (meta = x);
+    const finalize = m ? carryStep(m, ledger, at.item, targets[0]!, r.ext, last, this.naming, onto, this.fs, this.log) : undefined;
+    const splice = m ? headCarry(m, ledger, at.item, targets[0]!, r.ext, last, this.naming, onto, this.log) : undefined;
+    const write = { fs: this.fs, ...(finalize ? { finalize } : {}) };
+    const facts = splice
+      ? await writeSplicedAtomically(target, r, this.dir, { ...write, splice })
+      : await writeStreamAtomically(target, r, this.dir, write);
     crashPoint('output');
     if (meta.note !== null) this.log.warn({ item: at.item.id, file: target }, metadataNoteLine(meta));
     const result: WrittenResult = {
@@ -201,7 +206,10 @@ export class OutputWriter {
   async writePlaced(r: Fetched, place: (ext: string) => Placement): Promise<WrittenResult | null> {
     const where = place(r.ext);
     if (where === null) return null;
-    const facts = await writeStreamAtomically(where.target, r, this.dir, { ...(this.fs ? { fs: this.fs } : {}), ...where.write });
+    const write = { ...(this.fs ? { fs: this.fs } : {}), ...where.write };
+    const facts = where.splice
+      ? await writeSplicedAtomically(where.target, r, this.dir, { ...write, splice: where.splice })
+      : await writeStreamAtomically(where.target, r, this.dir, write);
     // The metadata the file carries is its placement's to record; `data` only when the file is the service's bytes.
     return {
       path: where.target,
