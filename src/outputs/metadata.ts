@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { metadataNoteText, type FileMetadata, type InputRow, type ItemRow, type Ledger } from '../ledger/index.js';
 import { type CarryResult, type MetadataSource, type MetadataWriter } from '../metadata/writer.js';
-import { NotSpliceable } from '../metadata/standIn.js';
+import { NotSpliceable, type HeadStandIn } from '../metadata/standIn.js';
 import type { Provenance } from '../metadata/provenance.js';
 import type { Logger } from '../log.js';
 import type { MetadataLevel, OutputKind } from '../metadata/tags.js';
@@ -134,6 +134,9 @@ export function metadataSource(ledger: Ledger, item: ItemRow, input: InputRow | 
   return { none: why ?? 'the input cannot be read' };
 }
 
+/** An atomic write's `finalize` (outputs/atomic.ts). */
+type Finalize = (temp: string, dir: string) => Promise<string | Finalized>;
+
 /**
  * The `finalize` of an output's write (outputs/atomic.ts): the service's bytes in `temp`
  * get the input's metadata in a new temp file beside it, which is what is renamed into
@@ -154,7 +157,7 @@ export function carryStep(
   record: (m: FileMetadata) => void,
   fs: OutputFs = nodeOutputFs,
   log?: Logger,
-): ((temp: string, dir: string) => Promise<string | Finalized>) | undefined {
+): Finalize | undefined {
   const writer = meta.writer;
   if (meta.level === 'none' || writer === null) return undefined;
   const level = meta.level;
@@ -198,40 +201,31 @@ function recordCarried(r: CarryResult, item: ItemRow, record: (m: FileMetadata) 
 }
 
 /**
- * The input's metadata on a JPEG or PNG output as its body streams in (outputs/splice.ts):
- * ExifTool's rewrite of the stand-in of the body's head, what it carries recorded as
- * carryStep records it. Errors go to the splice, which then writes the whole file and
- * leaves its metadata to carryStep. Undefined when carryStep would be, and for WEBP (its
- * EXIF and XMP follow its image data).
+ * carryStep for a body that streams in: its `finalize`, and for a JPEG or PNG the `splice`
+ * that puts the input's metadata on it as it is written (outputs/splice.ts): ExifTool's
+ * rewrite of the stand-in of the body's head, what it carries recorded as carryStep records
+ * it. Errors go to the splice, which then writes the whole file and leaves its metadata to
+ * `finalize`. No splice for WEBP (its EXIF and XMP follow its image data).
  */
-export function headCarry(
-  meta: MetadataOptions,
-  ledger: Ledger,
-  item: ItemRow,
-  target: OutputTarget,
-  ext: string,
-  lastStep: number,
-  naming: NamingOptions,
-  record: (m: FileMetadata) => void,
-  log?: Logger,
-): Splice | undefined {
-  const writer = meta.writer;
+export function carryStreamed(...args: Parameters<typeof carryStep>): { finalize?: Finalize; splice?: Splice } {
+  const finalize = carryStep(...args);
+  const [meta, ledger, item, target, ext, lastStep, naming, record, , log] = args;
   const kind = kindOf(ext);
-  if (meta.level === 'none' || writer === null || kind === 'webp') return undefined;
+  const writer = meta.writer;
   const level = meta.level;
-  return {
-    kind,
-    head: async (si) => {
-      const provenance = provenanceOf(ledger, item, target.input, naming, lastStep, meta, target.path);
-      const r = await writer.carry({ raw: si, kind, level, source: metadataSource(ledger, item, target.input), provenance });
-      try {
-        const head = r.layout?.[0];
-        if (!Buffer.isBuffer(head) || r.layout!.length !== 1) throw new NotSpliceable("ExifTool's head did not come back");
-        recordCarried(r, item, record, log);
-        return head;
-      } finally {
-        r.release();
-      }
-    },
+  if (finalize === undefined || writer === null || level === 'none') return {};
+  if (kind === 'webp') return { finalize };
+  const head = async (si: HeadStandIn): Promise<Buffer> => {
+    const provenance = provenanceOf(ledger, item, target.input, naming, lastStep, meta, target.path);
+    const r = await writer.carry({ raw: si, kind, level, source: metadataSource(ledger, item, target.input), provenance });
+    try {
+      const first = r.layout?.[0];
+      if (!Buffer.isBuffer(first) || r.layout!.length !== 1) throw new NotSpliceable("ExifTool's head did not come back");
+      recordCarried(r, item, record, log);
+      return first;
+    } finally {
+      r.release();
+    }
   };
+  return { finalize, splice: { kind, head } };
 }

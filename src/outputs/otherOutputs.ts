@@ -5,7 +5,7 @@ import type { ItemRow, Ledger, FileMetadata } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import type { Finalized, WriteOptions } from './atomic.js';
 import { writeLayout } from './layout.js';
-import { carryStep, headCarry, kindOf, metadataSource, NO_METADATA, provenanceOf, type MetadataOptions } from './metadata.js';
+import { carryStep, carryStreamed, kindOf, metadataSource, NO_METADATA, provenanceOf, type MetadataOptions } from './metadata.js';
 import { Checksums, type FileFacts, type OutputFs } from './outputfs.js';
 import type { Splice } from './splice.js';
 import { EXTENSIONS, sniffImage } from '../spec/images.js';
@@ -176,9 +176,9 @@ async function writeIntermediates(
           const first = files[0];
           if (!first) return null;
           const at = { ...first.t, path: first.file };
-          const onto = (m: FileMetadata) => (meta = m);
-          const finalize = io.metadata ? carryStep(io.metadata, ledger, item, at, ext, step, opts, onto, io.fs, io.log) : undefined;
-          const splice = io.metadata ? headCarry(io.metadata, ledger, item, at, ext, step, opts, onto, io.log) : undefined;
+          const { finalize, splice } = io.metadata
+            ? carryStreamed(io.metadata, ledger, item, at, ext, step, opts, (m) => (meta = m), io.fs, io.log)
+            : {};
           return {
             target: first.file,
             write: { beforeRename: (facts) => record(first, facts, meta), ...(finalize ? { finalize } : {}) },

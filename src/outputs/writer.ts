@@ -7,7 +7,7 @@ import { DARKROOM_AGENT } from '../metadata/agent.js';
 import { MetadataWriter } from '../metadata/writer.js';
 import { copyAtomically, sweepTempFiles, writeBufferAtomically, writeStreamAtomically, type BodySource } from './atomic.js';
 import { checkOutputSpace, probeOutputFolder } from './diskcheck.js';
-import { carryStep, headCarry, metadataNoteLine, NO_METADATA, type MetadataOptions } from './metadata.js';
+import { carryStreamed, metadataNoteLine, NO_METADATA, type MetadataOptions } from './metadata.js';
 import { assignOutputNames, checkTargets, namingOptions, outputTargets, type NamingOptions, type OutputTarget } from './naming.js';
 import { writeOtherOutputs, writeOutputsOfDone, type Placement, type WrittenResult } from './otherOutputs.js';
 import { retireGoneNames } from './goneNames.js';
@@ -157,9 +157,9 @@ export class OutputWriter {
     let meta: FileMetadata = NO_METADATA;
     const last = Math.max(0, this.naming.steps.length - 1);
     const m = this.#metadata;
-    const onto = (x: FileMetadata) => (meta = x);
-    const finalize = m ? carryStep(m, ledger, at.item, targets[0]!, r.ext, last, this.naming, onto, this.fs, this.log) : undefined;
-    const splice = m ? headCarry(m, ledger, at.item, targets[0]!, r.ext, last, this.naming, onto, this.log) : undefined;
+    const { finalize, splice } = m
+      ? carryStreamed(m, ledger, at.item, targets[0]!, r.ext, last, this.naming, (x) => (meta = x), this.fs, this.log)
+      : {};
     const write = { fs: this.fs, ...(finalize ? { finalize } : {}) };
     const facts = splice
       ? await writeSplicedAtomically(target, r, this.dir, { ...write, splice })
