@@ -303,7 +303,7 @@ export async function discoverInto(config: Config, ledger: Ledger, opts: Discove
 export function logDiscovery(
   log: Logger,
   d: DiscoverySummary,
-  outputs: { readonly copied: number; readonly missing: readonly string[]; readonly unwritable: number },
+  outputs: { readonly copied: number; readonly missing: readonly string[]; readonly retired: number; readonly unwritable: number },
 ): void {
   const { found, urls, identity, decodes, hidden } = d;
   log.info(
@@ -313,6 +313,7 @@ export function logDiscovery(
       ...identity,
       transcode: found.filter((f) => f.transcode).length,
       copied: outputs.copied,
+      retired: outputs.retired,
       missing: outputs.missing.length,
       hidden,
       unwritable: outputs.unwritable,
