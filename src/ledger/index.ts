@@ -21,7 +21,7 @@ export {
 export {
   ProgressReader,
   readProgress,
-  readItemStates,
+  itemStateLookup,
   readCallWindows,
   RECENT_WINDOW_MS,
   type ProgressFacts,
@@ -32,9 +32,18 @@ export { type HeldItem, type HoldKind, type Requeued } from './held.js';
 export { type FailedItem, type FailedRequeued } from './failed.js';
 export { PARKED_MS, type NotDownloaded } from './outputs.js';
 export { crashPoint, CRASH_PHASES, type CrashPhase } from './crashpoint.js';
-export { CONTENT_CHANGED_NOTE, type FoundFile, type FoundUrl, type ReconcileReport, type ReconcileOptions } from './discovery.js';
+export {
+  CONTENT_CHANGED_NOTE,
+  type BatchReport,
+  type DiscoveryPass,
+  type FoundFile,
+  type FoundUrl,
+  type ReconcileReport,
+  type ReconcileOptions,
+} from './discovery.js';
 export type { InputRow } from './inputs.js';
 export type { OutputFile, AttemptRecord, FileMetadata, GoneNameFile, WrittenFileRow } from './outputFiles.js';
+export type { ManifestFile, ManifestTasks } from './read/manifest.js';
 export { metadataNoteText } from './outputFiles.js';
 export { STEPS_REDO_NOTE, type Applied } from './stepLists.js';
 export { LEGACY_SIG, blocking, readStepsCensus, type OtherList, type StepsCensus } from './read/census.js';
@@ -49,7 +58,9 @@ export {
   type ReviewAction,
   type ReviewCounts,
   type ReviewCursor,
+  type ReviewFilter,
   type ReviewPhoto,
+  type ReviewWindow,
   type ReviewState,
   type StandingDecision,
 } from './reviews.js';

@@ -176,6 +176,32 @@ export class OutputFiles {
     return stmt<[], WrittenFileRow>(this.db, `SELECT ${this.fileColumns()} FROM output_files f ORDER BY f.path`).all();
   }
 
+  /**
+   * Checksums taken now of files written before darkroom recorded them (`darkroom manifest`),
+   * recorded where there is none yet, in one transaction; how many were. A decision made about
+   * such an output, its SHA-256 unknown then (null), is about this very file: it is given the
+   * checksum too, so that it still stands (reviews.ts STANDING).
+   */
+  recordChecksums(list: readonly { readonly path: string; readonly sha256: string; readonly sha512: string }[]): number {
+    return inTransaction(this.db, () => {
+      let n = 0;
+      for (const f of list) {
+        const r = stmt(this.db, 'UPDATE output_files SET sha256 = ?, sha512 = ? WHERE path = ? AND sha256 IS NULL').run(
+          f.sha256,
+          f.sha512,
+          f.path,
+        );
+        if (r.changes === 0) continue;
+        n++;
+        stmt(
+          this.db,
+          "UPDATE reviews SET output_sha256 = ? WHERE output_sha256 IS NULL AND item_id IN (SELECT id FROM items WHERE output_path = ? AND state = 'done')",
+        ).run(f.sha256, f.path);
+      }
+      return n;
+    });
+  }
+
   /** The outputs of one photo with what they carry, its first output first (the report, status). */
   metadataOf(itemId: number): WrittenFileRow[] {
     return stmt<[number], WrittenFileRow>(
@@ -308,7 +334,7 @@ export class OutputFiles {
     const rows = stmt<[number], InputRow>(
       this.db,
       `SELECT n.* FROM inputs n JOIN items i ON i.id = n.item_id
-       WHERE n.seen_gen = ? AND n.output_path IS NULL AND i.state = 'done' ORDER BY n.item_id, n.name, n.id`,
+       WHERE n.seen_gen >= ? AND n.output_path IS NULL AND i.state = 'done' ORDER BY n.item_id, n.name, n.id`,
     ).all(this.inputs.generation());
     return rows.map((input) => ({ input, item: this.items.get(input.item_id)! }));
   }
@@ -322,7 +348,9 @@ export class OutputFiles {
     const since =
       stmt<[number, string], { t: number | null }>(
         this.db,
-        "SELECT MAX(at_ms) AS t FROM transitions WHERE item_id = ? AND to_state = 'queued' AND note LIKE ?",
+        // `+to_state`: through the photo's own transitions (by item), never every photo's
+        // `queued` (by state, which SQLite would otherwise pick: a read of the whole archive per output).
+        "SELECT MAX(at_ms) AS t FROM transitions WHERE item_id = ? AND +to_state = 'queued' AND note LIKE ?",
       ).get(itemId, `${CONTENT_CHANGED_NOTE}%`)?.t ?? 0;
     return stmt<[number, number], AttemptRecord>(
       this.db,

@@ -8,7 +8,15 @@ import { MetadataWriter } from '../metadata/writer.js';
 import { copyAtomically, sweepTempFiles, writeBufferAtomically, writeStreamAtomically, type BodySource } from './atomic.js';
 import { checkOutputSpace, probeOutputFolder } from './diskcheck.js';
 import { carryStreamed, metadataNoteLine, NO_METADATA, type MetadataOptions } from './metadata.js';
-import { assignOutputNames, checkTargets, namingOptions, outputTargets, type NamingOptions, type OutputTarget } from './naming.js';
+import {
+  assignOutputNames,
+  checkTargets,
+  namingOptions,
+  outputTargets,
+  type NamingOptions,
+  type NamingPass,
+  type OutputTarget,
+} from './naming.js';
 import { writeOtherOutputs, writeOutputsOfDone, type Placement, type WrittenResult } from './otherOutputs.js';
 import { retireGoneNames } from './goneNames.js';
 import type { OutputFs } from './outputfs.js';
@@ -65,6 +73,9 @@ export class OutputWriter {
   readonly fs: OutputFs | undefined;
   #metadata: MetadataOptions | undefined;
   #ownTool: MetadataWriter | null = null;
+  /** The sweep of a killed run's temp files (sweepTemp): every write waits for it. */
+  #swept: Promise<number> = Promise.resolve(0);
+  #sweptCount = 0;
 
   constructor(
     private readonly config: Config,
@@ -116,8 +127,9 @@ export class OutputWriter {
     }
   }
 
-  /** Ends the ExifTool this writer started (one handed in is left running). */
+  /** Ends the ExifTool this writer started (one handed in is left running), once the temp files' sweep is over. */
   async end(): Promise<void> {
+    await this.#swept.catch(() => 0);
     await this.#ownTool?.end();
   }
 
@@ -128,6 +140,7 @@ export class OutputWriter {
    * into place (atomic.ts, § L4). `at.item` follows the photo's row as it is claimed.
    */
   async writeFirst(at: { item: ItemRow }, r: Fetched): Promise<FirstOutput> {
+    await this.#swept;
     const { ledger } = this;
     const targets = outputTargets(ledger, at.item, r.ext, this.dir, this.naming);
     const target = targets[0]!.path;
@@ -204,6 +217,7 @@ export class OutputWriter {
    * result is.
    */
   async writePlaced(r: Fetched, place: (ext: string) => Placement): Promise<WrittenResult | null> {
+    await this.#swept;
     const where = place(r.ext);
     if (where === null) return null;
     const write = { ...(this.fs ? { fs: this.fs } : {}), ...where.write };
@@ -226,9 +240,18 @@ export class OutputWriter {
     return probeOutputFolder(this.dir, this.fs);
   }
 
-  /** The temp files a killed run left in the output folder, removed; how many. */
-  sweepTemp(): number {
-    return sweepTempFiles(this.dir);
+  /**
+   * The temp files a killed run left in the output folder, removed beside the run's start
+   * (atomic.ts sweepTempFiles): nothing is written into the folder until it is over.
+   */
+  sweepTemp(): void {
+    this.#swept = sweepTempFiles(this.dir).then((n) => (this.#sweptCount = n));
+  }
+
+  /** How many temp files the sweep removed, once it is over. */
+  async swept(): Promise<number> {
+    await this.#swept;
+    return this.#sweptCount;
   }
 
   /** Whether the disk has room for the results still to come (diskcheck.ts): null, or why not. */
@@ -236,17 +259,32 @@ export class OutputWriter {
     return checkOutputSpace(this.dir, this.ledger.outputs.spaceFacts(), this.config, this.fs);
   }
 
-  /**
-   * After a discovery: every name gets its output's name (naming.ts), new names of photos
-   * already done get their outputs from one already written, the files of names gone since
-   * are retired (goneNames.ts), and photos whose outputs could not be written are skipped
-   * before their first create.
-   */
-  async afterDiscovery(): Promise<AfterDiscovery> {
-    assignOutputNames(this.ledger, this.naming);
+  /** Before a discovery records anything: what `darkroom manifest` needs of the job, with the ledger alone. */
+  beginDiscovery(): void {
     this.ledger.setMeta('pipeline', JSON.stringify(this.config.steps.map((s) => s.capability)));
     // Where the outputs go, for `darkroom manifest` run with the ledger alone.
     this.ledger.setMeta('output.dir', this.dir);
+  }
+
+  /**
+   * After each batch a discovery records, before the lanes may take its photos: its names
+   * get their outputs' names (naming.ts), and photos whose outputs could not be written are
+   * skipped before their first create. The number skipped so.
+   */
+  afterBatch(pass: NamingPass): number {
+    assignOutputNames(this.ledger, this.naming, pass);
+    return skipUnwritableBeforeCreate(this.ledger, this.config, this.log);
+  }
+
+  /**
+   * After a whole discovery: names that waited for it get their outputs' names, new names of
+   * photos already done get their outputs from one already written, the files of names gone
+   * since are retired (goneNames.ts), and photos whose outputs could not be written are
+   * skipped before their first create.
+   */
+  async afterDiscovery(): Promise<AfterDiscovery> {
+    await this.#swept;
+    assignOutputNames(this.ledger, this.naming);
     const { copied, missing } = await writeOutputsOfDone(this.ledger, {
       outputDir: this.dir,
       naming: this.naming,

@@ -93,7 +93,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
         io.onEvent?.(e);
       },
       onActivity: () => live?.poke(),
-      onStart: ({ contact, release }) => {
+      onStart: ({ contact, supply, release }) => {
         // A second interrupt exits at once: the CLI releases the lock on the way out
         // (better-sqlite3 is synchronous).
         const unhook = io.onLockHeld?.(release);
@@ -114,8 +114,9 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
             owner ??= r.ownerId();
             const keyUse = keyUseOf(dir, fps, now, owner);
             const p = buildProgress(r.read(now), { now, steps: config.steps, limits: config.limits, keys: fps, guessedSlots, keyUse });
-            // Whether the service answers: the display counts down to the next try during an outage.
-            return { ...p, service: contact.outage() };
+            // Whether the service answers: the display counts down to the next try during an outage;
+            // and while the discovery goes on, how many photos it has found (the total grows meanwhile).
+            return { ...p, service: contact.outage(), discovery: supply.done ? null : { found: supply.found } };
           },
         }));
         if (!args.quiet)

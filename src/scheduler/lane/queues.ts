@@ -40,7 +40,11 @@ export class LaneQueues {
     private readonly state: LaneState,
   ) {}
 
-  /** Nothing left for this lane: no call in flight, no photo it could still move. */
+  /**
+   * Nothing left for this lane: no call in flight, no photo it could still move, and none
+   * still to come from the run's discovery (unless the lane takes no new photo: past the
+   * photo cap, or with creates stopped).
+   */
   finished(): boolean {
     const fp = this.ctx.keyFp;
     if (this.ctx.control.stopped) return this.state.inflightCalls === 0;
@@ -48,7 +52,10 @@ export class LaneQueues {
     const items = this.ctx.ledger.items;
     if (items.hasInStates(fp, ['active', 'submitting', 'uploading'])) return false;
     if (this.ctx.control.noCreates) return true;
-    return !items.hasInStates(fp, ['queued', 'uploaded']) && (this.ctx.guards?.onlyTaken || !items.hasUnclaimed());
+    return (
+      !items.hasInStates(fp, ['queued', 'uploaded']) &&
+      (this.ctx.guards?.onlyTaken || (!items.hasUnclaimed() && (this.ctx.supply?.done ?? true)))
+    );
   }
 
   /** The action due now, if any; `slotBlocked`: a create was due but every slot is taken. */

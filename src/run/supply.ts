@@ -1,0 +1,39 @@
+/**
+ * Where a run's photos come from while it works (docs/ARCHITECTURE.md § Flow): its discovery
+ * records them in the ledger a batch at a time beside the lanes, and says here when more came
+ * and when no more will. The lanes take photos from the ledger as they are recorded, and end
+ * only once the supply is done and nothing is left that they could move; a producer that never
+ * ends (a folder followed) keeps them going until the run is stopped.
+ */
+export class PhotoSupply {
+  #done = false;
+  #found = 0;
+  readonly #wakers: (() => void)[] = [];
+
+  /** No more photos will be recorded by this run's producer. */
+  get done(): boolean {
+    return this.#done;
+  }
+
+  /** Names found so far by the producer (files and URL lines), for the display while it goes on. */
+  get found(): number {
+    return this.#found;
+  }
+
+  /** `fn` is called whenever photos were recorded, and when the supply ends. */
+  onMore(fn: () => void): void {
+    this.#wakers.push(fn);
+  }
+
+  /** A batch was recorded (`found`: names found so far): whoever waits for work looks again. */
+  more(found: number): void {
+    this.#found = found;
+    for (const w of this.#wakers) w();
+  }
+
+  /** The producer ended (its walk done, or stopped): the lanes may end once their work is. */
+  end(): void {
+    this.#done = true;
+    for (const w of this.#wakers) w();
+  }
+}
