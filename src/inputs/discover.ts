@@ -409,7 +409,7 @@ export async function discoverInto(config: Config, ledger: Ledger, opts: Discove
 export function logDiscovery(
   log: Logger,
   d: DiscoverySummary,
-  outputs: { readonly copied: number; readonly missing: readonly string[]; readonly unwritable: number },
+  outputs: { readonly copied: number; readonly missing: readonly string[]; readonly retired: number; readonly unwritable: number },
 ): void {
   const { counts, urls, identity } = d;
   const { decodes, hidden } = counts;
@@ -420,6 +420,7 @@ export function logDiscovery(
       ...identity,
       transcode: counts.transcode,
       copied: outputs.copied,
+      retired: outputs.retired,
       missing: outputs.missing.length,
       hidden,
       unwritable: outputs.unwritable,

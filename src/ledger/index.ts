@@ -42,7 +42,7 @@ export {
   type ReconcileOptions,
 } from './discovery.js';
 export type { InputRow } from './inputs.js';
-export type { OutputFile, AttemptRecord, FileMetadata, WrittenFileRow } from './outputFiles.js';
+export type { OutputFile, AttemptRecord, FileMetadata, GoneNameFile, WrittenFileRow } from './outputFiles.js';
 export type { ManifestFile, ManifestTasks } from './read/manifest.js';
 export { metadataNoteText } from './outputFiles.js';
 export { STEPS_REDO_NOTE, type Applied } from './stepLists.js';

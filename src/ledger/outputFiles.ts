@@ -51,6 +51,17 @@ export function metadataNoteText(level: FileMetadata['level'] | null, note: stri
   return note.startsWith('metadata ') ? note : `metadata not carried: ${note}`;
 }
 
+/** A file darkroom wrote for a name that is no longer among the inputs (OutputFiles.goneNameFiles). */
+export interface GoneNameFile {
+  readonly path: string;
+  readonly itemId: number;
+  readonly kind: OutputFile['kind'];
+  readonly stepIndex: number | null;
+  readonly sha256: string | null;
+  /** The name it was written for. */
+  readonly name: string;
+}
+
 /** A file darkroom wrote, as the manifest and the report read it. */
 export interface WrittenFileRow {
   readonly path: string;
@@ -260,6 +271,62 @@ export class OutputFiles {
       this.db,
       "SELECT path, input_id AS inputId FROM output_files WHERE item_id = ? AND kind = 'output' ORDER BY written_ms DESC, path",
     ).all(itemId);
+  }
+
+  /**
+   * Files darkroom wrote for a name the latest discovery did not find (a file renamed or
+   * moved, one of two copies removed), of photos that are done (or of one): outputs,
+   * intermediates and sidecars, with the name they were written for and their checksum as written.
+   */
+  goneNameFiles(itemId?: number): GoneNameFile[] {
+    const one = itemId === undefined ? '' : 'AND f.item_id = ?';
+    return stmt<number[], GoneNameFile>(
+      this.db,
+      `SELECT f.path, f.item_id AS itemId, f.kind, f.step_index AS stepIndex, f.sha256, n.name FROM output_files f
+       JOIN inputs n ON n.id = f.input_id JOIN items i ON i.id = f.item_id
+       WHERE n.seen_gen < ? AND i.state = 'done' ${one} ORDER BY f.item_id, f.path`,
+    ).all(this.inputs.generation(), ...(itemId === undefined ? [] : [itemId]));
+  }
+
+  /** The files darkroom wrote for a photo's current names, the item's own name first. */
+  currentFilesOf(itemId: number): { path: string; kind: OutputFile['kind']; stepIndex: number | null; name: string }[] {
+    return stmt<[number, number], { path: string; kind: OutputFile['kind']; stepIndex: number | null; name: string }>(
+      this.db,
+      `SELECT f.path, f.kind, f.step_index AS stepIndex, n.name FROM output_files f JOIN inputs n ON n.id = f.input_id
+       WHERE f.item_id = ? AND n.seen_gen = ? ORDER BY n.name = (SELECT rel_path FROM items WHERE id = f.item_id) DESC, n.name, f.path`,
+    ).all(itemId, this.inputs.generation());
+  }
+
+  /** A photo's kept intermediates of one step, newest first. */
+  intermediatesOf(itemId: number, stepIndex: number): string[] {
+    return stmt<[number, number], { path: string }>(
+      this.db,
+      "SELECT path FROM output_files WHERE item_id = ? AND step_index = ? AND kind = 'intermediate' ORDER BY written_ms DESC, path",
+    )
+      .all(itemId, stepIndex)
+      .map((r) => r.path);
+  }
+
+  /**
+   * A file of a gone name (goneNameFiles) is no longer darkroom's: removed, or left to the
+   * person who changed it. When it was the photo's own output, the photo's output becomes
+   * `to` (the same result under a current name) and a decision that stood about it stands
+   * about `to`: the person judged the pixels, which a rename does not change. One transaction.
+   */
+  retire(file: string, itemId: number, to: string): void {
+    inTransaction(this.db, () => {
+      const own = stmt(this.db, 'SELECT 1 FROM items WHERE id = ? AND output_path = ?').get(itemId, file) !== undefined;
+      if (own) {
+        stmt(
+          this.db,
+          `UPDATE reviews SET output_sha256 = (SELECT sha256 FROM output_files WHERE path = @to), output_path = @to
+           WHERE item_id = @item AND output_sha256 IS (SELECT sha256 FROM output_files WHERE path = @file)`,
+        ).run({ item: itemId, file, to });
+        stmt(this.db, 'UPDATE items SET output_path = ? WHERE id = ?').run(to, itemId);
+      }
+      stmt(this.db, 'DELETE FROM output_files WHERE path = ?').run(file);
+      stmt(this.db, 'UPDATE inputs SET output_path = NULL, written_ms = NULL WHERE output_path = ?').run(file);
+    });
   }
 
   /** Current names of photos already done that have no output yet (a rename, a duplicate found later). */

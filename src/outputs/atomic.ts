@@ -232,7 +232,7 @@ export async function copyAtomically(from: string, target: string, outputDir: st
  * fsynced (and checksummed, when it is a new one) and renamed into place. `synced`: the
  * temp file was fsynced already.
  */
-async function settle(
+export async function settle(
   temp: string,
   target: string,
   dir: string,
@@ -277,7 +277,7 @@ async function settle(
   return final;
 }
 
-function finish(temp: string, target: string, dir: string, facts: FileFacts, fs: OutputFs, opts: WriteOptions): void {
+export function finish(temp: string, target: string, dir: string, facts: FileFacts, fs: OutputFs, opts: WriteOptions): void {
   try {
     opts.beforeRename?.(facts);
   } catch (err) {
@@ -300,7 +300,7 @@ function finish(temp: string, target: string, dir: string, facts: FileFacts, fs:
  * real path of the deepest folder that exists is checked before anything is created, and
  * the folder after.
  */
-function prepareFolder(target: string, outputDir: string, fs: OutputFs): string {
+export function prepareFolder(target: string, outputDir: string, fs: OutputFs): string {
   const dir = path.dirname(target);
   fsStep('create the folder', outputDir, () => fs.mkdirp(outputDir));
   let existing = dir;
