@@ -159,7 +159,7 @@ function cachedStanding(db: Database.Database, cache: ReviewCountsCache): { acce
  * The decisions that stand (STANDING, from the decisions' side): read through the reviews
  * alone, each its photo's and output's row by key, whatever the number of photos done.
  */
-export function readStandingCounts(db: Database.Database): { accepted: number; rejected: number } {
+function readStandingCounts(db: Database.Database): { accepted: number; rejected: number } {
   const r = stmt<[], { accepted: number | null; rejected: number | null }>(
     db,
     `SELECT SUM(r.decision = 'accept') AS accepted, SUM(r.decision = 'reject') AS rejected

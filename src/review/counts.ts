@@ -32,7 +32,7 @@ function listOf(state: string, decision: Decision | null): number {
   return state === 'held' ? 5 : 0;
 }
 
-export function folderOf(photoPath: string): string {
+function folderOf(photoPath: string): string {
   const folder = path.posix.dirname(photoPath);
   return folder === '.' ? '' : folder;
 }
