@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, realpathSync, rmSync, type Dirent } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { clock } from '../clock.js';
 import { crashPoint } from '../ledger/index.js';
@@ -318,20 +319,31 @@ function assertInside(folder: string, outputDir: string, shown: string): void {
   }
 }
 
-/** Remove temp files a killed run left behind (this naming and the longer one before it); none carries an output's name. */
-export function sweepTempFiles(outputDir: string): number {
+/**
+ * Remove temp files a killed run left behind (this naming and the longer one before it); none
+ * carries an output's name. A folder at a time, each read off the event loop: an output
+ * folder of a million files is swept beside the run's work, which writes nothing into the
+ * folder before the sweep is over (OutputWriter), so no temp file of its own is ever taken.
+ */
+export async function sweepTempFiles(outputDir: string): Promise<number> {
   if (!existsSync(outputDir)) return 0;
   let removed = 0;
-  const walk = (dir: string) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
+  const walk = async (dir: string): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await clock.io(readdir(dir, { withFileTypes: true }));
+    } catch {
+      return; // gone since, or unreadable: nothing of ours to sweep there
+    }
+    for (const e of entries) {
       const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
+      if (e.isDirectory()) await walk(p);
       else if (e.isFile() && e.name.endsWith(TEMP_SUFFIX)) {
         rmSync(p, { force: true });
         removed++;
       }
     }
   };
-  walk(outputDir);
+  await walk(outputDir);
   return removed;
 }

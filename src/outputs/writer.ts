@@ -59,6 +59,9 @@ export class OutputWriter {
   readonly fs: OutputFs | undefined;
   #metadata: MetadataOptions | undefined;
   #ownTool: MetadataWriter | null = null;
+  /** The sweep of a killed run's temp files (sweepTemp): every write waits for it. */
+  #swept: Promise<number> = Promise.resolve(0);
+  #sweptCount = 0;
 
   constructor(
     private readonly config: Config,
@@ -110,8 +113,9 @@ export class OutputWriter {
     }
   }
 
-  /** Ends the ExifTool this writer started (one handed in is left running). */
+  /** Ends the ExifTool this writer started (one handed in is left running), once the temp files' sweep is over. */
   async end(): Promise<void> {
+    await this.#swept.catch(() => 0);
     await this.#ownTool?.end();
   }
 
@@ -122,6 +126,7 @@ export class OutputWriter {
    * into place (atomic.ts, § L4). `at.item` follows the photo's row as it is claimed.
    */
   async writeFirst(at: { item: ItemRow }, r: Fetched): Promise<FirstOutput> {
+    await this.#swept;
     const { ledger } = this;
     const targets = outputTargets(ledger, at.item, r.ext, this.dir, this.naming);
     const target = targets[0]!.path;
@@ -194,6 +199,7 @@ export class OutputWriter {
    * result is.
    */
   async writePlaced(r: Fetched, place: (ext: string) => Placement): Promise<WrittenResult | null> {
+    await this.#swept;
     const where = place(r.ext);
     if (where === null) return null;
     const facts = await writeStreamAtomically(where.target, r, this.dir, { ...(this.fs ? { fs: this.fs } : {}), ...where.write });
@@ -213,9 +219,18 @@ export class OutputWriter {
     return probeOutputFolder(this.dir, this.fs);
   }
 
-  /** The temp files a killed run left in the output folder, removed; how many. */
-  sweepTemp(): number {
-    return sweepTempFiles(this.dir);
+  /**
+   * The temp files a killed run left in the output folder, removed beside the run's start
+   * (atomic.ts sweepTempFiles): nothing is written into the folder until it is over.
+   */
+  sweepTemp(): void {
+    this.#swept = sweepTempFiles(this.dir).then((n) => (this.#sweptCount = n));
+  }
+
+  /** How many temp files the sweep removed, once it is over. */
+  async swept(): Promise<number> {
+    await this.#swept;
+    return this.#sweptCount;
   }
 
   /** Whether the disk has room for the results still to come (diskcheck.ts): null, or why not. */
@@ -246,6 +261,7 @@ export class OutputWriter {
    * could not be written are skipped before their first create.
    */
   async afterDiscovery(): Promise<{ readonly copied: number; readonly missing: readonly string[]; readonly unwritable: number }> {
+    await this.#swept;
     assignOutputNames(this.ledger, this.naming);
     const { copied, missing } = await writeOutputsOfDone(this.ledger, {
       outputDir: this.dir,
