@@ -94,7 +94,7 @@ function fateOf(i: number, n: number): { fate: Fate; r: number } {
 }
 
 /** Photo `i`'s name: collections of negatives by year and roll, ~1,000 frames a folder at a million. */
-export function scalePath(i: number, n: number): string {
+function scalePath(i: number, n: number): string {
   const perFolder = Math.max(10, Math.round(n / 1000));
   const folder = Math.floor(i / perFolder);
   const collection = `collection-${String(folder % 10).padStart(2, '0')}`;
@@ -399,7 +399,7 @@ function undoMigration(db: Database.Database, sql: string): void {
   for (const m of sql.matchAll(/ALTER TABLE (\w+) ADD COLUMN (\w+)/g)) db.exec(`ALTER TABLE ${m[1]} DROP COLUMN ${m[2]}`);
 }
 
-export function scaleDir(photos: number, dir?: string): string {
+function scaleDir(photos: number, dir?: string): string {
   return dir ?? path.join(process.env['DARKROOM_SCALE_DIR'] ?? tmpdir(), `darkroom-scale-${photos}`);
 }
 

@@ -159,7 +159,7 @@ function cachedStanding(db: Database.Database, cache: ReviewCountsCache): { acce
  * The decisions that stand (STANDING, from the decisions' side): read through the reviews
  * alone, each its photo's and output's row by key, whatever the number of photos done.
  */
-export function readStandingCounts(db: Database.Database): { accepted: number; rejected: number } {
+function readStandingCounts(db: Database.Database): { accepted: number; rejected: number } {
   const r = stmt<[], { accepted: number | null; rejected: number | null }>(
     db,
     `SELECT SUM(r.decision = 'accept') AS accepted, SUM(r.decision = 'reject') AS rejected
@@ -273,12 +273,16 @@ export class Reviews {
     return backwards ? rows.reverse() : rows;
   }
 
-  /** Every photo the page lists, a row at a time (id, path, state, standing decision): the page's counts are made from them once. */
-  *listed(): Generator<{ id: number; path: string; state: string; decision: Decision | null }> {
-    yield* stmt<[], { id: number; path: string; state: string; decision: Decision | null }>(
+  /**
+   * The photos the page lists after id `afterId`, at most `limit`, by id (id, path, state,
+   * standing decision): the page's counts are made from them, a part at a time.
+   */
+  listedAfter(afterId: number, limit: number): { id: number; path: string; state: string; decision: Decision | null }[] {
+    return stmt<[number, number], { id: number; path: string; state: string; decision: Decision | null }>(
       this.db,
-      `SELECT i.id, i.rel_path AS path, i.state, r.decision FROM items i ${STANDING} WHERE i.state IN ${LISTED}`,
-    ).iterate();
+      `SELECT i.id, i.rel_path AS path, i.state, r.decision FROM items i ${STANDING}
+       WHERE i.id > ? AND i.state IN ${LISTED} ORDER BY i.id LIMIT ?`,
+    ).all(afterId, limit);
   }
 
   /** One photo as the page lists it, whatever its state; undefined when there is no such photo. */

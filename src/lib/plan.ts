@@ -31,48 +31,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
   const a = expectedAttempts(failRate);
 
   const ledgerExists = existsSync(config.ledger);
-  let facts: ProgressFacts | null = null;
-  let windows: Record<string, { lastMinute: number; lastHour: number }> = {};
-  let ownerId: string | null = null;
-  // Photos started under other steps than the job's: a plain run refuses; the figures below
-  // are those of `run --redo-steps`, which sends them back to the first step.
-  let stepsChange: StepsChange | null = null;
-  const S = config.steps.length;
-  const counts = newCounts();
-  const reader = ledgerExists ? ProgressReader.open(config.ledger) : null;
-  let tally: InputTally;
-  try {
-    const current = stepsSignature(config.steps);
-    const caps = config.steps.map((st) => st.capability);
-    tally = new InputTally(S, reader ? reader.itemLookup(current, caps) : () => undefined, config);
-    if (reader) {
-      const now = clock.now();
-      facts = reader.read(now);
-      windows = reader.callWindows(now);
-      ownerId = reader.ownerId();
-      stepsChange = describeChange(
-        reader.stepsCensus(current, caps),
-        config,
-        (_, json) => (json === null ? null : parseStepsJson(json)),
-        args.costs,
-      );
-    }
-    // As run finds them, a batch at a time, each counted and let go: a content the ledger has
-    // decoded already is not decoded again, a name unchanged since it was hashed is not hashed again.
-    const opts = reader
-      ? {
-          decodeVerdict: (h: string) => reader.decodeVerdict(h),
-          cachedHash: (n: string, b: number, m: number | null) => reader.cachedHash(n, b, m),
-        }
-      : {};
-    await clock.hold(
-      (async () => {
-        for await (const batch of discoverBatches(config, opts, counts)) tally.add(batch);
-      })(),
-    );
-  } finally {
-    reader?.close();
-  }
+  const { facts, windows, ownerId, stepsChange, tally, counts } = await readInputsAndLedger(config, args, ledgerExists);
   const { skipped, done, inProgress, held, failed, uploads, toDo, stepPhotos, otherNames, found, toSrgb, inputSidecars } = tally.totals();
 
   const steps = config.steps.map((st, i) => planStep(st.capability, i, stepPhotos[i]!, config, args, facts));
@@ -150,6 +109,50 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
       problem: config.output.metadata !== 'none' || config.output.sidecar.xmp ? exifToolProblem(io.env) : null,
     },
   };
+}
+
+/**
+ * The inputs found, counted against the ledger (if there is one, never created), and what the
+ * ledger says of the work so far: its figures, the keys' windows, the steps changed under
+ * started photos (a plain run refuses them; the figures are those of `run --redo-steps`, which
+ * sends them back to the first step).
+ */
+async function readInputsAndLedger(config: Config, args: PlanOptions, ledgerExists: boolean) {
+  let facts: ProgressFacts | null = null;
+  let windows: Record<string, { lastMinute: number; lastHour: number }> = {};
+  let ownerId: string | null = null;
+  let stepsChange: StepsChange | null = null;
+  const counts = newCounts();
+  const reader = ledgerExists ? ProgressReader.open(config.ledger) : null;
+  try {
+    const current = stepsSignature(config.steps);
+    const caps = config.steps.map((st) => st.capability);
+    const tally = new InputTally(config.steps.length, reader ? reader.itemLookup(current, caps) : () => undefined, config);
+    if (reader) {
+      const now = clock.now();
+      facts = reader.read(now);
+      windows = reader.callWindows(now);
+      ownerId = reader.ownerId();
+      const parse = (_: string, json: string | null) => (json === null ? null : parseStepsJson(json));
+      stepsChange = describeChange(reader.stepsCensus(current, caps), config, parse, args.costs);
+    }
+    // As run finds them, a batch at a time, each counted and let go: a content the ledger has
+    // decoded already is not decoded again, a name unchanged since it was hashed is not hashed again.
+    const opts = reader
+      ? {
+          decodeVerdict: (h: string) => reader.decodeVerdict(h),
+          cachedHash: (n: string, b: number, m: number | null) => reader.cachedHash(n, b, m),
+        }
+      : {};
+    await clock.hold(
+      (async () => {
+        for await (const batch of discoverBatches(config, opts, counts)) tally.add(batch);
+      })(),
+    );
+    return { facts, windows, ownerId, stepsChange, tally, counts };
+  } finally {
+    reader?.close();
+  }
 }
 
 /**

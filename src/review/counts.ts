@@ -4,12 +4,16 @@ import type { Decision, Ledger, ReviewCursor, ReviewPhoto } from '../ledger/inde
 
 /**
  * The review page's counts: its lists' sizes (not reviewed, accepted, rejected, failed, held,
- * all done) over every folder and in each, without the page holding the photos. Made once
- * from the ledger (a row at a time), then kept up to date from the photos changed since (a
- * state move, a decision): each photo's list and folder are kept in two typed arrays indexed
- * by its id, five bytes a photo (5 MB at a million), so that a change is counted out of where
- * it was and into where it is.
+ * all done) over every folder and in each, without the page holding the photos. Made from the
+ * ledger a part at a time (`build`: the first part before the page is served, the rest between
+ * requests, so a million photos do not hold up the first view), then kept up to date from the
+ * photos changed since (a state move, a decision): each photo's list and folder are kept in two
+ * typed arrays indexed by its id, five bytes a photo (5 MB at a million), so that a change is
+ * counted out of where it was and into where it is, whether the part that holds it was counted
+ * yet or not.
  */
+/** Photos counted in one part of the build: a few tens of milliseconds of the server's time. */
+const PART = 20_000;
 
 /** The lists, in the order of `counts` below; 0 is a photo in no list (at work). */
 const LISTS = ['unreviewed', 'accepted', 'rejected', 'failed', 'held'] as const;
@@ -32,7 +36,7 @@ function listOf(state: string, decision: Decision | null): number {
   return state === 'held' ? 5 : 0;
 }
 
-export function folderOf(photoPath: string): string {
+function folderOf(photoPath: string): string {
   const folder = path.posix.dirname(photoPath);
   return folder === '.' ? '' : folder;
 }
@@ -44,27 +48,47 @@ export class ReviewCounter {
   private readonly folderIds = new Map<string, number>();
   /** Per folder, per list (1…5). */
   private readonly counts: number[][] = [];
-  private cursor: ReviewCursor | undefined;
+  private cursor: ReviewCursor;
+  /** The last id counted by the build; null once every photo was. */
+  private builtTo: number | null = 0;
+  /** Moves with every change of a count, and when the build ends: the page asks for the counts again when it moved. */
+  version = 0;
 
-  constructor(private readonly ledger: Ledger) {}
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly part = PART,
+  ) {
+    // Changes after this are read again by update(); a photo counted twice is counted once (set).
+    this.cursor = ledger.reviews.cursor();
+  }
 
-  /** Brought up to date with the ledger; the photos changed since the last time (none on the first). */
+  /** Counts the next part of the photos (`part` of them); false once every photo was counted. */
+  buildPart(): boolean {
+    if (this.builtTo === null) return false;
+    const rows = this.ledger.reviews.listedAfter(this.builtTo, this.part);
+    for (const p of rows) this.set(p.id, p.path, listOf(p.state, p.decision));
+    this.builtTo = rows.length < this.part ? null : rows.at(-1)!.id;
+    if (this.builtTo === null) this.version++;
+    return this.builtTo !== null;
+  }
+
+  /** Whether every photo was counted: the counts are the lists' (before, they are none). */
+  get ready(): boolean {
+    return this.builtTo === null;
+  }
+
+  /** Brought up to date with the ledger; the photos changed since the last time. */
   update(): ReviewPhoto[] {
-    const reviews = this.ledger.reviews;
-    if (this.cursor === undefined) {
-      this.cursor = reviews.cursor();
-      for (const p of reviews.listed()) this.set(p.id, p.path, listOf(p.state, p.decision));
-      return [];
-    }
-    const { cursor, photos } = reviews.photos(this.cursor);
+    const { cursor, photos } = this.ledger.reviews.photos(this.cursor);
     this.cursor = cursor;
     for (const p of photos) this.set(p.id, p.path, listOf(p.state, p.decision));
+    if (photos.length > 0) this.version++;
     return photos;
   }
 
   /** Where the counts stand: the page asks for what changed after it. */
   at(): ReviewCursor {
-    return this.cursor ?? { t: 0, d: 0 };
+    return this.cursor;
   }
 
   /** The folder's name by its number (undefined: no such folder). */

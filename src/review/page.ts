@@ -103,6 +103,8 @@ export const PAGE_SCRIPT = String.raw`(function () {
   var filter = 'unreviewed';
   var folder = '*';
   var counts = null;
+  var countsV = null;
+  var counted = false;
   var folders = [];
   var loading = false;
   var generation = 0;
@@ -142,10 +144,19 @@ export const PAGE_SCRIPT = String.raw`(function () {
     });
   }
   function windowQuery(extra) {
-    return 'filter=' + filter + '&folder=' + encodeURIComponent(folder) + '&limit=' + WINDOW + extra;
+    return 'filter=' + filter + '&folder=' + encodeURIComponent(folder) + '&limit=' + WINDOW + (countsV === null ? '' : '&v=' + countsV) + extra;
+  }
+  // The lists' counts, when the server sent them (once it has counted every photo, then when they moved).
+  function countsFrom(b) {
+    if (!b.counts) return;
+    counts = b.counts;
+    folders = b.folders;
+    countsV = b.v;
+    if (more && !counted) total = Math.max(countOf(filter), base + order.length);
+    counted = true;
   }
   function take(b) {
-    if (b.counts) { counts = b.counts; folders = b.folders; }
+    countsFrom(b);
     b.photos.forEach(function (p) { photos.set(p.id, p); });
     return b.photos.map(function (p) { return p.id; });
   }
@@ -168,6 +179,7 @@ export const PAGE_SCRIPT = String.raw`(function () {
       base = 0;
       at = 0;
       more = b.more;
+      counted = !more || counts !== null;
       total = more ? Math.max(countOf(filter), order.length) : order.length;
       loading = false;
       showCounts();
@@ -243,11 +255,18 @@ export const PAGE_SCRIPT = String.raw`(function () {
   }
 
   function position() {
-    $('position').textContent = order.length ? (base + at + 1) + ' / ' + Math.max(total, base + order.length) : '0 / 0';
+    // Before the server has counted the list: as many as are known, and more.
+    var of = counted ? String(Math.max(total, base + order.length)) : (base + order.length) + '+';
+    $('position').textContent = order.length ? (base + at + 1) + ' / ' + of : '0 / 0';
   }
 
   function showCounts() {
-    if (!counts) return;
+    if (!counts) {
+      // Not counted yet: the lists' names alone.
+      var opts = $('filter').options;
+      for (var k = 0; k < opts.length; k++) opts[k].textContent = LABELS[opts[k].value];
+      return;
+    }
     var sel = $('filter');
     for (var i = 0; i < sel.options.length; i++) {
       var o = sel.options[i];
@@ -478,12 +497,12 @@ export const PAGE_SCRIPT = String.raw`(function () {
   function poll() {
     if (polling || cursor === null) return;
     polling = true;
-    get('since=' + encodeURIComponent(cursor))
+    get('since=' + encodeURIComponent(cursor) + (countsV === null ? '' : '&v=' + countsV))
       .then(function (b) {
         cursor = b.cursor;
-        if (b.counts) { counts = b.counts; folders = b.folders; }
+        countsFrom(b);
         if (b.photos.length) merge(b.photos);
-        else if (b.counts) showCounts();
+        else if (b.counts) { showCounts(); position(); }
       }, function (err) { say('the review server does not answer (' + err.message + ')', true); })
       .then(function () { polling = false; });
   }

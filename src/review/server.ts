@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import path from 'node:path';
+import { clock } from '../clock.js';
 import { jsonSafe } from '../display.js';
 import { Ledger, type ReviewAction, type ReviewCursor, type ReviewFilter, type ReviewPhoto } from '../ledger/index.js';
 import { ReviewError, UsageError } from '../errors.js';
@@ -80,7 +81,12 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
   const ledgerPath = path.resolve(opts.ledgerFile);
   const previews = new Previews(opts.previewsDir ?? path.join(path.dirname(ledgerPath), `.${path.basename(ledgerPath)}.previews`));
   let port = 0;
-  const app = { ledger, token, baseDir, previews, hosts: new Set<string>(), cookie: '', counter: new ReviewCounter(ledger) };
+  let closed: Promise<void> | undefined;
+  const counter = new ReviewCounter(ledger);
+  // The lists' counts: a first part before the page is served (a small archive's whole), the
+  // rest between requests.
+  let counting = counter.buildPart();
+  const app = { ledger, token, baseDir, previews, hosts: new Set<string>(), cookie: '', counter };
   const server = createServer((req, res) => {
     handle(app, req, res).catch((err: unknown) => {
       if (!res.headersSent) send(res, err instanceof ReviewError ? 409 : 500, 'text/plain', String((err as Error)?.message ?? err));
@@ -95,12 +101,17 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
     ledger.close();
     throw err;
   }
+  void (async () => {
+    while (counting && closed === undefined) {
+      await clock.yieldTurn();
+      if (closed === undefined) counting = counter.buildPart();
+    }
+  })();
   const names = hostNames(host);
   for (const h of names) app.hosts.add(`${h}:${port}`);
   const shownHost = names[0]!;
   // Cookies are not kept apart by port: two review pages open at once each have their own name.
   app.cookie = `darkroom-review-${port}`;
-  let closed: Promise<void> | undefined;
   return {
     url: `http://${shownHost}:${port}/?token=${token}`,
     host,
@@ -238,26 +249,26 @@ const FILTERS = new Set<ReviewFilter>(['unreviewed', 'accepted', 'rejected', 'fa
 
 /**
  * `/api/photos`: the page's lists a window at a time, never the whole archive.
- * - `?since=CURSOR`: the photos changed after it (a state move, a decision), with the counts
- *   when any did: what a poll costs is what happened since the last;
+ * - `?since=CURSOR`: the photos changed after it (a state move, a decision): what a poll costs is
+ *   what happened since the last;
  * - else a window of `filter` (default: every photo listed) in `folder` (its number in
  *   `folders`; default: all), the first `limit` (default 200) in path order, or those after
- *   `after` or before `before` (paths); with `more` (photos follow the window), the counts and the folders.
- * Null: no such list or folder.
+ *   `after` or before `before` (paths); with `more` (photos follow the window).
+ * Either with the lists' counts over all folders and by folder (`counts`, `folders`, and their
+ * version `v`) once they are made, unless the page has that version (`v=`). Null: no such
+ * list or folder.
  */
 function listPhotos(app: App, q: URLSearchParams): unknown | null {
-  const changed = app.counter.update();
-  const at = app.counter.at();
+  const counter = app.counter;
+  counter.update();
+  const at = counter.at();
   const cursor = `${at.t}.${at.d}`;
+  // The counts once every photo was counted, and again only when they moved since the page's (`v`).
+  const counts = counter.ready && q.get('v') !== String(counter.version) ? { v: counter.version, ...counter.summary() } : {};
   const since = parseCursor(q.get('since'));
   if (since !== null) {
     const photos = since.t === at.t && since.d === at.d ? [] : app.ledger.reviews.changedSince(since);
-    return {
-      cursor,
-      full: false,
-      photos: photos.map((p) => listed(app, p)),
-      ...(photos.length || changed.length ? app.counter.summary() : {}),
-    };
+    return { cursor, full: false, photos: photos.map((p) => listed(app, p)), ...counts };
   }
   const filter = (q.get('filter') ?? 'listed') as ReviewFilter;
   if (!FILTERS.has(filter)) return null;
@@ -276,7 +287,7 @@ function listPhotos(app: App, q: URLSearchParams): unknown | null {
     full: after === undefined && before === undefined,
     more,
     photos: photos.map((p) => listed(app, p)),
-    ...app.counter.summary(),
+    ...counts,
   };
 }
 

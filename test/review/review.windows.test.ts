@@ -5,6 +5,7 @@ import type Database from 'better-sqlite3';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/index.js';
+import { ReviewCounter } from '../../src/review/counts.js';
 import { startReviewServer, type ReviewServer } from '../../src/review/server.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { discovered, putAt } from '../helpers/discovered.js';
@@ -121,6 +122,29 @@ describe('the review page over more photos than it holds', () => {
     expect(poll.photos.map((p) => p.id)).toEqual([id]);
     expect(poll.counts).toMatchObject({ rejected: start.counts!['rejected']! + 1, unreviewed: start.counts!['unreviewed']! - 1 });
     expect((await get(`?since=${poll.cursor}`)).photos).toEqual([]);
+  });
+
+  it('counts the lists a part at a time, changes between parts included', () => {
+    const l = Ledger.open(file);
+    try {
+      const parts = new ReviewCounter(l, 100);
+      expect(parts.buildPart()).toBe(true);
+      expect(parts.ready).toBe(false);
+      // A decision about a photo counted already, and one about a photo not counted yet.
+      for (const id of [3, 600]) {
+        parts.update();
+        l.reviews.record(id, 'accept', l.reviews.photo(id)!.sha256);
+      }
+      while (parts.buildPart()) parts.update();
+      parts.update();
+      expect(parts.ready).toBe(true);
+      const whole = new ReviewCounter(l);
+      while (whole.buildPart());
+      expect(parts.summary()).toEqual(whole.summary());
+      expect(parts.summary().counts).toMatchObject({ accepted: l.reviews.counts().accepted });
+    } finally {
+      l.close();
+    }
   });
 
   it('walks a list past its first window and back with the arrow keys', async () => {
