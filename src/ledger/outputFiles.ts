@@ -293,7 +293,7 @@ export class OutputFiles {
     return stmt<[number, number], { path: string; kind: OutputFile['kind']; stepIndex: number | null; name: string }>(
       this.db,
       `SELECT f.path, f.kind, f.step_index AS stepIndex, n.name FROM output_files f JOIN inputs n ON n.id = f.input_id
-       WHERE f.item_id = ? AND n.seen_gen = ? ORDER BY n.name = (SELECT rel_path FROM items WHERE id = f.item_id) DESC, n.name, f.path`,
+       WHERE f.item_id = ? AND n.seen_gen >= ? ORDER BY n.name = (SELECT rel_path FROM items WHERE id = f.item_id) DESC, n.name, f.path`,
     ).all(itemId, this.inputs.generation());
   }
 

@@ -9,6 +9,7 @@ export class PhotoSupply {
   #done = false;
   #found = 0;
   readonly #wakers: (() => void)[] = [];
+  readonly #waiting = new Set<number>();
 
   /** No more photos will be recorded by this run's producer. */
   get done(): boolean {
@@ -20,6 +21,20 @@ export class PhotoSupply {
     return this.#found;
   }
 
+  /**
+   * Photos whose file was not where the ledger last saw it (renamed, moved or deleted since
+   * the last run) while the discovery goes on: no lane uploads them until the discovery has
+   * recorded more (their new name, or that they are gone), or has ended.
+   */
+  get waiting(): ReadonlySet<number> {
+    return this.#waiting;
+  }
+
+  /** Photo `itemId` waits for the discovery (see `waiting`). */
+  waitFor(itemId: number): void {
+    this.#waiting.add(itemId);
+  }
+
   /** `fn` is called whenever photos were recorded, and when the supply ends. */
   onMore(fn: () => void): void {
     this.#wakers.push(fn);
@@ -28,12 +43,14 @@ export class PhotoSupply {
   /** A batch was recorded (`found`: names found so far): whoever waits for work looks again. */
   more(found: number): void {
     this.#found = found;
+    this.#waiting.clear();
     for (const w of this.#wakers) w();
   }
 
   /** The producer ended (its walk done, or stopped): the lanes may end once their work is. */
   end(): void {
     this.#done = true;
+    this.#waiting.clear();
     for (const w of this.#wakers) w();
   }
 }

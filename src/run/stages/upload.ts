@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { isApiError } from '../../api/index.js';
 import { clock } from '../../clock.js';
 import { crashPoint, type ItemRow } from '../../ledger/index.js';
@@ -49,10 +50,16 @@ export async function uploadStage(ctx: KeyContext, item: ItemRow): Promise<Feedb
         ? await clock.io(checkWhole(prepared.bytes, prepared.type))
         : null;
   // The discovery goes on beside the lanes: while the file was read it may have found the
-  // photo changed (reset to its new content), refused or gone. Then nothing is done now; the
-  // lane looks again at what the ledger says.
+  // photo changed (reset to its new content), renamed (its file elsewhere), refused or gone.
+  // Then nothing is done now; the lane looks again at what the ledger says.
   const now = ledger.items.get(item.id);
-  if (now?.state !== 'queued' || now.content_hash !== item.content_hash) return {};
+  if (now?.state !== 'queued' || now.content_hash !== item.content_hash || now.src_path !== item.src_path) return {};
+  // Its file is not where the ledger last saw it (renamed, moved or deleted since the last run):
+  // the discovery, still going on, will record its new name or that it is gone.
+  if (prepared.kind === 'skip' && !ctx.supply.done && !existsSync(item.src_path)) {
+    ctx.supply.waitFor(item.id);
+    return {};
+  }
   if (refused !== null || prepared.kind !== 'bytes') {
     ledger.items.move(item.id, 'queued', 'skipped', { reason: refused }, refused);
     return {};

@@ -75,7 +75,8 @@ export class LaneQueues {
     if (this.uploadWanted(free)) {
       const gate = this.ctx.guards;
       // Past the photo cap only the photos this lane already took (claimed) are taken up again.
-      const upload = gate?.onlyTaken ? items.nextInState('queued', fp, now, inflight) : items.nextToUpload(fp, now, inflight);
+      const notNow = this.notUploadable();
+      const upload = gate?.onlyTaken ? items.nextInState('queued', fp, now, notNow) : items.nextToUpload(fp, now, notNow);
       if (upload && (gate?.mayTake(upload) ?? true) && items.claimQueued(upload.id, fp))
         return { action: { kind: 'upload', item: { ...upload, key_fp: fp } }, slotBlocked };
     }
@@ -102,6 +103,12 @@ export class LaneQueues {
     const item = this.ctx.ledger.items.nextInState('uploaded', this.ctx.keyFp, now, this.notCreatable());
     if (item && this.ctx.guards && !this.ctx.guards.mayCreate(item)) return undefined;
     return item ? { kind: 'create', item, ...(probe ? { probe } : {}) } : undefined;
+  }
+
+  /** Photos not uploaded now: those with a call in flight, and those whose file waits for the discovery (run/supply.ts). */
+  private notUploadable(): ReadonlySet<number> {
+    const waiting = this.ctx.supply?.waiting;
+    return waiting && waiting.size > 0 ? new Set([...this.state.inflightItems, ...waiting]) : this.state.inflightItems;
   }
 
   /** Photos no create is made for now: those with a call in flight, and those the spending guards passed over. */
@@ -167,7 +174,7 @@ export class LaneQueues {
         const probe = Math.max(this.probeAt(now), this.state.slotWait.probeUntilMs);
         if (probe > now && probe < Infinity) dues.push(Math.max(probe, waitEnd));
       }
-      const upload = items.earliestDue('queued', fp, inflight, this.ctx.guards?.onlyTaken);
+      const upload = items.earliestDue('queued', fp, this.notUploadable(), this.ctx.guards?.onlyTaken);
       if (this.uploadWanted(free)) dues.push(upload);
       else if (upload !== undefined) dues.push(this.uploadAheadAt(free));
       if (this.ctx.budget.windows.pacing && poll !== undefined) {

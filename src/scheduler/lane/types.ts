@@ -82,8 +82,11 @@ export interface LaneContext {
   readonly guards?: StartGate | undefined;
   /** Told after every finished action, so the downloader and progress display wake up. */
   readonly events: { activity(): void };
-  /** Where the run's photos come from while it works (run/supply.ts): a lane does not end before it is done. */
-  readonly supply?: { readonly done: boolean } | undefined;
+  /**
+   * Where the run's photos come from while it works (run/supply.ts): a lane does not end
+   * before it is done, and uploads no photo that waits for it (its file not where it was).
+   */
+  readonly supply?: { readonly done: boolean; readonly waiting: ReadonlySet<number> } | undefined;
 }
 
 /**
