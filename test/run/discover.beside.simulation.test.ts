@@ -1,3 +1,5 @@
+import { mkdirSync, renameSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WireRequest, WireResponse } from '../../src/api/index.js';
 import { Ledger } from '../../src/ledger/index.js';
@@ -75,5 +77,44 @@ describe('a run over a large folder', () => {
     expect(key.maxCallsInAnyMinute).toBeLessThanOrEqual(100);
     expect(key.maxCallsInAnyHour).toBeLessThanOrEqual(1000);
     expect(key.maxActiveTasks).toBeLessThanOrEqual(3);
+  }, 120_000);
+
+  it('on a resume, a photo whose file was renamed since waits for the walk to find it again: taken under its new name, never skipped', async () => {
+    const job = await makeJob({ photos: PHOTOS, steps: [{ capability: 'enhance' }], baseUrl: 'http://sim.invalid' });
+    cleanups.push(job.cleanup);
+    const ledger = Ledger.open(':memory:');
+    cleanups.push(() => ledger.close());
+    const session = simSession({ job, ledger });
+    const stop = new AbortController();
+    const r1 = await simulate({
+      ...session,
+      signal: stop.signal,
+      intercept: async (req, forward) => {
+        if (req.url.endsWith('/generate')) stop.abort();
+        return forward();
+      },
+    });
+    expect(r1.result.exitCode).toBe(130);
+    // The next photos the lanes would upload are moved to the folder the walk reaches last.
+    const next = ledger.items
+      .all()
+      .filter((i) => i.state === 'queued')
+      .slice(0, 2);
+    expect(next).toHaveLength(2);
+    mkdirSync(path.join(job.inputDir, 'nested', 'deep'), { recursive: true });
+    const moved = next.map((i) => {
+      const to = `nested/deep/zz-moved-${i.id}${path.extname(i.rel_path)}`;
+      renameSync(i.src_path, path.join(job.inputDir, to));
+      return { id: i.id, to };
+    });
+
+    const r2 = await simulate(session);
+    expect(r2.result.exitCode).toBe(0);
+    expect(r2.result.status).toMatchObject({ total: PHOTOS, done: PHOTOS, skipped: 0, gone: 0, failed: 0 });
+    for (const m of moved) expect(ledger.items.get(m.id)).toMatchObject({ state: 'done', rel_path: m.to });
+    expect(Object.values(r2.audit.createsPerSource).every((n) => n === 1)).toBe(true);
+    // Never skipped on the way (a `skipped` event for a file that was only renamed), then taken up again.
+    const skippedOnce = ledger.photoEvents.since(0, 100_000).filter((e) => e.state === 'skipped');
+    expect(skippedOnce).toEqual([]);
   }, 120_000);
 });
