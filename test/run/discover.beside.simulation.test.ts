@@ -35,27 +35,32 @@ function watchFirstCreate(ledger: Ledger) {
   return { seen, intercept };
 }
 
+/** A job of PHOTOS photos and its first run, stopped (Ctrl-C) at its first create; `first` sees what the ledger held then. */
+async function firstRunStoppedAtFirstCreate() {
+  const job = await makeJob({ photos: PHOTOS, steps: [{ capability: 'enhance' }], baseUrl: 'http://sim.invalid' });
+  cleanups.push(job.cleanup);
+  const ledger = Ledger.open(':memory:');
+  cleanups.push(() => ledger.close());
+  const session = simSession({ job, ledger });
+  const stop = new AbortController();
+  const first = watchFirstCreate(ledger);
+  const r1 = await simulate({
+    ...session,
+    signal: stop.signal,
+    intercept: async (req, forward) => {
+      const res = await first.intercept(req, forward);
+      if (req.url.endsWith('/generate')) stop.abort();
+      return res;
+    },
+  });
+  expect(r1.result.exitCode).toBe(130);
+  return { job, ledger, session, r1, first };
+}
+
 describe('a run over a large folder', () => {
   it('sends its first create before its discovery has finished, on a first run and on a resume; every photo done once', async () => {
-    const job = await makeJob({ photos: PHOTOS, steps: [{ capability: 'enhance' }], baseUrl: 'http://sim.invalid' });
-    cleanups.push(job.cleanup);
-    const ledger = Ledger.open(':memory:');
-    cleanups.push(() => ledger.close());
-    const session = simSession({ job, ledger });
-
     // A first run, stopped at its first create: the folder was not all recorded yet.
-    const stop = new AbortController();
-    const first = watchFirstCreate(ledger);
-    const r1 = await simulate({
-      ...session,
-      signal: stop.signal,
-      intercept: async (req, forward) => {
-        const res = await first.intercept(req, forward);
-        if (req.url.endsWith('/generate')) stop.abort();
-        return res;
-      },
-    });
-    expect(r1.result.exitCode).toBe(130);
+    const { ledger, session, r1, first } = await firstRunStoppedAtFirstCreate();
     expect(first.seen.items).toBeGreaterThan(0);
     expect(first.seen.items).toBeLessThan(PHOTOS);
     expect(first.seen.complete).toBe(0);
@@ -80,21 +85,7 @@ describe('a run over a large folder', () => {
   }, 120_000);
 
   it('on a resume, a photo whose file was renamed since waits for the walk to find it again: taken under its new name, never skipped', async () => {
-    const job = await makeJob({ photos: PHOTOS, steps: [{ capability: 'enhance' }], baseUrl: 'http://sim.invalid' });
-    cleanups.push(job.cleanup);
-    const ledger = Ledger.open(':memory:');
-    cleanups.push(() => ledger.close());
-    const session = simSession({ job, ledger });
-    const stop = new AbortController();
-    const r1 = await simulate({
-      ...session,
-      signal: stop.signal,
-      intercept: async (req, forward) => {
-        if (req.url.endsWith('/generate')) stop.abort();
-        return forward();
-      },
-    });
-    expect(r1.result.exitCode).toBe(130);
+    const { job, ledger, session } = await firstRunStoppedAtFirstCreate();
     // The next photos the lanes would upload are moved to the folder the walk reaches last.
     const next = ledger.items
       .all()
