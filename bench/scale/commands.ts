@@ -90,7 +90,8 @@ function runCli(bin: string, args: readonly string[], cwd: string, timeoutMs: nu
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout = (stdout + d.toString()).slice(-200_000)));
+  // Whole (a plan --json of a million photos lists its skipped ones: megabytes), up to 64 MB.
+  child.stdout.on('data', (d: Buffer) => (stdout = stdout.length < 64e6 ? stdout + d.toString() : stdout));
   child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)));
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -227,25 +228,34 @@ async function measureReview(bin: string, a: ScaleArchive, timeoutMs: number): P
   }
 }
 
+/** A command's --json output, or undefined when it is not whole JSON (the figure stands; the note says less). */
+function parsed<T>(stdout: string): T | undefined {
+  try {
+    return JSON.parse(stdout) as T;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function measure(bin: string, a: ScaleArchive, command: Command, timeoutMs: number): Promise<CommandFigure> {
   switch (command) {
     case 'status': {
       const r = await runCli(bin, ['status', a.jobs, '--json'], a.dir, timeoutMs);
-      const total = r.code === 0 || r.code === 1 ? (JSON.parse(r.stdout) as { total: number }).total : null;
+      const total = r.code === 0 || r.code === 1 ? parsed<{ total: number }>(r.stdout)?.total : null;
       return simple('status', a.photos, r, `total ${total}`);
     }
     case 'watch':
       return measureWatch(bin, a, timeoutMs);
     case 'plan': {
       const r = await runCli(bin, ['plan', a.jobs, '--json'], a.dir, timeoutMs);
-      const found = r.code === 0 ? (JSON.parse(r.stdout) as { inputs: { found: number } }).inputs.found : null;
+      const found = r.code === 0 ? parsed<{ inputs: { found: number } }>(r.stdout)?.inputs.found : null;
       return simple('plan', a.photos, r, a.inputs ? `${found} inputs found` : 'no input files on disk: the ledger read alone');
     }
     case 'manifest': {
       const r = await runCli(bin, ['manifest', a.jobs, '--json'], a.dir, timeoutMs);
       let note = '';
       if (r.code === 0 || r.code === 1) {
-        const s = JSON.parse(r.stdout) as { files: number; takenNow: number; missing: unknown[] };
+        const s = parsed<{ files: number; takenNow: number; missing: unknown[] }>(r.stdout) ?? { files: 0, takenNow: 0, missing: [] };
         note = `${s.files} files listed, ${s.takenNow} hashed now, ${s.missing.length} missing`;
       }
       return simple('manifest', a.photos, r, note);
