@@ -127,18 +127,45 @@ export async function discover(config: Config, opts: DiscoverOptions = {}): Prom
   return (await discoverFiles(config, opts)).found;
 }
 
+/** A file to look at: its path under input.dir and its stat (or why it cannot be read). */
+type Listed = { path: string } & ReturnType<typeof statOf>;
+
+/** Files under input.dir, by their paths ('/'-separated), statted now: what a followed folder's new files are looked at as. */
+export function statInputs(dir: string, relPaths: readonly string[]): Listed[] {
+  return relPaths.map((p) => ({ path: p, ...statOf(path.join(dir, p)) }));
+}
+
 /**
  * Find the files (fast-glob include/exclude under input.dir), look at each one's headers
  * (type, transcoding, size, pixels: transcode.ts) and decode each new content in full
  * (decode.ts), so a file the service would refuse, or that is not whole, never costs a
  * call; and identify each by its content. Hidden files (a name on the path starting with a
- * dot) are counted, and left out unless input.hidden.
+ * dot) are counted, and left out unless input.hidden. `defer`: files left for later (a
+ * followed folder's files still being written), neither looked at nor returned.
  */
-export async function discoverFiles(config: Config, opts: DiscoverOptions = {}): Promise<DiscoveredFiles> {
+export async function discoverFiles(
+  config: Config,
+  opts: DiscoverOptions & { readonly defer?: (relPath: string, stats: Stats) => boolean } = {},
+): Promise<DiscoveredFiles> {
   const dir = config.input.dir;
-  const decodes = { decoded: 0, refused: 0, known: 0, ms: 0 };
-  if (dir === null) return { found: [], hidden: 0, decodes };
+  if (dir === null) return { found: [], hidden: 0, decodes: { decoded: 0, refused: 0, known: 0, ms: 0 } };
   const { entries, hidden } = await listInputs(config, dir);
+  const defer = opts.defer;
+  const kept = defer ? entries.filter((e) => e.stats === undefined || !defer(e.path, e.stats)) : entries;
+  return { ...(await lookAt(config, dir, kept, opts)), hidden };
+}
+
+/**
+ * Each listed file looked at: headers, content hash, and a full decode of each content not
+ * checked before (discoverFiles).
+ */
+export async function lookAt(
+  config: Config,
+  dir: string,
+  entries: readonly Listed[],
+  opts: DiscoverOptions = {},
+): Promise<Omit<DiscoveredFiles, 'hidden'>> {
+  const decodes = { decoded: 0, refused: 0, known: 0, ms: 0 };
   const topts = {
     transcode: config.input.transcode,
     maxPixels: config.input.maxPixels,
@@ -240,7 +267,7 @@ export async function discoverFiles(config: Config, opts: DiscoverOptions = {}):
   }
   Object.assign(decodes, decoding.counts);
   decodes.ms = clock.now() - started;
-  return { found: out, hidden, decodes };
+  return { found: out, decodes };
 }
 
 export interface DiscoverySummary {
@@ -260,6 +287,8 @@ export interface DiscoverIntoOptions {
   readonly keyFps: readonly string[];
   /** A look at the files between finding and recording them (the runner's same-file check). */
   readonly adjust?: (found: Found[]) => Found[];
+  /** Files left for later (a followed folder's files still being written: run/follow.ts). */
+  readonly defer?: (relPath: string, stats: Stats) => boolean;
 }
 
 /**
@@ -270,10 +299,47 @@ export interface DiscoverIntoOptions {
  */
 export async function discoverInto(config: Config, ledger: Ledger, opts: DiscoverIntoOptions): Promise<DiscoverySummary> {
   const urls = config.input.urls === null ? [] : readUrlList(config.input.urls);
-  const seen = await discoverFiles(config, {
-    cachedHash: (n, s, m) => ledger.inputs.cachedHash(n, s, m),
-    decodeVerdict: (h) => ledger.checks.verdict(h),
-  });
+  const seen = await discoverFiles(config, { ...ledgerMemory(ledger), ...(opts.defer ? { defer: opts.defer } : {}) });
+  return { ...record(ledger, seen, urls, opts, false), hidden: seen.hidden };
+}
+
+/**
+ * Files of input.dir named by a followed folder's watcher (run/follow.ts), looked at as a
+ * discovery looks at them; recorded by `recordNamed`.
+ */
+export async function lookAtNamed(config: Config, ledger: Ledger, relPaths: readonly string[]): Promise<Omit<DiscoveredFiles, 'hidden'>> {
+  const dir = config.input.dir;
+  if (dir === null) return { found: [], decodes: { decoded: 0, refused: 0, known: 0, ms: 0 } };
+  return lookAt(config, dir, statInputs(dir, relPaths), ledgerMemory(ledger));
+}
+
+/**
+ * What a followed folder brought (files looked at by lookAtNamed, the URL list when it
+ * changed) recorded like a discovery's, except that no name absent from them is marked
+ * gone: they are what is new, not all there is.
+ */
+export function recordNamed(
+  ledger: Ledger,
+  seen: Omit<DiscoveredFiles, 'hidden'>,
+  urls: readonly UrlEntry[],
+  opts: DiscoverIntoOptions,
+): Omit<DiscoverySummary, 'hidden'> {
+  return record(ledger, seen, urls, opts, true);
+}
+
+/** What the ledger already knows of a file: its hash by name, size and mtime; its content's decode. */
+function ledgerMemory(ledger: Ledger): DiscoverOptions {
+  return { cachedHash: (n, s, m) => ledger.inputs.cachedHash(n, s, m), decodeVerdict: (h) => ledger.checks.verdict(h) };
+}
+
+/** The decodes made kept by content, then the names reconciled with the ledger (ledger/discovery.ts). */
+function record(
+  ledger: Ledger,
+  seen: Omit<DiscoveredFiles, 'hidden'>,
+  urls: readonly UrlEntry[],
+  opts: DiscoverIntoOptions,
+  addOnly: boolean,
+): Omit<DiscoverySummary, 'hidden'> {
   ledger.checks.record(seen.found.flatMap((f) => (f.decoded ? [{ contentHash: f.contentHash, reason: f.decoded.reason }] : [])));
   const found = opts.adjust ? opts.adjust(seen.found) : seen.found;
   const identity = ledger.discovery.reconcile(
@@ -286,15 +352,14 @@ export async function discoverInto(config: Config, ledger: Ledger, opts: Discove
       skipReason: f.skipReason,
     })),
     urls.map((u) => ({ url: u.url, name: u.name, contentHash: urlIdentity(u.url) })),
-    { keyFps: opts.keyFps },
+    { keyFps: opts.keyFps, addOnly },
   );
   const fresh = identity.added + identity.changed;
   return {
     found,
-    urls,
+    urls: [...urls],
     added: { added: fresh, known: Math.max(0, identity.distinct - fresh) },
     identity,
-    hidden: seen.hidden,
     decodes: seen.decodes,
   };
 }

@@ -47,6 +47,11 @@ export interface FoundUrl {
 export interface ReconcileOptions {
   /** Lanes a URL input may be given to (it skips the upload, which is where a lane claims a file). */
   readonly keyFps: readonly string[];
+  /**
+   * Names found since the last whole discovery (a followed folder's new files): they join
+   * its generation, and no other name is marked gone for being absent from them.
+   */
+  readonly addOnly?: boolean;
 }
 
 export interface ReconcileReport {
@@ -104,7 +109,7 @@ export class Discovery {
 
   private reconcileTx(files: readonly FoundFile[], urls: readonly FoundUrl[], opts: ReconcileOptions): ReconcileReport {
     const now = clock.now();
-    const gen = this.inputs.beginGeneration();
+    const gen = opts.addOnly ? this.inputs.generation() : this.inputs.beginGeneration();
 
     const { unique, groups } = byContent(files, urls);
     const present = new Set(groups.keys());
@@ -146,6 +151,8 @@ export class Discovery {
               old.content_hash !== null &&
               !old.content_hash.startsWith('url:') &&
               !present.has(old.content_hash) &&
+              // Names found since the last whole discovery: the old content may still be another name's.
+              !(opts.addOnly && this.namedElsewhere(old.id, gen, live)) &&
               !claimed.has(old.id) &&
               RESETTABLE.has(old.state),
           );
@@ -186,7 +193,7 @@ export class Discovery {
       }
     }
 
-    const gone = markGone(this.db, this.items, gen);
+    const gone = opts.addOnly ? 0 : markGone(this.db, this.items, gen);
     this.reassignUrlLanes(opts.keyFps);
     const distinct = new Set([...touched.keys()]).size;
     return { names: unique.length, distinct, added, changed, deferred, duplicates, requeued, gone, back };
@@ -196,6 +203,14 @@ export class Discovery {
     const list = touched.get(itemId);
     if (list) list.push(e);
     else touched.set(itemId, [e]);
+  }
+
+  /** Whether a current name (of discovery `gen`) other than `names` goes by this item. */
+  private namedElsewhere(itemId: number, gen: number, names: readonly Entry[]): boolean {
+    const keys = new Set(names.map((e) => e.key));
+    return stmt<[number, number], { key: string }>(this.db, 'SELECT key FROM inputs WHERE item_id = ? AND seen_gen = ?')
+      .all(itemId, gen)
+      .some((r) => !keys.has(r.key));
   }
 
   private row(key: string): InputRow | undefined {

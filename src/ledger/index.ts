@@ -34,6 +34,7 @@ export { PARKED_MS, type NotDownloaded } from './outputs.js';
 export { crashPoint, CRASH_PHASES, type CrashPhase } from './crashpoint.js';
 export { CONTENT_CHANGED_NOTE, type FoundFile, type FoundUrl, type ReconcileReport, type ReconcileOptions } from './discovery.js';
 export type { InputRow } from './inputs.js';
+export type { FollowState } from './follow.js';
 export type { OutputFile, AttemptRecord, FileMetadata, WrittenFileRow } from './outputFiles.js';
 export { metadataNoteText } from './outputFiles.js';
 export { STEPS_REDO_NOTE, type Applied } from './stepLists.js';

@@ -44,6 +44,16 @@ export class Inputs {
     return r?.content_hash;
   }
 
+  /** Whether a file of this name under input.dir was ever recorded (whatever its content). */
+  hasFile(name: string): boolean {
+    return stmt<[string]>(this.db, 'SELECT 1 FROM inputs WHERE key = ?').get(`f:${name}`) !== undefined;
+  }
+
+  /** Whether this line of the URL list (its URL and name) was ever recorded. */
+  hasUrl(url: string, name: string): boolean {
+    return stmt<[string]>(this.db, 'SELECT 1 FROM inputs WHERE key = ?').get(`u:${url}\n${name}`) !== undefined;
+  }
+
   /** The discovery generation: names seen in it are the current ones. 0 before any. */
   generation(): number {
     const r = stmt<[string], { value: string }>(this.db, 'SELECT value FROM meta WHERE key = ?').get(GENERATION_KEY);

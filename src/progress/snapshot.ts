@@ -17,6 +17,20 @@ export interface Progress extends Pick<LedgerStatus, 'total' | 'done' | 'failed'
   readonly eta: Eta | null;
   /** Set by a live run while the service does not answer (run/serviceContact.ts): the countdown to its next try. */
   readonly service?: ServiceDown | null;
+  /** A run following its input folder (`run --follow`), while it does; null otherwise. */
+  readonly following: FollowView | null;
+}
+
+/** "following since 08:02 · last new photo 10:41 · 3 settling" (ledger/follow.ts). */
+export interface FollowView {
+  /** How new files are noticed: the file system's events, or a scan every `pollMs`. */
+  readonly how: 'events' | 'poll';
+  readonly pollMs: number;
+  readonly sinceMs: number;
+  /** The latest photo recorded while following; null before any. */
+  readonly lastNewMs: number | null;
+  /** Files seen and not yet taken: still changing, or not decoding yet. */
+  readonly settling: number;
 }
 
 export interface ServiceDown {
@@ -118,6 +132,8 @@ export interface ProgressContext {
   readonly guessedSlots?: Readonly<Record<string, GuessedSlotsView>> | undefined;
   /** Per key fingerprint: its whole use (read apart, from the key's store). */
   readonly keyUse?: Readonly<Record<string, KeyUseView>> | undefined;
+  /** The run following the input folder, while it does (ProgressReader.following). */
+  readonly following?: FollowView | undefined;
 }
 
 /** How soon the oldest call of the busiest key's hour leaves it, when its store was read. */
@@ -245,6 +261,15 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
     callsPerStep,
     eta,
     problems: s.problems,
+    following: ctx.following
+      ? {
+          how: ctx.following.how,
+          pollMs: ctx.following.pollMs,
+          sinceMs: ctx.following.sinceMs,
+          lastNewMs: ctx.following.lastNewMs,
+          settling: ctx.following.settling,
+        }
+      : null,
   };
 }
 

@@ -51,6 +51,12 @@ export interface RunHooks {
    * later `run()` continues where this one stopped.
    */
   readonly onEvent?: ((e: RunEvent) => void) | undefined;
+  /**
+   * Keep going after the photos already there: input.dir is watched (and the URL list looked
+   * at) and each new photo is taken once it is whole (input.settle, a full decode), until the
+   * run is stopped: `signal`, a spending guard, an account stop. An idle folder is not an end.
+   */
+  readonly follow?: boolean | undefined;
 }
 
 /**

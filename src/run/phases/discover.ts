@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs';
 import { clock } from '../../clock.js';
 import { discoverInto, logDiscovery } from '../../inputs/discover.js';
 import { skipSameFile } from '../../inputs/sameFile.js';
@@ -17,7 +18,7 @@ export type Discovered = RunResult['discovered'];
  * Still no call. When the output folder cannot take a file (prepare), nothing is discovered
  * and the run halts.
  */
-export async function discover(p: Prepared): Promise<Discovered> {
+export async function discover(p: Prepared, deferred?: string[]): Promise<Discovered> {
   const { ctx, outputProblem } = p;
   const { config, ledger, log, control, outputs } = ctx;
   // Paid results not yet on disk (an earlier run's outage, full disk, a file in the way) come first.
@@ -34,7 +35,14 @@ export async function discover(p: Prepared): Promise<Discovered> {
     // Files and URL list, identified by content and reconciled with the ledger; then their outputs.
     const d = await clock.hold(
       (async () => {
-        const d = await discoverInto(config, ledger, { keyFps: ctx.keys.map((k) => k.fingerprint), adjust: skipSameFile });
+        // --follow: a file changed within input.settle may still be being written: the follower takes it once whole.
+        const settleFrom = clock.now() - config.input.settleMs;
+        const defer = deferred && ((rel: string, st: Stats) => (st.mtimeMs > settleFrom ? (deferred.push(rel), true) : false));
+        const d = await discoverInto(config, ledger, {
+          keyFps: ctx.keys.map((k) => k.fingerprint),
+          adjust: skipSameFile,
+          ...(defer ? { defer } : {}),
+        });
         logDiscovery(log, d, await outputs.afterDiscovery());
         return d;
       })(),

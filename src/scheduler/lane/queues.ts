@@ -48,6 +48,8 @@ export class LaneQueues {
     const items = this.ctx.ledger.items;
     if (items.hasInStates(fp, ['active', 'submitting', 'uploading'])) return false;
     if (this.ctx.control.noCreates) return true;
+    // A followed folder may bring more: the lane waits for them, unless no new photo may start.
+    if (this.ctx.control.producing && !(this.ctx.guards?.full() ?? false)) return false;
     return !items.hasInStates(fp, ['queued', 'uploaded']) && (this.ctx.guards?.onlyTaken || !items.hasUnclaimed());
   }
 

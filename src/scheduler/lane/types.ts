@@ -51,6 +51,11 @@ export interface StartGate {
   readonly passedOver: ReadonlySet<number>;
   /** After each of the lane's finished actions: the gate may see that nothing more can be started (Guards.settle). */
   settle(): void;
+  /**
+   * Whether no new photo may be started any more (the photo cap is full, the credit limit
+   * bought what it could): a lane of a followed folder then ends with the photos it took.
+   */
+  full(): boolean;
 }
 
 /** The run's switches a lane obeys, and where it reports a bug (run/control.ts). */
@@ -61,6 +66,8 @@ export interface LaneControl {
   readonly noCreates: boolean;
   /** A stage threw something it should have classified: the run stops loudly rather than spin. */
   crashed(err: unknown): void;
+  /** More photos may still come (a followed folder): a lane with empty queues waits instead of ending. */
+  readonly producing: boolean;
 }
 
 /**
