@@ -16,6 +16,7 @@ import type { GuardLimits, Guards, GuardTrip } from './guards.js';
 import type { ServiceContact } from './serviceContact.js';
 import type { StepsChange } from './stepsCheck.js';
 import type { ResultFetch } from './stages/result.js';
+import type { watchFolder } from '../inputs/follow/watch.js';
 
 /*
  * The run's options pass through two types: a RunRequest (what starts one run, the same from
@@ -88,6 +89,11 @@ export interface RunSeams {
    * job asks for metadata or XMP sidecars, and ends it.
    */
   readonly metadataWriter?: MetadataWriter | undefined;
+  /**
+   * How a followed folder is watched (`follow`): chokidar by default; a simulation names the
+   * files it writes itself, at moments of the virtual clock.
+   */
+  readonly watchFolder?: typeof watchFolder | undefined;
   /** Key stores the caller opened, by key fingerprint (tests: two runs sharing one store). */
   readonly keyStores?: ReadonlyMap<string, KeyStore> | undefined;
 }

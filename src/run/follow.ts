@@ -80,7 +80,7 @@ export class Follower {
     const dir = config.input.dir;
     if (dir !== null) {
       const match = inputMatch(config);
-      const watch = watchFolder(
+      const watch = (ctx.request.seams?.watchFolder ?? watchFolder)(
         dir,
         { poll: this.how === 'poll', pollMs: config.input.pollMs, skipFolder: match.skipFolder },
         {

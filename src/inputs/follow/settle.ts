@@ -112,8 +112,8 @@ export class Settler {
     if (this.closed || !this.deps.wanted(relPath)) return;
     const w = this.waiting.get(relPath);
     if (w) {
-      // Still changing: its next look comes at its time; one not decoding is looked at again now.
-      if (w.tries > 0) w.dueMs = clock.now();
+      // It changed: looked at now, so that its wait starts from this change (a stat, no more).
+      w.dueMs = clock.now();
     } else if (this.waiting.size >= this.capacity) {
       this.folders.add(parentOf(relPath));
     } else {
