@@ -131,7 +131,7 @@ export async function discover(config: Config, opts: DiscoverOptions = {}): Prom
 type Listed = { path: string } & ReturnType<typeof statOf>;
 
 /** Files under input.dir, by their paths ('/'-separated), statted now: what a followed folder's new files are looked at as. */
-export function statInputs(dir: string, relPaths: readonly string[]): Listed[] {
+function statInputs(dir: string, relPaths: readonly string[]): Listed[] {
   return relPaths.map((p) => ({ path: p, ...statOf(path.join(dir, p)) }));
 }
 
@@ -159,7 +159,7 @@ export async function discoverFiles(
  * Each listed file looked at: headers, content hash, and a full decode of each content not
  * checked before (discoverFiles).
  */
-export async function lookAt(
+async function lookAt(
   config: Config,
   dir: string,
   entries: readonly Listed[],

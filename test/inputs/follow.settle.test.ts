@@ -18,7 +18,6 @@ function harness(opts: { settleMs?: number; capacity?: number; notWhole?: (rel: 
   const passed: string[] = [];
   const recorded = new Set<string>();
   let most = 0;
-  let s: Settler;
   const deps: SettleDeps = {
     stat: async (rel) => files.get(rel) ?? null,
     list: async (dir) =>
@@ -46,7 +45,7 @@ function harness(opts: { settleMs?: number; capacity?: number; notWhole?: (rel: 
       throw err;
     },
   };
-  s = new Settler(deps, { settleMs: opts.settleMs ?? 10_000, ...(opts.capacity ? { capacity: opts.capacity } : {}) });
+  const s = new Settler(deps, { settleMs: opts.settleMs ?? 10_000, ...(opts.capacity ? { capacity: opts.capacity } : {}) });
   const write = (rel: string, size: number) => {
     files.set(rel, { size, mtimeMs: vc.now() });
     s.file(rel);

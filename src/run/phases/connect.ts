@@ -109,7 +109,7 @@ export async function connect(ctx: RunContext): Promise<Connected> {
  * each key's usage from the service. Not on a rerun with nothing to do: that makes no call at all.
  */
 async function greet(ctx: RunContext, keys: readonly KeyContext[]): Promise<void> {
-  const { ledger, control, request } = ctx;
+  const { control, request } = ctx;
   if (!control.stopped && keys.some((k) => needsCalls(ctx, k.keyFp))) {
     const wrong = await ctx.contact.firstContact(ctx.baseUrl, {
       timeoutMs: ctx.config.timeoutMs,
