@@ -27,7 +27,8 @@ const seconds = z.union(
 
 /** "1h30m" → 5400 (the grammar of --max-duration, run/guardTimes.ts). */
 function durationSeconds(t: string): number {
-  const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(t)!;
+  const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(t);
+  if (!m) return Number.NaN;
   return (Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0)) * 60 + Number(m[3] ?? 0);
 }
 
