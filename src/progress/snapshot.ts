@@ -261,16 +261,13 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
     callsPerStep,
     eta,
     problems: s.problems,
-    following: ctx.following
-      ? {
-          how: ctx.following.how,
-          pollMs: ctx.following.pollMs,
-          sinceMs: ctx.following.sinceMs,
-          lastNewMs: ctx.following.lastNewMs,
-          settling: ctx.following.settling,
-        }
-      : null,
+    following: followView(ctx.following),
   };
+}
+
+/** The follow row as the display shows it (only its own fields), or null when no run follows. */
+function followView(f: FollowView | undefined): FollowView | null {
+  return f ? { how: f.how, pollMs: f.pollMs, sinceMs: f.sinceMs, lastNewMs: f.lastNewMs, settling: f.settling } : null;
 }
 
 /** The work left in the ledger's counts: uploads, results to download, and step-tasks per step (a running one counts half). */
