@@ -3,7 +3,7 @@ import path from 'node:path';
 import fg from 'fast-glob';
 import { clock } from '../clock.js';
 import type { Config } from '../config/index.js';
-import type { Ledger, ReconcileReport } from '../ledger/index.js';
+import type { BatchReport, DiscoveryPass, Ledger, ReconcileReport } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import { DECODE_PARALLEL, DecodeQueue } from './decode.js';
 import { headerFacts } from './headers.js';
@@ -12,7 +12,7 @@ import { hashFile, isContentHash, nameIdentity, urlIdentity } from './identity.j
 import { readHead, sha256 } from './read.js';
 import { inspectSource, type Inspection, type SourceType } from './transcode.js';
 import { readUrlList, type UrlEntry } from './urls.js';
-import { loopSafeFs } from './walk.js';
+import { loopSafeFs, WalkGate } from './walk.js';
 
 /** A file discovery found under input.dir: its name, its identity and whether it is refused. */
 export interface Found {
@@ -40,6 +40,8 @@ export interface DiscoverOptions {
    * refused), or undefined when it was never decoded: only those are decoded now.
    */
   readonly decodeVerdict?: (contentHash: string) => string | null | undefined;
+  /** Files left for later (`run --follow`: still being written), neither looked at nor returned. */
+  readonly defer?: (relPath: string, stats: Stats) => boolean;
 }
 
 export interface DiscoveredFiles {
@@ -84,42 +86,71 @@ const HEAD_BYTES = 128 * 1024;
 const YIELD_FILES = 256;
 const YIELD_BYTES = 16 << 20;
 
+/** Names listed by the walk and not yet looked at, at most (walk.ts WalkGate): the walk's memory, whatever the archive's size. */
+const WALK_AHEAD = 4096;
+
 /**
- * The files under input.dir that the job's include and exclude patterns name, sorted by
- * path, each statted (or with the reason it cannot be); hidden ones counted, and left out
- * unless input.hidden.
+ * The files under input.dir that the job's include and exclude patterns name, in the walk's
+ * order (a folder at a time, each folder's entries by name: the same order on every run), a
+ * batch at a time; hidden ones counted in `counts`, and left out unless input.hidden. The walk
+ * reads ahead of the batches only so far (WALK_AHEAD).
  */
-async function listInputs(config: Config, dir: string) {
+async function* listInputs(config: Config, dir: string, counts: DiscoveryCounts): AsyncGenerator<string[]> {
   const ignore = [...config.input.exclude];
   const outRel = path.relative(dir, config.output.dir);
   // An output folder inside the input folder must not be read back as input.
   if (outRel === '') throw new Error('output.dir must not be the same folder as input.dir');
   // Escaped: a folder named like `restored [2024]` is a name, not a pattern.
   if (!outRel.startsWith('..') && !path.isAbsolute(outRel)) ignore.push(`${fg.escapePath(outRel.split(path.sep).join('/'))}/**`);
+  const patterns = config.input.include as string[];
+  const gate = new WalkGate(WALK_AHEAD);
   // One walk with dot files, split here: what `dot: false` would leave out is counted, not
   // silently dropped, at the cost of listing hidden folders (readdir only: none is read or hashed).
   // Names only: fast-glob's `stats: true` returns nothing at all, silently, when one entry
   // cannot be statted (a name that is not UTF-8, which Node cannot open by its decoded name).
-  // Each is statted here instead, and one that cannot be is skipped with its reason.
-  const listed = await clock.io(
-    fg(config.input.include as string[], {
-      cwd: dir,
-      ignore,
-      onlyFiles: true,
-      dot: true,
-      followSymbolicLinks: true,
-      // Symlink loops end (walk.ts); fast-glob alone walks them until the path length limit.
-      fs: loopSafeFs(),
-      suppressErrors: true,
-      unique: true,
-    }),
-  );
-  const walked = listed.map((p) => ({ path: p, ...statOf(path.join(dir, p)) }));
+  // Each is statted when its batch is looked at instead, and one that cannot be is skipped with its reason.
+  const options = {
+    cwd: dir,
+    ignore,
+    onlyFiles: true,
+    dot: true,
+    followSymbolicLinks: true,
+    // Symlink loops end, each folder is read in name order and only while the batches keep up (walk.ts).
+    fs: loopSafeFs(gate),
+    // One folder at a time: the walk's order is the same on every run.
+    concurrency: 1,
+    suppressErrors: true,
+  };
+  // A name twice only from patterns with different bases; fast-glob's `unique` keeps every name
+  // it has seen in memory, so it is asked for only then.
+  const unique = fg.generateTasks(patterns, options).length > 1;
+  const stream = fg.stream(patterns, { ...options, unique });
   const isHidden = hiddenMatcher(config.input.include);
-  const entries = config.input.hidden ? walked : walked.filter((e) => !isHidden(e.path));
-  const hidden = walked.length - entries.length;
-  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { entries, hidden };
+  const it = stream[Symbol.asyncIterator]() as AsyncIterator<string | Buffer>;
+  let names: string[] = [];
+  let size = FIRST_BATCH_FILES;
+  try {
+    for (;;) {
+      gate.reading(true);
+      const next = await clock.io(it.next());
+      if (next.done) break;
+      gate.reading(false);
+      const name = String(next.value);
+      if (!config.input.hidden && isHidden(name)) {
+        counts.hidden++;
+        continue;
+      }
+      names.push(name);
+      if (names.length >= size) {
+        yield names;
+        names = [];
+        size = Math.min(BATCH_FILES, size * 2);
+      }
+    }
+    if (names.length > 0) yield names;
+  } finally {
+    (stream as unknown as { destroy(): void }).destroy();
+  }
 }
 
 /** discoverFiles' files alone. */
@@ -127,45 +158,78 @@ export async function discover(config: Config, opts: DiscoverOptions = {}): Prom
   return (await discoverFiles(config, opts)).found;
 }
 
-/** A file to look at: its path under input.dir and its stat (or why it cannot be read). */
-type Listed = { path: string } & ReturnType<typeof statOf>;
-
-/** Files under input.dir, by their paths ('/'-separated), statted now: what a followed folder's new files are looked at as. */
-function statInputs(dir: string, relPaths: readonly string[]): Listed[] {
-  return relPaths.map((p) => ({ path: p, ...statOf(path.join(dir, p)) }));
+/**
+ * Every file at once, sorted by path (`plan` reads everything first): discoverBatches' batches put together.
+ */
+export async function discoverFiles(config: Config, opts: DiscoverOptions = {}): Promise<DiscoveredFiles> {
+  const counts = newCounts();
+  const found: Found[] = [];
+  for await (const batch of discoverBatches(config, opts, counts)) found.push(...batch);
+  found.sort((a, b) => (a.relPath < b.relPath ? -1 : a.relPath > b.relPath ? 1 : 0));
+  return { found, hidden: counts.hidden, decodes: counts.decodes };
 }
+
+/** What a discovery has counted so far; its batches add to it as they come. */
+export interface DiscoveryCounts {
+  /** Files found and looked at. */
+  files: number;
+  /** Of them, refused before any call (skipReason). */
+  skipped: number;
+  /** Of them, to be converted before upload. */
+  transcode: number;
+  /** Files left out for a name starting with a dot (input.hidden: false). */
+  hidden: number;
+  /** Full decodes made now; of them, the refused; and contents whose verdict was already known. */
+  readonly decodes: { decoded: number; refused: number; known: number; ms: number };
+}
+
+export function newCounts(): DiscoveryCounts {
+  return { files: 0, skipped: 0, transcode: 0, hidden: 0, decodes: { decoded: 0, refused: 0, known: 0, ms: 0 } };
+}
+
+/**
+ * Files looked at, hashed and decoded a batch at a time: what one batch of the ledger's records
+ * holds. The first batches are small, so the first photos reach the lanes within a fraction of
+ * a second however large the folder; they double up to BATCH_FILES, one commit (an fsync) each.
+ */
+const FIRST_BATCH_FILES = 64;
+const BATCH_FILES = 1024;
 
 /**
  * Find the files (fast-glob include/exclude under input.dir), look at each one's headers
  * (type, transcoding, size, pixels: transcode.ts) and decode each new content in full
  * (decode.ts), so a file the service would refuse, or that is not whole, never costs a
  * call; and identify each by its content. Hidden files (a name on the path starting with a
- * dot) are counted, and left out unless input.hidden. `defer`: files left for later (a
- * followed folder's files still being written), neither looked at nor returned.
+ * dot) are counted, and left out unless input.hidden. Yields the files a batch at a time,
+ * in the walk's order, each batch whole (its decodes done), and adds to `counts` as it goes.
  */
-export async function discoverFiles(
-  config: Config,
-  opts: DiscoverOptions & { readonly defer?: (relPath: string, stats: Stats) => boolean } = {},
-): Promise<DiscoveredFiles> {
+async function* discoverBatches(config: Config, opts: DiscoverOptions, counts: DiscoveryCounts): AsyncGenerator<Found[]> {
   const dir = config.input.dir;
-  if (dir === null) return { found: [], hidden: 0, decodes: { decoded: 0, refused: 0, known: 0, ms: 0 } };
-  const { entries, hidden } = await listInputs(config, dir);
-  const defer = opts.defer;
-  const kept = defer ? entries.filter((e) => e.stats === undefined || !defer(e.path, e.stats)) : entries;
-  return { ...(await lookAt(config, dir, kept, opts)), hidden };
+  if (dir === null) return;
+  for await (const names of listInputs(config, dir, counts)) {
+    const started = clock.now();
+    const batch = await lookAt(config, dir, names, opts, counts);
+    counts.decodes.ms += clock.now() - started;
+    counts.files += batch.length;
+    for (const f of batch) {
+      if (f.skipReason !== null) counts.skipped++;
+      if (f.transcode !== null) counts.transcode++;
+    }
+    yield batch;
+  }
 }
 
-/**
- * Each listed file looked at: headers, content hash, and a full decode of each content not
- * checked before (discoverFiles).
- */
+/** One batch of names under `dir`: each statted, read, hashed, inspected, and its new content decoded. */
 async function lookAt(
   config: Config,
   dir: string,
-  entries: readonly Listed[],
-  opts: DiscoverOptions = {},
-): Promise<Omit<DiscoveredFiles, 'hidden'>> {
-  const decodes = { decoded: 0, refused: 0, known: 0, ms: 0 };
+  names: readonly string[],
+  opts: DiscoverOptions,
+  counts: DiscoveryCounts,
+): Promise<Found[]> {
+  const statted = names.map((p) => ({ path: p, ...statOf(path.join(dir, p)) }));
+  const defer = opts.defer;
+  const entries = defer ? statted.filter((e) => e.stats === undefined || !defer(e.path, e.stats)) : statted;
   const topts = {
     transcode: config.input.transcode,
     maxPixels: config.input.maxPixels,
@@ -173,7 +237,6 @@ async function lookAt(
     maxInputPixels: config.limits.maxInputPixels,
   };
   const decoding = new DecodeQueue(config.limits.maxInputPixels, opts.decodeVerdict);
-  const started = clock.now();
   const out: Found[] = new Array(entries.length);
   const look = async (i: number): Promise<void> => {
     const e = entries[i]!;
@@ -265,103 +328,108 @@ async function lookAt(
   for (const [i, r] of await decoding.finish()) {
     out[i] = { ...out[i]!, skipReason: r.reason, decoded: r.decodedNow ? { reason: r.reason } : null };
   }
-  Object.assign(decodes, decoding.counts);
-  decodes.ms = clock.now() - started;
-  return { found: out, decodes };
+  for (const k of ['decoded', 'refused', 'known'] as const) counts.decodes[k] += decoding.counts[k];
+  return out;
 }
 
 export interface DiscoverySummary {
-  readonly found: Found[];
-  readonly urls: UrlEntry[];
+  /** Files found, skipped, to transcode, hidden, and the decodes made. */
+  readonly counts: DiscoveryCounts;
+  /** URL lines read. */
+  readonly urls: number;
   /** Photos new to the ledger (or changed) by this discovery, and the rest it found. */
   readonly added: { readonly added: number; readonly known: number };
   readonly identity: ReconcileReport;
-  /** Files left out for a name starting with a dot (input.hidden: false). */
-  readonly hidden: number;
-  /** Full decodes of new content (see DiscoveredFiles). */
-  readonly decodes: DiscoveredFiles['decodes'];
+  /** False when `stopped` ended it half way: what it had recorded, nothing marked gone. */
+  readonly complete: boolean;
 }
 
 export interface DiscoverIntoOptions {
   /** Fingerprints of the run's keys: URL inputs go to a lane at once (they skip the upload). */
   readonly keyFps: readonly string[];
-  /** A look at the files between finding and recording them (the runner's same-file check). */
-  readonly adjust?: (found: Found[]) => Found[];
-  /** Files left for later (a followed folder's files still being written: run/follow.ts). */
-  readonly defer?: (relPath: string, stats: Stats) => boolean;
+  /**
+   * A look at each batch's files between finding and recording them (the runner's same-file
+   * check); `seen` says whether this discovery recorded a name in an earlier batch.
+   */
+  readonly adjust?: (found: Found[], seen: (relPath: string) => boolean) => Found[];
+  /** The URL list, when the caller read it already (a bad line is the caller's ConfigError then). */
+  readonly urls?: readonly UrlEntry[];
+  /** What has been counted so far, for whoever shows it while the discovery goes on. */
+  readonly counts?: DiscoveryCounts;
+  /** After each batch is recorded, before the next is looked at. */
+  readonly onBatch?: (batch: BatchReport, pass: DiscoveryPass) => void;
+  /** Asked between batches: true ends the discovery where it is, incomplete (no photo is marked gone). */
+  readonly stopped?: () => boolean;
+  /** Files left for later (`run --follow`: a file changed within input.settle may still be being written). */
+  readonly defer?: DiscoverOptions['defer'];
 }
 
 /**
  * A run's discovery: files and URL list read, and reconciled with the ledger by content
- * (ledger/discovery.ts). It finds and records; the outputs' names and files are the output
- * writer's (outputs/writer.ts). Everything before the first call; a bad URL line is a
- * ConfigError (exit 2).
+ * (ledger/discovery.ts), a batch at a time: each batch's photos are recorded (and so the
+ * lanes') as soon as it is read, hashed and decoded, files in path order, then the URL lines.
+ * It finds and records; the outputs' names and files are the output writer's
+ * (outputs/writer.ts). A bad URL line is a ConfigError (exit 2).
  */
 export async function discoverInto(config: Config, ledger: Ledger, opts: DiscoverIntoOptions): Promise<DiscoverySummary> {
-  const urls = config.input.urls === null ? [] : readUrlList(config.input.urls);
-  const seen = await discoverFiles(config, { ...ledgerMemory(ledger), ...(opts.defer ? { defer: opts.defer } : {}) });
-  return { ...record(ledger, seen, urls, opts, false), hidden: seen.hidden };
-}
-
-/**
- * Files of input.dir named by a followed folder's watcher (run/follow.ts), looked at as a
- * discovery looks at them; recorded by `recordNamed`.
- */
-export async function lookAtNamed(config: Config, ledger: Ledger, relPaths: readonly string[]): Promise<Omit<DiscoveredFiles, 'hidden'>> {
-  const dir = config.input.dir;
-  if (dir === null) return { found: [], decodes: { decoded: 0, refused: 0, known: 0, ms: 0 } };
-  return lookAt(config, dir, statInputs(dir, relPaths), ledgerMemory(ledger));
-}
-
-/**
- * What a followed folder brought (files looked at by lookAtNamed, the URL list when it
- * changed) recorded like a discovery's, except that no name absent from them is marked
- * gone: they are what is new, not all there is.
- */
-export function recordNamed(
-  ledger: Ledger,
-  seen: Omit<DiscoveredFiles, 'hidden'>,
-  urls: readonly UrlEntry[],
-  opts: DiscoverIntoOptions,
-): Omit<DiscoverySummary, 'hidden'> {
-  return record(ledger, seen, urls, opts, true);
+  const urls = opts.urls ?? (config.input.urls === null ? [] : readUrlList(config.input.urls));
+  const counts = opts.counts ?? newCounts();
+  const pass = ledger.discovery.begin();
+  const reconcile = { keyFps: opts.keyFps };
+  const look = { ...ledgerMemory(ledger), ...(opts.defer ? { defer: opts.defer } : {}) };
+  const summary = (identity: ReconcileReport, complete: boolean): DiscoverySummary => {
+    const fresh = identity.added + identity.changed;
+    return { counts, urls: urls.length, added: { added: fresh, known: Math.max(0, identity.distinct - fresh) }, identity, complete };
+  };
+  for await (const batch of discoverBatches(config, look, counts)) {
+    if (opts.stopped?.()) return summary(pass.sofar(), false);
+    opts.onBatch?.(recordBatch(ledger, pass, batch, [], opts).report, pass);
+  }
+  if (opts.stopped?.()) return summary(pass.sofar(), false);
+  if (urls.length > 0) opts.onBatch?.(recordBatch(ledger, pass, [], urls, opts).report, pass);
+  return summary(pass.end(reconcile), true);
 }
 
 /** What the ledger already knows of a file: its hash by name, size and mtime; its content's decode. */
 function ledgerMemory(ledger: Ledger): DiscoverOptions {
-  return { cachedHash: (n, s, m) => ledger.inputs.cachedHash(n, s, m), decodeVerdict: (h) => ledger.checks.verdict(h) };
+  return { cachedHash: ledger.inputs.cachedHash.bind(ledger.inputs), decodeVerdict: ledger.checks.verdict.bind(ledger.checks) };
 }
 
-/** The decodes made kept by content, then the names reconciled with the ledger (ledger/discovery.ts). */
-function record(
+/**
+ * One batch of a discovery's pass recorded: the decodes made kept by content, the files
+ * looked at once more (`adjust`: the same-file check), then the names reconciled with the
+ * ledger (ledger/discovery.ts). Returns the batch's report and the files as recorded.
+ */
+export function recordBatch(
   ledger: Ledger,
-  seen: Omit<DiscoveredFiles, 'hidden'>,
+  pass: DiscoveryPass,
+  batch: Found[],
   urls: readonly UrlEntry[],
-  opts: DiscoverIntoOptions,
-  addOnly: boolean,
-): Omit<DiscoverySummary, 'hidden'> {
-  ledger.checks.record(seen.found.flatMap((f) => (f.decoded ? [{ contentHash: f.contentHash, reason: f.decoded.reason }] : [])));
-  const found = opts.adjust ? opts.adjust(seen.found) : seen.found;
-  const identity = ledger.discovery.reconcile(
-    found.map((f) => ({
-      name: f.relPath,
-      src: f.srcPath,
-      sizeBytes: f.sizeBytes,
-      mtimeMs: f.mtimeMs,
-      contentHash: f.contentHash,
-      skipReason: f.skipReason,
-    })),
-    urls.map((u) => ({ url: u.url, name: u.name, contentHash: urlIdentity(u.url) })),
-    { keyFps: opts.keyFps, addOnly },
-  );
-  const fresh = identity.added + identity.changed;
-  return {
-    found,
-    urls: [...urls],
-    added: { added: fresh, known: Math.max(0, identity.distinct - fresh) },
-    identity,
-    decodes: seen.decodes,
-  };
+  opts: Pick<DiscoverIntoOptions, 'keyFps' | 'adjust'>,
+): { readonly report: BatchReport; readonly found: readonly Found[] } {
+  ledger.checks.record(batch.flatMap((f) => (f.decoded ? [{ contentHash: f.contentHash, reason: f.decoded.reason }] : [])));
+  const seen = (relPath: string) => ledger.inputs.seenIn(`f:${relPath}`, pass.gen);
+  const found = opts.adjust ? opts.adjust(batch, seen) : batch;
+  const files = found.map((f) => ({
+    name: f.relPath,
+    src: f.srcPath,
+    sizeBytes: f.sizeBytes,
+    mtimeMs: f.mtimeMs,
+    contentHash: f.contentHash,
+    skipReason: f.skipReason,
+  }));
+  const lines = urls.map((u) => ({ url: u.url, name: u.name, contentHash: urlIdentity(u.url) }));
+  return { report: pass.record(files, lines, { keyFps: opts.keyFps }), found };
+}
+
+/**
+ * Files of input.dir named by a followed folder's watcher (run/follow.ts), looked at as a
+ * discovery looks at them (read, hashed, decoded in full); recorded by `recordBatch`.
+ */
+export async function lookAtNamed(config: Config, ledger: Ledger, relPaths: readonly string[]): Promise<Found[]> {
+  const dir = config.input.dir;
+  if (dir === null) return [];
+  return lookAt(config, dir, relPaths, ledgerMemory(ledger), newCounts());
 }
 
 /** What a run's discovery found, in its log: with what the output writer then did of it (`outputs`). */
@@ -370,13 +438,14 @@ export function logDiscovery(
   d: DiscoverySummary,
   outputs: { readonly copied: number; readonly missing: readonly string[]; readonly unwritable: number },
 ): void {
-  const { found, urls, identity, decodes, hidden } = d;
+  const { counts, urls, identity } = d;
+  const { decodes, hidden } = counts;
   log.info(
     {
-      files: found.length,
-      urls: urls.length,
+      files: counts.files,
+      urls,
       ...identity,
-      transcode: found.filter((f) => f.transcode).length,
+      transcode: counts.transcode,
       copied: outputs.copied,
       missing: outputs.missing.length,
       hidden,

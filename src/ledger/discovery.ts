@@ -20,8 +20,15 @@ import { assertEntry, assertTransition, type ItemState } from './transitions.js'
  *   for the next run, so a task already paid for is never abandoned;
  * - a URL (input.urls) is its own identity: it needs no upload and starts as `uploaded`.
  *
- * Over 300 lines on purpose: these rules are one transaction over one set of names, and
- * read best together.
+ * A run records what its discovery finds in batches while the lanes work (a DiscoveryPass,
+ * one transaction a batch): each batch's photos are the lanes' at once. What only the whole
+ * discovery can tell waits for its end (`DiscoveryPass.end`, one transaction): whether a
+ * changed name's old photo is found elsewhere (so may not be reset), which names are gone,
+ * and a photo's label when its own name was not seen again yet. `reconcile` is one pass of
+ * one batch, in one transaction. A followed folder's new names (`run --follow`) are a pass of
+ * their own after a complete discovery (Discovery.follow): add-only, each batch final.
+ *
+ * Over 300 lines on purpose: these rules are one set of names reconciled, and read best together.
  */
 
 export interface FoundFile {
@@ -47,11 +54,6 @@ export interface FoundUrl {
 export interface ReconcileOptions {
   /** Lanes a URL input may be given to (it skips the upload, which is where a lane claims a file). */
   readonly keyFps: readonly string[];
-  /**
-   * Names found since the last whole discovery (a followed folder's new files): they join
-   * its generation, and no other name is marked gone for being absent from them.
-   */
-  readonly addOnly?: boolean;
 }
 
 export interface ReconcileReport {
@@ -95,6 +97,28 @@ type Entry =
     }
   | { kind: 'url'; key: string; name: string; src: string; label: string; hash: string; size: null; mtime: null; skipReason: null };
 
+/** What one batch of a discovery did: its share of the report, and the rows of the names it recorded (they get their output names: outputs/naming.ts). */
+export interface BatchReport extends Omit<ReconcileReport, 'distinct' | 'gone'> {
+  readonly inputIds: readonly number[];
+}
+
+type Counts = { -readonly [K in keyof Omit<ReconcileReport, 'distinct' | 'gone'>]: number };
+
+/** One batch under way: its groups, the photos it claimed and touched, its counts. */
+interface Batch {
+  readonly groups: ReadonlyMap<string, Entry[]>;
+  readonly claimed: Set<number>;
+  readonly touched: Map<number, { list: Entry[]; earlier: boolean }>;
+  readonly c: Counts;
+  /** The end of the discovery, or a followed folder's pass (Discovery.follow): nothing waits. */
+  readonly final: boolean;
+  readonly keyFps: readonly string[];
+  /** The names the batch records: a name of a photo recorded before them is another name. */
+  readonly keys: ReadonlySet<string>;
+}
+
+const zero = (): Counts => ({ names: 0, added: 0, changed: 0, deferred: 0, duplicates: 0, requeued: 0, back: 0 });
+
 export class Discovery {
   constructor(
     private readonly db: Database.Database,
@@ -102,115 +126,210 @@ export class Discovery {
     private readonly inputs: Inputs,
   ) {}
 
-  /** Record what a discovery found; see the class comment for the rules. One transaction. */
+  /** Record what a discovery found, all of it at once; see the class comment for the rules. One transaction. */
   reconcile(files: readonly FoundFile[], urls: readonly FoundUrl[], opts: ReconcileOptions): ReconcileReport {
-    return this.db.transaction(() => this.reconcileTx(files, urls, opts)).immediate();
+    return this.db
+      .transaction(() => {
+        const pass = this.begin();
+        pass.record(files, urls, opts);
+        return pass.end(opts);
+      })
+      .immediate();
   }
 
-  private reconcileTx(files: readonly FoundFile[], urls: readonly FoundUrl[], opts: ReconcileOptions): ReconcileReport {
+  /** A discovery recorded in batches: its names are current as each batch is recorded. */
+  begin(): DiscoveryPass {
+    return new DiscoveryPass(this.db, this.items, this.inputs, this.inputs.beginGeneration(), false);
+  }
+
+  /**
+   * After a complete discovery, the new names a followed folder brings (`run --follow`): they
+   * join its generation, each batch decided as it is recorded (the discovery's names are all
+   * known: a changed name's old photo is reset only when no other current name has it), and
+   * the pass never ends: nothing is marked gone for being absent from it.
+   */
+  follow(): DiscoveryPass {
+    return new DiscoveryPass(this.db, this.items, this.inputs, this.inputs.generation(), true);
+  }
+}
+
+/** One discovery, recorded a batch at a time (see the file comment). */
+export class DiscoveryPass {
+  /** Names of new content some of which had other content before: decided at the end, when every name found is known. */
+  readonly #waiting: Entry[] = [];
+  /** Photos whose label is a name this discovery had not seen again when it recorded another of their names. */
+  readonly #labels = new Set<number>();
+  readonly #counts = zero();
+  /** URL inputs made by this pass: each goes to the next key in turn. */
+  #urls = 0;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly items: Items,
+    private readonly inputs: Inputs,
+    readonly gen: number,
+    /** A followed folder's pass (Discovery.follow): every batch final, no end. */
+    private readonly following: boolean,
+  ) {}
+
+  /** One batch, in one transaction: its names recorded, new content made photos the lanes may take at once. */
+  record(files: readonly FoundFile[], urls: readonly FoundUrl[], opts: ReconcileOptions): BatchReport {
+    return this.db.transaction(() => this.recordTx(byContent(files, urls), opts, this.following)).immediate();
+  }
+
+  /**
+   * The discovery saw every name: the names waiting are decided, labels settled, photos whose
+   * names are all gone marked so, and the generation completed (its names are the current
+   * ones). One transaction. Not called for a discovery that was stopped half way: it marks
+   * nothing gone.
+   */
+  end(opts: ReconcileOptions): ReconcileReport {
+    return this.db
+      .transaction(() => {
+        if (this.#waiting.length > 0) this.recordTx(groupByContent(this.#waiting.splice(0)), opts, true);
+        for (const id of this.#labels) this.settleLabel(id);
+        const gone = markGone(this.db, this.items, this.gen);
+        this.reassignUrlLanes(opts.keyFps);
+        const report = this.sofar();
+        this.inputs.completeGeneration(this.gen);
+        return { ...report, gone };
+      })
+      .immediate();
+  }
+
+  /** The report so far (the run's display counts names found while the discovery goes on). */
+  get counts(): Readonly<Counts> {
+    return this.#counts;
+  }
+
+  /** What the batches recorded, for a discovery stopped half way: nothing was marked gone. */
+  sofar(): ReconcileReport {
+    const distinct = stmt<[number], { n: number }>(this.db, 'SELECT COUNT(DISTINCT item_id) AS n FROM inputs WHERE seen_gen = ?').get(
+      this.gen,
+    )!.n;
+    return { ...this.#counts, distinct, gone: 0 };
+  }
+
+  private recordTx(batch: { unique: Entry[]; groups: Map<string, Entry[]> }, opts: ReconcileOptions, final: boolean): BatchReport {
     const now = clock.now();
-    const gen = opts.addOnly ? this.inputs.generation() : this.inputs.beginGeneration();
-
-    const { unique, groups } = byContent(files, urls);
-    const present = new Set(groups.keys());
-    const claimed = new Set<number>();
-    const touched = new Map<number, Entry[]>();
-    let added = 0;
-    let changed = 0;
-    let deferred = 0;
-    let duplicates = 0;
-    let requeued = 0;
-    let urlOrdinal = 0;
-
-    for (const [hash, group] of groups) {
-      const first = group[0]!;
-      let live = group;
-      let item = this.byHash(hash);
-      if (!item && first.kind === 'file') item = this.adoptLegacy(group, hash, claimed);
-      if (!item) {
-        // New content. Names that had other content before: reuse their old item when
-        // nothing else needs it; leave them alone while its old content is in flight.
-        const previous = group.map((e) => ({ e, row: this.row(e.key) })).filter((p) => p.row !== undefined);
-        const inFlight = previous.filter((p) => {
-          const old = this.items.get(p.row!.item_id);
-          return old !== undefined && !RESETTABLE.has(old.state);
-        });
-        for (const p of inFlight) {
-          stmt(this.db, 'UPDATE inputs SET seen_gen = ? WHERE id = ?').run(gen, p.row!.id);
-          this.addTouched(touched, p.row!.item_id, p.e);
-          deferred++;
-        }
-        live = group.filter((e) => !inFlight.some((p) => p.e === e));
-        if (live.length === 0) continue;
-        const changedNames = live.filter((e) => previous.some((p) => p.e === e)).length;
-        const reusable = previous
-          .filter((p) => !inFlight.includes(p))
-          .map((p) => this.items.get(p.row!.item_id)!)
-          .find(
-            (old) =>
-              old.content_hash !== null &&
-              !old.content_hash.startsWith('url:') &&
-              !present.has(old.content_hash) &&
-              // Names found since the last whole discovery: the old content may still be another name's.
-              !(opts.addOnly && this.namedElsewhere(old.id, gen, live)) &&
-              !claimed.has(old.id) &&
-              RESETTABLE.has(old.state),
-          );
-        if (reusable) item = this.resetItem(reusable, live[0]!, hash);
-        else item = this.insertItem(live[0]!, opts.keyFps, urlOrdinal);
-        if (!reusable && live[0]!.kind === 'url') urlOrdinal++;
-        if (changedNames > 0) changed += changedNames;
-        else added++;
-      }
+    const keys = new Set(batch.unique.map((e) => e.key));
+    const b: Batch = { groups: batch.groups, claimed: new Set(), touched: new Map(), c: zero(), final, keyFps: opts.keyFps, keys };
+    const { c, touched, claimed } = b;
+    const ids: number[] = [];
+    for (const [hash, group] of batch.groups) {
+      const found = this.photoOf(hash, group, b);
+      if (found === undefined) continue;
+      const { item, live } = found;
       claimed.add(item.id);
+      const earlier = this.touch(b, item.id).earlier;
       for (const e of live) {
-        this.upsertRow(e, item.id, gen, now);
-        this.addTouched(touched, item.id, e);
+        ids.push(this.upsertRow(e, item.id, now));
+        touched.get(item.id)!.list.push(e);
       }
-      duplicates += live.length - 1;
+      c.duplicates += live.length - (earlier ? 0 : 1);
     }
 
     // Labels (items.rel_path: what status shows) and source paths follow the current names.
-    for (const [itemId, list] of touched) this.followNames(itemId, list);
+    for (const [itemId, t] of touched) this.followNames(itemId, t.list, final);
 
     // A photo that was gone and is found again is back where it was (then looked at below).
-    let back = 0;
-    for (const itemId of touched.keys()) if (bringBack(this.db, this.items, itemId)) back++;
+    for (const itemId of touched.keys()) if (bringBack(this.db, this.items, itemId)) c.back++;
 
     // A skip reason that no longer holds (say transcode turned on) queues the photo again,
     // and one that now holds (transcode turned off) skips a photo not yet started.
-    for (const [itemId, list] of touched) {
-      const item = this.items.get(itemId)!;
-      const own = list.filter((e) => e.hash === item.content_hash);
-      // Names of one content share its reasons, except one a name has alone (a second link
-      // to the same file): the photo is refused only when every name is.
-      const reason = own.length > 0 && own.every((e) => e.skipReason !== null) ? own[0]!.skipReason : null;
-      if (item.state === 'skipped' && reason === null && own.length > 0) {
-        this.items.move(item.id, 'skipped', 'queued', { reason: null, due_ms: 0, retries: 0 }, 'input accepted now');
-        requeued++;
-      } else if (item.state === 'queued' && reason !== null) {
-        this.items.move(item.id, 'queued', 'skipped', { reason }, reason);
-      }
+    for (const [itemId, t] of touched) if (this.reconsider(itemId, t.list, t.earlier)) c.requeued++;
+
+    c.names = batch.unique.length;
+    for (const k of Object.keys(c) as (keyof Counts)[]) this.#counts[k] += c[k];
+    return { ...c, inputIds: ids };
+  }
+
+  /**
+   * The photo a group of names of one content belongs to: the item of that content, one of
+   * a legacy ledger, an old item reset in place, or a new one; undefined when the group waits
+   * (for the end of the discovery, or for the next run while its old content's task is in flight).
+   */
+  private photoOf(hash: string, group: Entry[], b: Batch): { item: ItemRow; live: Entry[] } | undefined {
+    const { claimed, c } = b;
+    const first = group[0]!;
+    const known = this.byHash(hash) ?? (first.kind === 'file' ? this.adoptLegacy(group, hash, claimed) : undefined);
+    if (known) return { item: known, live: group };
+    // New content. Names that had other content before: reuse their old item when
+    // nothing else needs it; leave them alone while its old content is in flight.
+    const previous = group.map((e) => ({ e, row: this.row(e.key) })).filter((p) => p.row !== undefined);
+    const inFlight = previous.filter((p) => {
+      const old = this.items.get(p.row!.item_id);
+      return old !== undefined && !RESETTABLE.has(old.state);
+    });
+    for (const p of inFlight) {
+      this.touch(b, p.row!.item_id).list.push(p.e);
+      stmt(this.db, 'UPDATE inputs SET seen_gen = ? WHERE id = ?').run(this.gen, p.row!.id);
+      c.deferred++;
     }
-
-    const gone = opts.addOnly ? 0 : markGone(this.db, this.items, gen);
-    this.reassignUrlLanes(opts.keyFps);
-    const distinct = new Set([...touched.keys()]).size;
-    return { names: unique.length, distinct, added, changed, deferred, duplicates, requeued, gone, back };
+    const live = group.filter((e) => !inFlight.some((p) => p.e === e));
+    if (live.length === 0) return undefined;
+    const changedNames = live.filter((e) => previous.some((p) => p.e === e)).length;
+    // Whether the old photo may be reset depends on every name found: decided at the end.
+    if (changedNames > 0 && !b.final) {
+      this.#waiting.push(...live);
+      return undefined;
+    }
+    const reusable = previous
+      .filter((p) => !inFlight.includes(p))
+      .map((p) => this.items.get(p.row!.item_id)!)
+      .find(
+        (old) =>
+          old.content_hash !== null &&
+          !old.content_hash.startsWith('url:') &&
+          !b.groups.has(old.content_hash) &&
+          !claimed.has(old.id) &&
+          !this.seenNow(old.id, b.keys) &&
+          RESETTABLE.has(old.state),
+      );
+    if (changedNames > 0) c.changed += changedNames;
+    else c.added++;
+    if (reusable) return { item: this.resetItem(reusable, live[0]!, hash), live };
+    const item = this.insertItem(live[0]!, b.keyFps, this.#urls);
+    if (live[0]!.kind === 'url') this.#urls++;
+    return { item, live };
   }
 
-  private addTouched(touched: Map<number, Entry[]>, itemId: number, e: Entry): void {
-    const list = touched.get(itemId);
-    if (list) list.push(e);
-    else touched.set(itemId, [e]);
+  /** A photo met in this batch: whether names of it were recorded by an earlier batch of this discovery. */
+  private touch(b: Batch, itemId: number): { list: Entry[]; earlier: boolean } {
+    let t = b.touched.get(itemId);
+    if (!t) {
+      t = { list: [], earlier: this.seenNow(itemId, b.keys) };
+      b.touched.set(itemId, t);
+    }
+    return t;
   }
 
-  /** Whether a current name (of discovery `gen`) other than `names` goes by this item. */
-  private namedElsewhere(itemId: number, gen: number, names: readonly Entry[]): boolean {
-    const keys = new Set(names.map((e) => e.key));
+  /**
+   * Whether this discovery has recorded a name of the photo other than the batch's own (in
+   * an earlier batch; for a followed folder's pass, any current name).
+   */
+  private seenNow(itemId: number, batchKeys: ReadonlySet<string>): boolean {
     return stmt<[number, number], { key: string }>(this.db, 'SELECT key FROM inputs WHERE item_id = ? AND seen_gen = ?')
-      .all(itemId, gen)
-      .some((r) => !keys.has(r.key));
+      .all(itemId, this.gen)
+      .some((r) => !batchKeys.has(r.key));
+  }
+
+  /**
+   * A photo's skip reason, looked at again with its names of this batch: queued again when
+   * one is accepted now; skipped when every name is refused — unless an earlier batch of this
+   * discovery recorded a name of it, whose verdict stands (names of one content share their
+   * reasons, except one a name has alone: a second link to the same file).
+   */
+  private reconsider(itemId: number, list: readonly Entry[], earlier: boolean): boolean {
+    const item = this.items.get(itemId)!;
+    const own = list.filter((e) => e.hash === item.content_hash);
+    const reason = own.length > 0 && own.every((e) => e.skipReason !== null) ? own[0]!.skipReason : null;
+    if (item.state === 'skipped' && reason === null && own.length > 0) {
+      this.items.move(item.id, 'skipped', 'queued', { reason: null, due_ms: 0, retries: 0 }, 'input accepted now');
+      return true;
+    }
+    if (item.state === 'queued' && reason !== null && !earlier) this.items.move(item.id, 'queued', 'skipped', { reason }, reason);
+    return false;
   }
 
   private row(key: string): InputRow | undefined {
@@ -236,7 +355,6 @@ export class Discovery {
   private hasInputs(itemId: number): boolean {
     return stmt(this.db, 'SELECT 1 FROM inputs WHERE item_id = ? LIMIT 1').get(itemId) !== undefined;
   }
-
   private insertItem(e: Entry, keyFps: readonly string[], ordinal: number): ItemRow {
     const now = clock.now();
     this.freeLabel(e.label, -1);
@@ -283,15 +401,15 @@ export class Discovery {
     return this.items.move(old.id, old.state, 'queued', patch, note);
   }
 
-  private upsertRow(e: Entry, itemId: number, gen: number, now: number): void {
+  private upsertRow(e: Entry, itemId: number, now: number): number {
     const existing = this.row(e.key);
     if (!existing) {
-      stmt(
+      const r = stmt(
         this.db,
         `INSERT INTO inputs (key, kind, name, src, item_id, content_hash, size_bytes, mtime_ms, seen_gen, created_ms)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(e.key, e.kind, e.name, e.src, itemId, e.hash, e.size, e.mtime, gen, now);
-      return;
+      ).run(e.key, e.kind, e.name, e.src, itemId, e.hash, e.size, e.mtime, this.gen, now);
+      return Number(r.lastInsertRowid);
     }
     // A name that now belongs to another photo has no output of that photo yet, and its
     // old photo no longer owns the file it had written for it.
@@ -313,19 +431,50 @@ export class Discovery {
          output_path = CASE WHEN ? THEN NULL ELSE output_path END,
          written_ms = CASE WHEN ? THEN NULL ELSE written_ms END
        WHERE id = ?`,
-    ).run(e.src, itemId, e.hash, e.size, e.mtime, gen, moved ? 1 : 0, moved ? 1 : 0, existing.id);
+    ).run(e.src, itemId, e.hash, e.size, e.mtime, this.gen, moved ? 1 : 0, moved ? 1 : 0, existing.id);
+    return existing.id;
   }
 
-  /** Keep an item's label and source among its current names (a rename moves both). */
-  private followNames(itemId: number, list: readonly Entry[]): void {
+  /**
+   * Keep an item's label and source among its current names (a rename moves both). While
+   * the discovery goes on, a label whose name was found before and not seen again yet may
+   * still be: it is settled at the end (settleLabel).
+   */
+  private followNames(itemId: number, list: readonly Entry[], final: boolean): void {
     const item = this.items.get(itemId)!;
     const own = list.filter((e) => e.hash === item.content_hash);
     if (own.length === 0) return;
     const keep = own.find((e) => e.label === item.rel_path);
+    if (!keep) {
+      const labelRow = this.row(`f:${item.rel_path}`);
+      if (labelRow?.item_id === itemId && labelRow.content_hash === item.content_hash) {
+        if (labelRow.seen_gen === this.gen) return;
+        if (!final) {
+          this.#labels.add(itemId);
+          return;
+        }
+      }
+    }
     const target = keep ?? own[0]!;
-    if (!keep) this.freeLabel(target.label, itemId);
-    if (item.rel_path !== target.label || item.src_path !== target.src) {
-      stmt(this.db, 'UPDATE items SET rel_path = ?, src_path = ? WHERE id = ?').run(target.label, target.src, itemId);
+    this.moveLabel(item, target.label, target.src);
+  }
+
+  /** At the end: a label whose name was not seen again moves to the first current name of the photo's content. */
+  private settleLabel(itemId: number): void {
+    const item = this.items.get(itemId)!;
+    const names = stmt<[number, number, string | null], { name: string; src: string; kind: string }>(
+      this.db,
+      "SELECT name, src, kind FROM inputs WHERE item_id = ? AND seen_gen = ? AND content_hash IS ? ORDER BY kind = 'url', name, id",
+    ).all(itemId, this.gen, item.content_hash);
+    const label = (n: { name: string; src: string; kind: string }) => (n.kind === 'url' ? n.src : n.name);
+    if (names.length === 0 || names.some((n) => label(n) === item.rel_path)) return;
+    this.moveLabel(item, label(names[0]!), names[0]!.src);
+  }
+
+  private moveLabel(item: ItemRow, label: string, src: string): void {
+    if (item.rel_path !== label) this.freeLabel(label, item.id);
+    if (item.rel_path !== label || item.src_path !== src) {
+      stmt(this.db, 'UPDATE items SET rel_path = ?, src_path = ? WHERE id = ?').run(label, src, item.id);
     }
   }
 
@@ -333,11 +482,10 @@ export class Discovery {
   private freeLabel(label: string, forItem: number): void {
     const holder = stmt<[string], ItemRow>(this.db, 'SELECT * FROM items WHERE rel_path = ?').get(label);
     if (!holder || holder.id === forItem) return;
-    const gen = this.inputs.generation();
     const names = stmt<[number, number], { name: string; src: string; kind: string }>(
       this.db,
-      'SELECT name, src, kind FROM inputs WHERE item_id = ? AND seen_gen = ? ORDER BY id',
-    ).all(holder.id, gen);
+      'SELECT name, src, kind FROM inputs WHERE item_id = ? AND seen_gen >= ? ORDER BY id',
+    ).all(holder.id, this.inputs.generation());
     for (const n of names) {
       const l = n.kind === 'url' ? n.src : n.name;
       if (l !== label && !this.labelTaken(l)) {
@@ -454,9 +602,11 @@ function byContent(files: readonly FoundFile[], urls: readonly FoundUrl[]): { un
     })),
   ];
   const seenKeys = new Set<string>();
-  const unique = entries.filter((e) => (seenKeys.has(e.key) ? false : (seenKeys.add(e.key), true)));
+  return groupByContent(entries.filter((e) => (seenKeys.has(e.key) ? false : (seenKeys.add(e.key), true))));
+}
 
-  // Group by content, in a stable order (files by path, then URL lines as listed).
+/** Names grouped by content, in a stable order (files by path, then URL lines as listed). */
+function groupByContent(unique: Entry[]): { unique: Entry[]; groups: Map<string, Entry[]> } {
   const groups = new Map<string, Entry[]>();
   for (const e of unique) {
     const g = groups.get(e.hash);

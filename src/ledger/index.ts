@@ -32,7 +32,15 @@ export { type HeldItem, type HoldKind, type Requeued } from './held.js';
 export { type FailedItem, type FailedRequeued } from './failed.js';
 export { PARKED_MS, type NotDownloaded } from './outputs.js';
 export { crashPoint, CRASH_PHASES, type CrashPhase } from './crashpoint.js';
-export { CONTENT_CHANGED_NOTE, type FoundFile, type FoundUrl, type ReconcileReport, type ReconcileOptions } from './discovery.js';
+export {
+  CONTENT_CHANGED_NOTE,
+  type BatchReport,
+  type DiscoveryPass,
+  type FoundFile,
+  type FoundUrl,
+  type ReconcileReport,
+  type ReconcileOptions,
+} from './discovery.js';
 export type { InputRow } from './inputs.js';
 export type { FollowState } from './follow.js';
 export type { OutputFile, AttemptRecord, FileMetadata, WrittenFileRow } from './outputFiles.js';

@@ -8,7 +8,8 @@ import { inPhase, sqlList } from './transitions.js';
  * The names photos go by (the `inputs` table, migrations/003_input_identity.sql): one row
  * per file path or URL line, pointing at the item of its content. A discovery
  * (discovery.ts) stamps the names it saw with its generation; the current names are those
- * of the latest one.
+ * of the latest complete one, and those a discovery still under way has seen again or found
+ * (a run works while its discovery goes on: § Flow).
  */
 export interface InputRow {
   id: number;
@@ -24,12 +25,17 @@ export interface InputRow {
   out_dir: string | null;
   out_name: string | null;
   naming: string | null;
+  /** The key collisions of output names are judged by (outputs/naming.ts), migrations/012_output_keys.sql. */
+  out_key: string | null;
   output_path: string | null;
   written_ms: number | null;
   created_ms: number;
 }
 
+/** The latest discovery that saw every name (one interrupted records what it saw, and completes nothing). */
 const GENERATION_KEY = 'inputs.generation';
+/** The latest generation begun: a discovery killed half way never lends its number to the next. */
+const BEGUN_KEY = 'inputs.generation.begun';
 
 export class Inputs {
   constructor(private readonly db: Database.Database) {}
@@ -44,45 +50,82 @@ export class Inputs {
     return r?.content_hash;
   }
 
-  /** Whether a file of this name under input.dir was ever recorded (whatever its content). */
-  hasFile(name: string): boolean {
-    return stmt<[string]>(this.db, 'SELECT 1 FROM inputs WHERE key = ?').get(`f:${name}`) !== undefined;
-  }
-
-  /** Whether this line of the URL list (its URL and name) was ever recorded. */
-  hasUrl(url: string, name: string): boolean {
-    return stmt<[string]>(this.db, 'SELECT 1 FROM inputs WHERE key = ?').get(`u:${url}\n${name}`) !== undefined;
-  }
-
-  /** The discovery generation: names seen in it are the current ones. 0 before any. */
-  generation(): number {
-    const r = stmt<[string], { value: string }>(this.db, 'SELECT value FROM meta WHERE key = ?').get(GENERATION_KEY);
-    return r ? Number(r.value) : 0;
-  }
-
-  /** Start the next discovery generation; returns its number. */
-  beginGeneration(): number {
-    const gen = this.generation() + 1;
-    stmt(this.db, 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
-      GENERATION_KEY,
-      String(gen),
+  /**
+   * Whether a file of this name under input.dir is a current name: whatever its content, or
+   * (`stamp`) recorded with this size and mtime (whole ms), so nothing about it is new.
+   */
+  hasFile(name: string, stamp?: { readonly size: number; readonly mtimeMs: number }): boolean {
+    if (stamp === undefined) return this.isCurrent(`f:${name}`);
+    return (
+      stmt(this.db, 'SELECT 1 FROM inputs WHERE key = ? AND size_bytes = ? AND mtime_ms = ? AND seen_gen >= ?').get(
+        `f:${name}`,
+        stamp.size,
+        stamp.mtimeMs,
+        this.generation(),
+      ) !== undefined
     );
+  }
+
+  /** Whether this line of the URL list (its URL and name) is a current name. */
+  hasUrl(url: string, name: string): boolean {
+    return this.isCurrent(`u:${url}\n${name}`);
+  }
+
+  private isCurrent(key: string): boolean {
+    return stmt(this.db, 'SELECT 1 FROM inputs WHERE key = ? AND seen_gen >= ?').get(key, this.generation()) !== undefined;
+  }
+
+  /** Whether the discovery `gen` has recorded the name `key` (an earlier batch of it). */
+  seenIn(key: string, gen: number): boolean {
+    return stmt(this.db, 'SELECT 1 FROM inputs WHERE key = ? AND seen_gen = ?').get(key, gen) !== undefined;
+  }
+
+  /** The latest complete discovery's generation: names seen in it (or since) are the current ones. 0 before any. */
+  generation(): number {
+    return this.meta(GENERATION_KEY);
+  }
+
+  /** Start the next discovery generation; returns its number. Names it sees are current at once. */
+  beginGeneration(): number {
+    const gen = Math.max(this.generation(), this.meta(BEGUN_KEY)) + 1;
+    this.setMeta(BEGUN_KEY, gen);
     return gen;
   }
 
-  /** Names found by the latest discovery, in a stable order (files by path, then URL lines). */
-  currentInputs(): InputRow[] {
-    return stmt<[number], InputRow>(this.db, "SELECT * FROM inputs WHERE seen_gen = ? ORDER BY kind = 'url', name, id").all(
-      this.generation(),
+  /** The discovery `gen` saw every name: names it did not see are no longer current. */
+  completeGeneration(gen: number): void {
+    this.setMeta(GENERATION_KEY, gen);
+  }
+
+  private meta(key: string): number {
+    const r = stmt<[string], { value: string }>(this.db, 'SELECT value FROM meta WHERE key = ?').get(key);
+    return r ? Number(r.value) : 0;
+  }
+
+  private setMeta(key: string, value: number): void {
+    stmt(this.db, 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
+      key,
+      String(value),
     );
   }
 
-  /** The current names of one photo, in the same order. */
+  /** The current names of one photo, in a stable order (files by path, then URL lines). */
   inputsOf(itemId: number): InputRow[] {
     return stmt<[number, number], InputRow>(
       this.db,
-      "SELECT * FROM inputs WHERE item_id = ? AND seen_gen = ? ORDER BY kind = 'url', name, id",
+      "SELECT * FROM inputs WHERE item_id = ? AND seen_gen >= ? ORDER BY kind = 'url', name, id",
     ).all(itemId, this.generation());
+  }
+
+  /** Rows by id, in the order names are given output names (files by path, then URL lines). */
+  byIds(ids: readonly number[]): InputRow[] {
+    const out: InputRow[] = [];
+    const get = stmt<[number], InputRow>(this.db, 'SELECT * FROM inputs WHERE id = ?');
+    for (const id of ids) {
+      const r = get.get(id);
+      if (r) out.push(r);
+    }
+    return out.sort((a, b) => (a.kind === b.kind ? (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id) : a.kind === 'url' ? 1 : -1));
   }
 
   /**
@@ -90,12 +133,48 @@ export class Inputs {
    * photo, and one commit each (an fsync each on a real disk) made naming 100,000 photos take
    * longer than finding them.
    */
-  setOutputNames(names: readonly { readonly inputId: number; readonly dir: string; readonly name: string }[], naming: string): void {
+  setOutputNames(
+    names: readonly { readonly inputId: number; readonly dir: string; readonly name: string; readonly key: string }[],
+    naming: string,
+  ): void {
     if (names.length === 0) return;
     inTransaction(this.db, () => {
-      const update = stmt(this.db, 'UPDATE inputs SET out_dir = ?, out_name = ?, naming = ? WHERE id = ?');
-      for (const n of names) update.run(n.dir, n.name, naming, n.inputId);
+      const update = stmt(this.db, 'UPDATE inputs SET out_dir = ?, out_name = ?, out_key = ?, naming = ? WHERE id = ?');
+      for (const n of names) update.run(n.dir, n.name, n.key, naming, n.inputId);
     });
+  }
+
+  /** Keys of names given before they were kept (migration 012). */
+  setOutputKeys(keys: readonly { readonly inputId: number; readonly key: string }[]): void {
+    if (keys.length === 0) return;
+    inTransaction(this.db, () => {
+      const update = stmt(this.db, 'UPDATE inputs SET out_key = ? WHERE id = ?');
+      for (const k of keys) update.run(k.key, k.inputId);
+    });
+  }
+
+  /** The latest generation a current name holding output key `key` under `naming` (other than row `id`) was seen in; undefined when none holds it. */
+  keyHolder(key: string, naming: string, id: number): number | undefined {
+    const r = stmt<[string, string, number, number], { gen: number | null }>(
+      this.db,
+      'SELECT MAX(seen_gen) AS gen FROM inputs WHERE out_key = ? AND naming = ? AND id != ? AND seen_gen >= ?',
+    ).get(key, naming, id, this.generation());
+    return r?.gen ?? undefined;
+  }
+
+  /**
+   * Current names without an output name under `naming` (or named before their key was
+   * kept), in naming order, a chunk at a time: on a ledger of a million names there are few
+   * once each discovery batch named its own.
+   */
+  *unnamed(naming: string, chunk = 5000): Generator<InputRow[]> {
+    const ids = stmt<[number, string], { id: number }>(
+      this.db,
+      "SELECT id FROM inputs WHERE seen_gen >= ? AND (naming IS NOT ? OR out_name IS NULL OR out_key IS NULL) ORDER BY kind = 'url', name, id",
+    )
+      .all(this.generation(), naming)
+      .map((r) => r.id);
+    for (let i = 0; i < ids.length; i += chunk) yield this.byIds(ids.slice(i, i + chunk));
   }
 }
 

@@ -195,7 +195,7 @@ function readSpaceFacts(db: Database.Database): SpaceFacts {
   const gen = Number(stmt<[], { value: string }>(db, "SELECT value FROM meta WHERE key = 'inputs.generation'").get()?.value ?? 0);
   const names = stmt<[number], { n: number }>(
     db,
-    `SELECT COUNT(*) AS n FROM inputs n JOIN items i ON i.id = n.item_id WHERE n.seen_gen = ? AND i.${PENDING}`,
+    `SELECT COUNT(*) AS n FROM inputs n JOIN items i ON i.id = n.item_id WHERE n.seen_gen >= ? AND i.${PENDING}`,
   ).get(gen)!.n;
   const o = stmt<[], { photos: number; out: number | null; inb: number | null }>(
     db,

@@ -5,6 +5,7 @@ import { warnNetworkFs } from '../run/networkFs.js';
 import type { RunRequest, RunResult } from '../run/context.js';
 import { runJob } from '../run/runner.js';
 import { ServiceContact } from '../run/serviceContact.js';
+import { PhotoSupply } from '../run/supply.js';
 
 /**
  * Open the ledger, take its lock (L6), run the job to its end, and close everything again.
@@ -32,10 +33,11 @@ export async function runSession(opts: RunRequest): Promise<RunResult> {
       }));
     open.ownLog = opts.logger === undefined;
     const contact = new ServiceContact(Math.random, log);
-    stop = opts.onStart?.({ ledger, log, contact, release });
+    const supply = new PhotoSupply();
+    stop = opts.onStart?.({ ledger, log, contact, supply, release });
     if (lock.replaced) warnTakeover(log, lock.replaced);
     if (ledger.networkFs !== null) warnNetworkFs(log, 'ledger', ledger.networkFs);
-    const result = await runJob(opts, ledger, log, contact);
+    const result = await runJob(opts, ledger, log, contact, supply);
     return result;
   } finally {
     if (stop) stop();

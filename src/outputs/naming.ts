@@ -68,37 +68,72 @@ function collisionKey(dir: string, name: string, opts: NamingOptions): string {
   return relOutputPath(dir, name, '\u0000', opts).normalize('NFC').toLowerCase();
 }
 
+/** Which names to give output names to: a discovery's batch, while it goes on, or (by default) every current name still without one. */
+export interface NamingPass {
+  /** The rows the batch recorded. */
+  readonly ids: readonly number[];
+  /** The generation of the discovery under way (ledger/inputs.ts): names it saw again hold their output names for sure. */
+  readonly gen: number;
+}
+
 /**
- * Give every current input its output name (see the file comment). Run after each
- * discovery; names already given under the same naming are kept.
+ * Give names their output names (see the file comment), kept once given under the same
+ * naming. The ledger says which keys are taken (`inputs.out_key`), so a discovery that records
+ * its photos in batches names each batch as it comes, holding no list of every name. A name
+ * whose wanted key is held only by a name this discovery has not seen again yet waits (it is
+ * given a `~2` only if that name is still there): the last call, with no `pass`, names every
+ * current name left without one, once the discovery is complete.
  */
-export function assignOutputNames(ledger: Ledger, opts: NamingOptions): { given: number; renamed: number } {
+export function assignOutputNames(
+  ledger: Ledger,
+  opts: NamingOptions,
+  pass?: NamingPass,
+): { given: number; renamed: number; waiting: number } {
   const sig = namingSignature(opts);
-  const rows = ledger.inputs.currentInputs();
-  const taken = new Set<string>();
-  const todo: InputRow[] = [];
-  for (const r of rows) {
-    if (r.naming === sig && r.out_dir !== null && r.out_name !== null) {
-      const key = collisionKey(r.out_dir, r.out_name, opts);
-      if (!taken.has(key)) {
-        taken.add(key);
+  const since = pass?.gen ?? ledger.inputs.generation();
+  const given: { inputId: number; dir: string; name: string; key: string }[] = [];
+  const keyed: { inputId: number; key: string }[] = [];
+  const mine = new Set<string>();
+  let renamed = 0;
+  let waiting = 0;
+  let count = 0;
+  // 'free', 'taken' (by a name seen by this discovery, or given now), or 'wait' (by one not seen again yet;
+  // only while the discovery goes on: once it is complete, a name it did not see is not current).
+  const holder = (key: string, id: number): 'free' | 'taken' | 'wait' => {
+    if (mine.has(key)) return 'taken';
+    const gen = ledger.inputs.keyHolder(key, sig, id);
+    return gen === undefined ? 'free' : gen >= since ? 'taken' : 'wait';
+  };
+  const chunks = pass ? [ledger.inputs.byIds(pass.ids)] : ledger.inputs.unnamed(sig);
+  for (const rows of chunks) {
+    for (const r of rows) {
+      if (r.naming === sig && r.out_dir !== null && r.out_name !== null) {
+        // Named before out_key was kept: its key, once.
+        if (r.out_key === null) keyed.push({ inputId: r.id, key: collisionKey(r.out_dir, r.out_name, opts) });
         continue;
       }
+      const want = desiredName(r, opts.output.layout);
+      let name = want.name;
+      let key = collisionKey(want.dir, name, opts);
+      let h = holder(key, r.id);
+      for (let k = 2; h === 'taken'; k++) {
+        name = `${want.name}~${k}`;
+        key = collisionKey(want.dir, name, opts);
+        h = holder(key, r.id);
+      }
+      if (h === 'wait') {
+        waiting++;
+        continue;
+      }
+      if (name !== want.name) renamed++;
+      mine.add(key);
+      given.push({ inputId: r.id, dir: want.dir, name, key });
     }
-    todo.push(r);
+    count += given.length;
+    ledger.inputs.setOutputNames(given.splice(0), sig);
   }
-  let renamed = 0;
-  const given: { inputId: number; dir: string; name: string }[] = [];
-  for (const r of todo) {
-    const want = desiredName(r, opts.output.layout);
-    let name = want.name;
-    for (let k = 2; taken.has(collisionKey(want.dir, name, opts)); k++) name = `${want.name}~${k}`;
-    if (name !== want.name) renamed++;
-    taken.add(collisionKey(want.dir, name, opts));
-    given.push({ inputId: r.id, dir: want.dir, name });
-  }
-  ledger.inputs.setOutputNames(given, sig);
-  return { given: todo.length, renamed };
+  ledger.inputs.setOutputKeys(keyed);
+  return { given: count, renamed, waiting };
 }
 
 export interface OutputTarget {

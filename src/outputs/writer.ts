@@ -8,7 +8,15 @@ import { MetadataWriter } from '../metadata/writer.js';
 import { copyAtomically, sweepTempFiles, writeBufferAtomically, writeStreamAtomically, type BodySource } from './atomic.js';
 import { checkOutputSpace, probeOutputFolder } from './diskcheck.js';
 import { carryStep, metadataNoteLine, NO_METADATA, type MetadataOptions } from './metadata.js';
-import { assignOutputNames, checkTargets, namingOptions, outputTargets, type NamingOptions, type OutputTarget } from './naming.js';
+import {
+  assignOutputNames,
+  checkTargets,
+  namingOptions,
+  outputTargets,
+  type NamingOptions,
+  type NamingPass,
+  type OutputTarget,
+} from './naming.js';
 import { writeOtherOutputs, writeOutputsOfDone, type Placement, type WrittenResult } from './otherOutputs.js';
 import type { OutputFs } from './outputfs.js';
 import { skipUnwritableBeforeCreate } from './outputPaths.js';
@@ -215,26 +223,53 @@ export class OutputWriter {
     return checkOutputSpace(this.dir, this.ledger.outputs.spaceFacts(), this.config, this.fs);
   }
 
-  /**
-   * After a discovery: every name gets its output's name (naming.ts), new names of photos
-   * already done get their outputs from one already written, and photos whose outputs could
-   * not be written are skipped before their first create.
-   */
-  async afterDiscovery(): Promise<{ readonly copied: number; readonly missing: readonly string[]; readonly unwritable: number }> {
-    assignOutputNames(this.ledger, this.naming);
+  /** Before a discovery records anything: what `darkroom manifest` needs of the job, with the ledger alone. */
+  beginDiscovery(): void {
     this.ledger.setMeta('pipeline', JSON.stringify(this.config.steps.map((s) => s.capability)));
     // Where the outputs go, for `darkroom manifest` run with the ledger alone.
     this.ledger.setMeta('output.dir', this.dir);
-    const { copied, missing } = await writeOutputsOfDone(this.ledger, {
-      outputDir: this.dir,
-      naming: this.naming,
-      metadata: this.#metadata,
-      write: (target, bytes) => writeBufferAtomically(target, bytes, this.dir),
-      copy: (target, from, w) => copyAtomically(from.path, target, this.dir, w),
-      log: this.log,
-    });
+  }
+
+  /**
+   * After each batch a discovery records, before the lanes may take its photos: its names
+   * get their outputs' names (naming.ts), and photos whose outputs could not be written are
+   * skipped before their first create. The number skipped so.
+   */
+  afterBatch(pass: NamingPass): number {
+    assignOutputNames(this.ledger, this.naming, pass);
+    return skipUnwritableBeforeCreate(this.ledger, this.config, this.log);
+  }
+
+  /**
+   * After a whole discovery: names that waited for it get their outputs' names, new names of
+   * photos already done get their outputs from one already written, and photos whose outputs
+   * could not be written are skipped before their first create.
+   */
+  async afterDiscovery(): Promise<{ readonly copied: number; readonly missing: readonly string[]; readonly unwritable: number }> {
+    assignOutputNames(this.ledger, this.naming);
+    const { copied, missing } = await this.copyToNewNames();
     const unwritable = skipUnwritableBeforeCreate(this.ledger, this.config, this.log);
     return { copied, missing, unwritable };
+  }
+
+  /**
+   * New names of photos already done get their outputs from one already written
+   * (otherOutputs.ts): every current name's, or only those of `inputIds` (a batch a followed
+   * folder brought: a copy dropped in of a photo done before).
+   */
+  copyToNewNames(inputIds?: readonly number[]): Promise<{ copied: number; missing: string[] }> {
+    return writeOutputsOfDone(
+      this.ledger,
+      {
+        outputDir: this.dir,
+        naming: this.naming,
+        metadata: this.#metadata,
+        write: (target, bytes) => writeBufferAtomically(target, bytes, this.dir),
+        copy: (target, from, w) => copyAtomically(from.path, target, this.dir, w),
+        log: this.log,
+      },
+      inputIds,
+    );
   }
 
   /**

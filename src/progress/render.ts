@@ -109,12 +109,18 @@ export function serviceText(s: ServiceDown, nowMs: number): string {
   return `service unreachable since ${clockTime(s.sinceMs)}; next try in ${Math.max(0, Math.ceil((s.nextTryAtMs - nowMs) / 1000))} s`;
 }
 
+/** "finding photos… 41,200 so far": the run's discovery still going on, beside the work. */
+function discoveryText(d: { readonly found: number }): string {
+  return `finding photos… ${d.found.toLocaleString('en-US')} so far`;
+}
+
 /**
  * The one-line summary printed once a minute without a terminal (or with --quiet): every
  * figure of the live display on one line, for a log file or a CI console.
  */
 export function summaryLine(p: Progress, elapsedMs: number): string {
   const parts = [`darkroom: ${p.done}/${p.total} done`];
+  if (p.discovery) parts.push(discoveryText(p.discovery));
   for (const s of p.steps) {
     if (p.steps.length > 1) parts.push(`step ${s.index + 1} ${s.capability ?? ''} ${s.done}/${s.total}`.replace('  ', ' '));
   }
@@ -149,7 +155,7 @@ export function frameRows(p: Progress, o: FrameOptions): { id: string; text: str
   const rows: { id: string; text: string; fraction?: number }[] = [];
   rows.push({
     id: 'title',
-    text: `${c.bold('darkroom')} ${shownText(o.title)} · ${c.green(`${p.done}/${p.total} photos done`)} · elapsed ${formatDuration(o.elapsedMs)}`,
+    text: `${c.bold('darkroom')} ${shownText(o.title)} · ${c.green(`${p.done}/${p.total} photos done`)}${p.discovery ? ` · ${c.dim(discoveryText(p.discovery))}` : ''} · elapsed ${formatDuration(o.elapsedMs)}`,
   });
   const labelWidth = Math.max(...p.steps.map((s) => `step ${s.index + 1} ${s.capability ?? ''}`.length), 8);
   for (const s of p.steps) {

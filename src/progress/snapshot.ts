@@ -17,6 +17,8 @@ export interface Progress extends Pick<LedgerStatus, 'total' | 'done' | 'failed'
   readonly eta: Eta | null;
   /** Set by a live run while the service does not answer (run/serviceContact.ts): the countdown to its next try. */
   readonly service?: ServiceDown | null;
+  /** Set by a live run while its discovery goes on (run/supply.ts): the total grows as it finds photos. */
+  readonly discovery?: { readonly found: number } | null;
   /** A run following its input folder (`run --follow`), while it does; null otherwise. */
   readonly following: FollowView | null;
 }

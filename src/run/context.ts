@@ -14,6 +14,7 @@ import type { CreditsShortfall } from './credits.js';
 import type { RunEvent, RunEvents } from './events.js';
 import type { GuardLimits, Guards, GuardTrip } from './guards.js';
 import type { ServiceContact } from './serviceContact.js';
+import type { PhotoSupply } from './supply.js';
 import type { StepsChange } from './stepsCheck.js';
 import type { ResultFetch } from './stages/result.js';
 import type { watchFolder } from '../inputs/follow/watch.js';
@@ -130,7 +131,8 @@ export interface RunRequest extends RunHooks {
   /**
    * The session's: called once the ledger is locked and the logger made, before any work: the
    * CLI starts its display here (`contact` says whether the service answers, for an outage's
-   * countdown) and hooks the lock's release to the process's exit. The function it returns,
+   * countdown; `supply`, how many photos the discovery has found while it goes on) and hooks
+   * the lock's release to the process's exit. The function it returns,
    * if any, is called when the run ends, before the ledger closes.
    */
   readonly onStart?:
@@ -138,6 +140,7 @@ export interface RunRequest extends RunHooks {
         readonly ledger: Ledger;
         readonly log: Logger;
         readonly contact: ServiceContact;
+        readonly supply: PhotoSupply;
         readonly release: () => void;
       }) => (() => void) | void)
     | undefined;
@@ -192,6 +195,8 @@ export interface RunContext {
   readonly outputs: OutputWriter;
   /** Whether the service answers (serviceContact.ts). */
   readonly contact: ServiceContact;
+  /** Where the run's photos come from while it works: its discovery, batch by batch (supply.ts). */
+  readonly supply: PhotoSupply;
   readonly random: () => number;
   /** The request the run was started with (its signal, flags and state folder). */
   readonly request: RunRequest;

@@ -49,7 +49,6 @@ export class RunControl {
   stopped = false;
   /** No new upload or create: finish polling and downloading what is paid for. */
   noCreates = false;
-  #producing = false;
   #accountStop: AccountStop | undefined;
   #halt: RunHalt | undefined;
   #crash: { readonly err: unknown } | undefined;
@@ -73,20 +72,6 @@ export class RunControl {
    */
   get abort(): AbortSignal {
     return this.#hard.signal;
-  }
-
-  /**
-   * More photos may still be recorded while the lanes work (a followed folder, run/follow.ts):
-   * a lane whose queues are empty waits for them instead of ending.
-   */
-  get producing(): boolean {
-    return this.#producing;
-  }
-
-  /** Photos are (true) or are no longer (false) being recorded beside the lanes; the lanes look again. */
-  produce(on: boolean): void {
-    this.#producing = on;
-    this.wake();
   }
 
   get accountStop(): AccountStop | undefined {

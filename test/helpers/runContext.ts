@@ -8,6 +8,7 @@ import type { RunContext, RunSeams } from '../../src/run/context.js';
 import { RunControl } from '../../src/run/control.js';
 import { RunEvents } from '../../src/run/events.js';
 import { ServiceContact } from '../../src/run/serviceContact.js';
+import { PhotoSupply } from '../../src/run/supply.js';
 
 /**
  * A run's context for a stage's own test (the download stage called directly): a ledger and
@@ -36,6 +37,7 @@ export function stageContext(o: { readonly ledger: Ledger; readonly outputDir: s
     events: new RunEvents(o.ledger, config, {}),
     outputs: new OutputWriter(config, o.ledger, log, { fs: seams.outputFs }),
     contact: new ServiceContact(random),
+    supply: new PhotoSupply(),
     random,
     request: { config, baseUrl: 'http://sim.invalid', keys: [], seams },
   };

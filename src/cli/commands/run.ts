@@ -94,7 +94,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
         io.onEvent?.(e);
       },
       onActivity: () => live?.poke(),
-      onStart: ({ contact, release }) => {
+      onStart: ({ contact, supply, release }) => {
         // A second interrupt exits at once: the CLI releases the lock on the way out
         // (better-sqlite3 is synchronous).
         const unhook = io.onLockHeld?.(release);
@@ -124,8 +124,9 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
               keyUse,
               ...(following ? { following } : {}),
             });
-            // Whether the service answers: the display counts down to the next try during an outage.
-            return { ...p, service: contact.outage() };
+            // Whether the service answers: the display counts down to the next try during an outage;
+            // and while the discovery walks the folder, how many photos it has found (the total grows meanwhile).
+            return { ...p, service: contact.outage(), discovery: supply.walking ? { found: supply.found } : null };
           },
         }));
         if (!args.quiet)

@@ -199,7 +199,7 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
               o.bytes AS outBytes, ${meta},
               (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id) AS tasks,
               (SELECT GROUP_CONCAT(n.name, char(10)) FROM inputs n WHERE n.item_id = i.id AND n.name <> i.rel_path
-                 AND n.seen_gen = (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'inputs.generation')) AS otherNames
+                 AND n.seen_gen >= (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'inputs.generation')) AS otherNames
        FROM items i LEFT JOIN output_files o ON o.path = i.output_path ORDER BY i.rel_path LIMIT ?`,
     )
       .all(photoLimit)

@@ -77,6 +77,9 @@ export async function connect(ctx: RunContext): Promise<Connected> {
   guards?.checkAffordable();
   for (const { lane } of keys) control.onWake(() => lane.wake());
   control.onWake(() => ctx.events.notify());
+  // Photos recorded by the discovery, and its end: the lanes look for work again, the downloader for its end.
+  for (const { lane } of keys) ctx.supply.onMore(() => lane.wake());
+  ctx.supply.onMore(() => ctx.events.notify());
   // An interrupt: no new calls or downloads at once; what is in flight gets the grace period.
   const unfollow = control.follow(ctx.request.signal);
   const lanesOver = new AbortController();

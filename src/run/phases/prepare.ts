@@ -5,6 +5,7 @@ import type { RunContext, RunRequest } from '../context.js';
 import { RunControl } from '../control.js';
 import { RunEvents } from '../events.js';
 import { ServiceContact } from '../serviceContact.js';
+import { PhotoSupply } from '../supply.js';
 import { checkSteps, type StepsCheck } from '../stepsCheck.js';
 import { EXIT } from '../../errors.js';
 
@@ -25,7 +26,13 @@ export interface Prepared {
  * steps changed under started photos is refused here (exit 2, runner.ts), before anything
  * acts on a photo's step.
  */
-export async function prepare(req: RunRequest, ledger: Ledger, log: Logger, contact?: ServiceContact): Promise<Prepared> {
+export async function prepare(
+  req: RunRequest,
+  ledger: Ledger,
+  log: Logger,
+  contact?: ServiceContact,
+  supply?: PhotoSupply,
+): Promise<Prepared> {
   const { config, seams } = req;
   const random = seams?.random ?? Math.random;
   const outputs = new OutputWriter(config, ledger, log, { env: req.env, metadataWriter: seams?.metadataWriter, fs: seams?.outputFs });
@@ -48,6 +55,7 @@ export async function prepare(req: RunRequest, ledger: Ledger, log: Logger, cont
     events: new RunEvents(ledger, config, req),
     outputs,
     contact: contact ?? new ServiceContact(random, log),
+    supply: supply ?? new PhotoSupply(),
     random,
     request: req,
   };

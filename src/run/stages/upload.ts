@@ -48,6 +48,11 @@ export async function uploadStage(ctx: KeyContext, item: ItemRow): Promise<Feedb
       : prepared.transcoded === null
         ? await clock.io(checkWhole(prepared.bytes, prepared.type))
         : null;
+  // The discovery goes on beside the lanes: while the file was read it may have found the
+  // photo changed (reset to its new content), refused or gone. Then nothing is done now; the
+  // lane looks again at what the ledger says.
+  const now = ledger.items.get(item.id);
+  if (now?.state !== 'queued' || now.content_hash !== item.content_hash) return {};
   if (refused !== null || prepared.kind !== 'bytes') {
     ledger.items.move(item.id, 'queued', 'skipped', { reason: refused }, refused);
     return {};

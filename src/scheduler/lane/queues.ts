@@ -40,7 +40,11 @@ export class LaneQueues {
     private readonly state: LaneState,
   ) {}
 
-  /** Nothing left for this lane: no call in flight, no photo it could still move. */
+  /**
+   * Nothing left for this lane: no call in flight, no photo it could still move, and none
+   * still to come from the run's producer (its discovery, a followed folder) — unless the
+   * lane takes no new photo: past the photo cap, or with creates stopped.
+   */
   finished(): boolean {
     const fp = this.ctx.keyFp;
     if (this.ctx.control.stopped) return this.state.inflightCalls === 0;
@@ -48,9 +52,11 @@ export class LaneQueues {
     const items = this.ctx.ledger.items;
     if (items.hasInStates(fp, ['active', 'submitting', 'uploading'])) return false;
     if (this.ctx.control.noCreates) return true;
-    // A followed folder may bring more: the lane waits for them, unless no new photo may start.
-    if (this.ctx.control.producing && !(this.ctx.guards?.full() ?? false)) return false;
-    return !items.hasInStates(fp, ['queued', 'uploaded']) && (this.ctx.guards?.onlyTaken || !items.hasUnclaimed());
+    if (items.hasInStates(fp, ['queued', 'uploaded'])) return false;
+    const gate = this.ctx.guards;
+    // Photos still to come from the run's producer (its discovery, a followed folder) are
+    // waited for, unless no new photo may start any more (the cap is full).
+    return gate?.onlyTaken || (!items.hasUnclaimed() && ((this.ctx.supply?.done ?? true) || (gate?.full() ?? false)));
   }
 
   /** The action due now, if any; `slotBlocked`: a create was due but every slot is taken. */

@@ -53,7 +53,8 @@ export interface StartGate {
   settle(): void;
   /**
    * Whether no new photo may be started any more (the photo cap is full, the credit limit
-   * bought what it could): a lane of a followed folder then ends with the photos it took.
+   * bought what it could): a lane whose producer may still bring photos (run/supply.ts) then
+   * ends with the photos it took.
    */
   full(): boolean;
 }
@@ -66,8 +67,6 @@ export interface LaneControl {
   readonly noCreates: boolean;
   /** A stage threw something it should have classified: the run stops loudly rather than spin. */
   crashed(err: unknown): void;
-  /** More photos may still come (a followed folder): a lane with empty queues waits instead of ending. */
-  readonly producing: boolean;
 }
 
 /**
@@ -89,6 +88,8 @@ export interface LaneContext {
   readonly guards?: StartGate | undefined;
   /** Told after every finished action, so the downloader and progress display wake up. */
   readonly events: { activity(): void };
+  /** Where the run's photos come from while it works (run/supply.ts): a lane does not end before it is done. */
+  readonly supply?: { readonly done: boolean } | undefined;
 }
 
 /**
