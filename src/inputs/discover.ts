@@ -383,10 +383,14 @@ export async function discoverInto(config: Config, ledger: Ledger, opts: Discove
   };
   for await (const batch of discoverBatches(config, look, counts)) {
     if (opts.stopped?.()) return summary(pass.sofar(), false);
-    opts.onBatch?.(recordBatch(ledger, pass, batch, [], opts).report, pass);
+    const { report } = recordBatch(ledger, pass, batch, [], opts);
+    opts.onBatch?.(report, pass);
   }
   if (opts.stopped?.()) return summary(pass.sofar(), false);
-  if (urls.length > 0) opts.onBatch?.(recordBatch(ledger, pass, [], urls, opts).report, pass);
+  if (urls.length > 0) {
+    const { report } = recordBatch(ledger, pass, [], urls, opts);
+    opts.onBatch?.(report, pass);
+  }
   return summary(pass.end(reconcile), true);
 }
 
