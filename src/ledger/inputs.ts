@@ -66,6 +66,16 @@ export class Inputs {
     );
   }
 
+  /** Of these file names under input.dir, the ones that are current names: one query for a folder's listing. */
+  currentFiles(names: readonly string[]): Set<string> {
+    if (names.length === 0) return new Set();
+    const rows = stmt<[string, number], { key: string }>(
+      this.db,
+      "SELECT key FROM inputs WHERE key IN (SELECT 'f:' || value FROM json_each(?)) AND seen_gen >= ?",
+    ).all(JSON.stringify(names), this.generation());
+    return new Set(rows.map((r) => r.key.slice(2)));
+  }
+
   /** Whether this line of the URL list (its URL and name) is a current name. */
   hasUrl(url: string, name: string): boolean {
     return this.isCurrent(`u:${url}\n${name}`);

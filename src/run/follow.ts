@@ -64,7 +64,10 @@ export class Follower {
         list: (relDir) => clock.ioTurn(() => filesIn(dir, relDir)),
         wanted: match.wanted,
         known: (rel, s) => ledger.inputs.hasFile(rel, { size: s.size, mtimeMs: Math.floor(s.mtimeMs) }),
-        named: (rel) => ledger.inputs.hasFile(rel),
+        fresh: (rels) => {
+          const current = ledger.inputs.currentFiles(rels);
+          return rels.filter((rel) => !current.has(rel));
+        },
         take: (rels, asTheyAre) => this.take(rels, asTheyAre),
         passedOver: (rel, why) => log.info({ file: rel, why }, `passed over for now: ${rel} (${why})`),
         count: (n) => ledger.following.settling(n),
@@ -98,6 +101,7 @@ export class Follower {
       await clock.hold(watch.ready);
       // What arrived between the walk and the watch: every folder listed once (names only).
       if (!this.stopped) for (const rel of foldersUnder(dir, match.skipFolder)) this.settler.folder(rel);
+      await this.settler.caughtUp();
     }
     if (config.input.urls !== null && !this.stopped) this.watchUrls(config.input.urls);
     log.info(

@@ -24,7 +24,7 @@ function harness(opts: { settleMs?: number; capacity?: number; notWhole?: (rel: 
       [...files.keys()].filter((f) => (dir === '' ? !f.includes('/') : f.startsWith(`${dir}/`) && !f.slice(dir.length + 1).includes('/'))),
     wanted: (rel) => rel.endsWith('.png'),
     known: (rel, st) => recorded.has(`${rel}:${st.size}:${st.mtimeMs}`),
-    named: (rel) => [...recorded].some((k) => k.startsWith(`${rel}:`)),
+    fresh: (rels) => rels.filter((rel) => ![...recorded].some((k) => k.startsWith(`${rel}:`))),
     take: async (rels, asTheyAre) => {
       const notYet: { relPath: string; reason: string }[] = [];
       for (const rel of rels) {

@@ -21,8 +21,13 @@ export function inputMatch(config: Config): InputMatch {
   const outRel = path.relative(dir, config.output.dir).split(path.sep).join('/');
   const outInside = outRel !== '' && !outRel.startsWith('..') && !path.isAbsolute(outRel);
   const isHidden = hiddenMatcher(config.input.include);
-  const include = (r: string) => micromatch.isMatch(r, config.input.include as string[], { dot: true });
-  const exclude = (r: string) => config.input.exclude.length > 0 && micromatch.isMatch(r, config.input.exclude as string[], { dot: true });
+  // Compiled once (a folder's listing asks of every name in it); a name matches a list when it matches one of it.
+  const anyOf = (patterns: readonly string[]) => {
+    const each = patterns.map((p) => micromatch.matcher(p, { dot: true }));
+    return (r: string) => each.some((m) => m(r));
+  };
+  const include = anyOf(config.input.include);
+  const exclude = anyOf(config.input.exclude);
   const inOutput = (r: string) => outInside && (r === outRel || r.startsWith(`${outRel}/`));
   return {
     wanted: (r) => r !== '' && !inOutput(r) && include(r) && !exclude(r) && (config.input.hidden || !isHidden(r)),

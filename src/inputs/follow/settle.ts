@@ -21,8 +21,11 @@ export interface SettleDeps {
   wanted(relPath: string): boolean;
   /** The ledger already has this name with this stamp: nothing new. */
   known(relPath: string, stamp: FileStamp): boolean;
-  /** The ledger has a row of this name (whatever its stamp): a folder's listing passes it by. */
-  named(relPath: string): boolean;
+  /**
+   * Of a folder's files, those the ledger has no current name of (whatever its stamp): a
+   * folder's listing passes the others by. One look at the ledger a folder, not one a file.
+   */
+  fresh(relPaths: readonly string[]): readonly string[];
   /**
    * Look at these files and record the whole ones (a discovery's look, decode included), and
    * those of `asTheyAre` whatever their look found (a file's last look: skipped, with its reason).
@@ -89,6 +92,8 @@ export class Settler {
   private again = false;
   private closed = false;
   private lastCount = -1;
+  /** Who waits for every folder hinted so far to be listed (caughtUp). */
+  private listedWaiters: (() => void)[] = [];
   private readonly capacity: number;
   private readonly batch: number;
   private readonly tries: number;
@@ -130,9 +135,19 @@ export class Settler {
     this.wakeAt(clock.now());
   }
 
+  /**
+   * Resolves once every folder hinted so far has been listed (its new files waiting), or the
+   * settler is closed: the follower's first look at the whole tree is over.
+   */
+  caughtUp(): Promise<void> {
+    if (this.closed || (this.folders.size === 0 && !this.busy)) return Promise.resolve();
+    return new Promise((resolve) => this.listedWaiters.push(resolve));
+  }
+
   /** No more looks; what waits is forgotten (a later run finds it again). */
   close(): void {
     this.closed = true;
+    for (const w of this.listedWaiters.splice(0)) w();
     if (this.timer) clock.clearTimer(this.timer);
     this.timer = undefined;
     this.waiting.clear();
@@ -165,6 +180,7 @@ export class Settler {
     this.again = false;
     try {
       await this.listFolders();
+      if (this.folders.size === 0) for (const w of this.listedWaiters.splice(0)) w();
       const ready = await this.look(clock.now());
       for (let i = 0; i < ready.length && !this.closed; i += this.batch) await this.takeBatch(ready.slice(i, i + this.batch));
     } catch (err) {
@@ -185,8 +201,8 @@ export class Settler {
     for (const dir of [...this.folders]) {
       if (this.waiting.size >= this.capacity || this.closed) return;
       this.folders.delete(dir);
-      for (const rel of await this.deps.list(dir)) {
-        if (this.waiting.has(rel) || !this.deps.wanted(rel) || this.deps.named(rel)) continue;
+      const listed = (await this.deps.list(dir)).filter((rel) => !this.waiting.has(rel) && this.deps.wanted(rel));
+      for (const rel of this.deps.fresh(listed)) {
         if (this.waiting.size >= this.capacity) {
           this.folders.add(dir);
           return;
