@@ -5,10 +5,13 @@
  * follows, its CPU time and memory read from /proc over a minute or more. Targets: under 2 % of
  * one core and under 300 MB RSS (docs/performance.md § Following a folder).
  *
- *   tsx bench/follow.ts [--photos 100000] [--seconds 60] [--how events|poll] [--keep DIR]
+ *   tsx bench/follow.ts [--photos 100000] [--seconds 60] [--how events|poll] [--keep DIR] [--cpu-prof DIR]
+ *
+ * --cpu-prof DIR: the run is started under `node --cpu-prof`, its profile written to DIR when
+ * it ends; the idle minute is the profile's last `seconds` (open it in Chrome's DevTools).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +35,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '60' },
     how: { type: 'string', default: 'events' },
     keep: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const photos = Number(values.photos);
@@ -88,15 +92,23 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
   const dir = values.keep ?? mkdtempSync(path.join(tmpdir(), 'darkroom-bench-follow-'));
+  mkdirSync(dir, { recursive: true });
   const sim = await startSim({ keys: [KEY], seed: 1 });
   try {
     let t = Date.now();
     const jobsFile = await prepare(dir);
     const prepS = (Date.now() - t) / 1000;
     t = Date.now();
+    const log = path.join(dir, 'darkroom.log');
+    // A kept folder's log has earlier runs': only what this one writes counts.
+    const before = existsSync(log) ? readFileSync(log).length : 0;
     const child = spawn(
       process.execPath,
-      [path.join(ROOT, 'bin/darkroom.js'), 'run', jobsFile, '--follow', '--quiet', '--base-url', sim.apiUrl],
+      [
+        ...(values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values['cpu-prof'])}`]),
+        path.join(ROOT, 'bin/darkroom.js'),
+        ...['run', jobsFile, '--follow', '--quiet', '--base-url', sim.apiUrl],
+      ],
       {
         env: {
           PATH: process.env.PATH ?? '',
@@ -109,9 +121,8 @@ async function main(): Promise<void> {
     );
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const log = path.join(dir, 'darkroom.log');
     // Following once the log says so (the watcher ready, every folder listed once).
-    while (!(existsSync(log) && readFileSync(log, 'utf8').includes('"following '))) {
+    while (!(existsSync(log) && readFileSync(log).subarray(before).toString('utf8').includes('"following '))) {
       if (child.exitCode !== null) throw new Error(`the run ended: ${stderr}`);
       await sleep(200);
     }
