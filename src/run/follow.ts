@@ -3,7 +3,7 @@ import path from 'node:path';
 import { clock, type TimerHandle } from '../clock.js';
 import { inputMatch } from '../inputs/follow/match.js';
 import { Settler, type FileStamp, type Taken } from '../inputs/follow/settle.js';
-import { watchFolder, type FolderWatch } from '../inputs/follow/watch.js';
+import { foldersUnder, watchFolder, type FolderWatch } from '../inputs/follow/watch.js';
 import { lookAtNamed, recordBatch, type Found } from '../inputs/discover.js';
 import type { SameFileCheck } from '../inputs/sameFile.js';
 import { readUrlList, type UrlEntry } from '../inputs/urls.js';
@@ -90,7 +90,12 @@ export class Follower {
       const match = inputMatch(config);
       const watch = (this.ctx.request.seams?.watchFolder ?? watchFolder)(
         dir,
-        { poll: this.how === 'poll', pollMs: config.input.pollMs, skipFolder: match.skipFolder },
+        {
+          poll: this.how === 'poll',
+          pollMs: config.input.pollMs,
+          skipFolder: match.skipFolder,
+          unwatched: match.outputFolder === null ? [] : [match.outputFolder],
+        },
         {
           file: (rel) => this.settler.file(rel),
           folder: (rel) => this.settler.folder(rel),
@@ -215,26 +220,4 @@ function filesIn(dir: string, relDir: string): string[] {
   } catch {
     return [];
   }
-}
-
-/** Every folder under input.dir but the skipped ones, by path under it ('' for input.dir itself). */
-function foldersUnder(dir: string, skip: (relDir: string) => boolean): string[] {
-  const out: string[] = [];
-  const walk = (rel: string, depth: number) => {
-    out.push(rel);
-    if (depth > 64) return;
-    let entries;
-    try {
-      entries = readdirSync(path.join(dir, rel), { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const d of entries) {
-      if (!d.isDirectory()) continue;
-      const r = rel === '' ? d.name : `${rel}/${d.name}`;
-      if (!skip(r)) walk(r, depth + 1);
-    }
-  };
-  walk('', 0);
-  return out;
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
@@ -6,7 +6,7 @@ import { watchFolder, type FolderWatch } from '../../src/inputs/follow/watch.js'
 import { followHow } from '../../src/run/follow.js';
 import { makeJob, makeTempDir } from '../helpers/job.js';
 
-/* The followed folder's watcher as it runs on this machine: chokidar, folders only. */
+/* The followed folder's watcher as it runs on this machine: native events (@parcel/watcher), or chokidar scanning. */
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
@@ -43,9 +43,15 @@ describe('the followed folder’s watcher', () => {
     writeFileSync(path.join(dir, 'box 1', 'scan.tif'), 'x');
     writeFileSync(path.join(dir, 'out', 'result.jpg'), 'x');
     await until(() => files.includes('box 1/scan.tif'));
-    // A folder moved in: its files were there before any watch on it.
-    mkdirSync(path.join(dir, 'card'));
-    await until(() => folders.includes('card'));
+    // A folder moved in: its files, and its folders', were there before any watch on them.
+    const outside = makeTempDir();
+    mkdirSync(path.join(outside, 'card', 'roll 1'), { recursive: true });
+    writeFileSync(path.join(outside, 'card', 'roll 1', 'frame.jpg'), 'x');
+    renameSync(path.join(outside, 'card'), path.join(dir, 'card'));
+    await until(() => folders.includes('card') && folders.includes('card/roll 1'));
+    // A file deleted: named too (the settler finds it gone).
+    rmSync(path.join(dir, 'box 1', 'scan.tif'));
+    await until(() => files.filter((f) => f === 'box 1/scan.tif').length >= 2);
     await new Promise((r) => setTimeout(r, 200));
     expect(files.some((f) => f.startsWith('out/'))).toBe(false);
   });

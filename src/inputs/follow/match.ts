@@ -9,6 +9,8 @@ export interface InputMatch {
   wanted(relPath: string): boolean;
   /** A folder under input.dir that holds nothing the job takes: the output folder, hidden ones. */
   skipFolder(relDir: string): boolean;
+  /** The output folder, when it is inside input.dir: its path under it. */
+  readonly outputFolder: string | null;
 }
 
 /**
@@ -32,5 +34,6 @@ export function inputMatch(config: Config): InputMatch {
   return {
     wanted: (r) => r !== '' && !inOutput(r) && include(r) && !exclude(r) && (config.input.hidden || !isHidden(r)),
     skipFolder: (r) => inOutput(r) || (!config.input.hidden && isHidden(r)),
+    outputFolder: outInside ? outRel : null,
   };
 }
