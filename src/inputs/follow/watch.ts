@@ -56,7 +56,9 @@ export function watchFolder(dir: string, opts: WatchOptions, hints: WatchHints):
       { ignore: [...(opts.unwatched ?? [])] },
     )
     .catch((err: unknown) => {
-      hints.error(new Error(`no file events (${err instanceof Error ? err.message : String(err)}): scanned every ${opts.pollMs / 1000} s instead`));
+      hints.error(
+        new Error(`no file events (${err instanceof Error ? err.message : String(err)}): scanned every ${opts.pollMs / 1000} s instead`),
+      );
       fallback = scanned(dir, opts, hints);
       return undefined;
     });
@@ -110,7 +112,10 @@ function scanned(dir: string, opts: WatchOptions, hints: WatchHints): FolderWatc
 
 /** A path under input.dir, '/'-separated ('' for input.dir itself). */
 function relTo(dir: string, p: string): string {
-  return path.relative(dir, path.isAbsolute(p) ? p : path.join(dir, p)).split(path.sep).join('/');
+  return path
+    .relative(dir, path.isAbsolute(p) ? p : path.join(dir, p))
+    .split(path.sep)
+    .join('/');
 }
 
 function parentOf(relPath: string): string {
