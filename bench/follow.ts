@@ -24,6 +24,7 @@ import { silentLogger } from '../src/log.js';
 import { OutputWriter } from '../src/outputs/writer.js';
 import { startSim } from '../src/sim/server.js';
 import { writePhotos } from './photos.js';
+import { darkroomEnv } from './child.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const KEY = 'bench-follow-key-0123456789';
@@ -110,12 +111,7 @@ async function main(): Promise<void> {
         ...['run', jobsFile, '--follow', '--quiet', '--base-url', sim.apiUrl],
       ],
       {
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '/tmp',
-          DARKROOM_API_KEY: KEY,
-          DARKROOM_STATE_DIR: path.join(dir, 'state'),
-        },
+        env: darkroomEnv(KEY, path.join(dir, 'state')),
         stdio: ['ignore', 'ignore', 'pipe'],
       },
     );
