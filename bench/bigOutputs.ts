@@ -165,6 +165,10 @@ export interface BigRun {
   readonly wallS: number;
   /** darkroom's own peak resident size (VmHWM), MB. */
   readonly darkroomPeakMb: number;
+  /** What darkroom passed to write(2), MB (/proc/pid/io wchar, last sampled): its outputs, the ledger, the log, ExifTool's pipe. */
+  readonly darkroomWrittenMb: number;
+  /** darkroom's CPU time, user and system, s (/proc/pid/stat, last sampled): less swayed by the machine's other work than wall time. */
+  readonly darkroomCpuS: number;
   /** Each process darkroom started, by pid: its command and peak resident size seen (VmHWM), MB. */
   readonly children: readonly { readonly pid: number; readonly command: string; readonly peakMb: number }[];
   /** The job's folder: photos/, out/, state/. */
@@ -182,6 +186,19 @@ export async function writeBigPhotos(dir: string, n: number): Promise<void> {
         `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:description><rdf:Alt><rdf:li xml:lang="x-default">Scan ${i} of the family box</rdf:li></rdf:Alt></dc:description><dc:subject><rdf:Bag><rdf:li>family</rdf:li></rdf:Bag></dc:subject></rdf:Description></rdf:RDF></x:xmpmeta>`,
       )
       .toFile(file);
+  }
+}
+
+/** Bytes a process has passed to write(2), and its CPU seconds (clock ticks at the usual 100 a second); zeros once it is gone. */
+function useOf(pid: number): { wchar: number; cpuS: number } {
+  try {
+    const wchar = Number(/^wchar:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' ');
+    return { wchar, cpuS: (Number(f[11]) + Number(f[12])) / 100 };
+  } catch {
+    return { wchar: 0, cpuS: 0 };
   }
 }
 
@@ -215,9 +232,14 @@ export async function runBig(root: string, photos: string, apiUrl: string, level
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   let peak = 0;
+  let written = 0;
+  let cpu = 0;
   const children = new Map<number, { command: string; peakKb: number }>();
   const sample = () => {
     peak = Math.max(peak, memoryOf(child.pid!).hwm);
+    const use = useOf(child.pid!);
+    written = Math.max(written, use.wchar);
+    cpu = Math.max(cpu, use.cpuS);
     for (const pid of descendants(child.pid!)) {
       const m = memoryOf(pid).hwm;
       const c = children.get(pid) ?? { command: commandOf(pid), peakKb: 0 };
@@ -234,6 +256,8 @@ export async function runBig(root: string, photos: string, apiUrl: string, level
     stderr,
     wallS: (performance.now() - started) / 1000,
     darkroomPeakMb: peak / 1024,
+    darkroomWrittenMb: written / MiB,
+    darkroomCpuS: cpu,
     children: [...children].map(([pid, c]) => ({ pid, command: c.command, peakMb: c.peakKb / 1024 })),
     dir,
   };
@@ -253,8 +277,8 @@ export function bigSim(): Promise<RunningSim> {
 /** The bench's rows: per output size and level, a job of 4 photos of which 2 come back at that size. */
 async function measureBigOutputs(opts: { mib: readonly number[]; levels: readonly BigRun['level'][] }): Promise<string[]> {
   const rows = [
-    '| outputs | metadata | wall s | darkroom peak RSS MB | largest child peak RSS MB (ExifTool) |',
-    '|---|---|---:|---:|---:|',
+    '| outputs | metadata | wall s | darkroom CPU s | darkroom wrote MB | darkroom peak RSS MB | largest child peak RSS MB (ExifTool) |',
+    '|---|---|---:|---:|---:|---:|---:|',
   ];
   const root = mkdtempSync(path.join(tmpdir(), 'darkroom-bench-big-'));
   const sim = await bigSim();
@@ -268,7 +292,7 @@ async function measureBigOutputs(opts: { mib: readonly number[]; levels: readonl
           const r = await runBig(root, photos, svc.apiUrl, level);
           const child = Math.max(0, ...r.children.map((c) => c.peakMb));
           rows.push(
-            `| 2 of 4 at ${mib} MiB | ${level} | ${r.wallS.toFixed(1)} | ${r.darkroomPeakMb.toFixed(0)} | ${r.children.length ? child.toFixed(0) : '–'} |${r.exitCode === 0 ? '' : ` exit ${r.exitCode}`}`,
+            `| 2 of 4 at ${mib} MiB | ${level} | ${r.wallS.toFixed(1)} | ${r.darkroomCpuS.toFixed(1)} | ${r.darkroomWrittenMb.toFixed(0)} | ${r.darkroomPeakMb.toFixed(0)} | ${r.children.length ? child.toFixed(0) : '–'} |${r.exitCode === 0 ? '' : ` exit ${r.exitCode}`}`,
           );
           process.stderr.write(`${rows.at(-1)}\n`);
           rmSync(r.dir, { recursive: true, force: true });

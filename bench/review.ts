@@ -125,7 +125,7 @@ function http(
         resolve({
           status: res.statusCode ?? 0,
           bytes: all.length,
-          text: all.length < 1e6 || p === '/api/photos' ? all.toString('utf8') : '',
+          text: all.length < 1e6 || p.startsWith('/api/photos?') || p === '/api/photos' ? all.toString('utf8') : '',
         });
       });
     });
@@ -179,7 +179,16 @@ async function main(): Promise<void> {
       http(port, 'GET', '/review.css', cookie),
       http(port, 'GET', '/api/photos', cookie).then((r) => http(port, 'GET', '/review.js', cookie).then(() => r)),
     ]);
-    const photos = (JSON.parse(list.text) as { photos: { id: number; h: string }[] }).photos;
+    // The page lists a window at a time; the rest, for the decisions below, window after window (not timed).
+    type Listed = { id: number; h: string; p: string };
+    const firstWindow = JSON.parse(list.text) as { photos: Listed[]; more: boolean };
+    const photos = [...firstWindow.photos];
+    for (let more = firstWindow.more; more;) {
+      const next = await http(port, 'GET', `/api/photos?after=${encodeURIComponent(photos.at(-1)!.p)}&limit=1000`, cookie);
+      const w = JSON.parse(next.text) as { photos: Listed[]; more: boolean };
+      photos.push(...w.photos);
+      more = w.more;
+    }
     if (photos.length !== PHOTOS) throw new Error(`listed ${photos.length} photos`);
     const firstId = photos[0]!.id === tiffId ? photos[1]!.id : photos[0]!.id;
     const imgs = await Promise.all([
@@ -223,7 +232,7 @@ async function main(): Promise<void> {
     const rows: [string, string, string, boolean][] = [
       ['server start (spawn → address printed)', `${((listening - spawned) / 1000).toFixed(2)} s`, '—', true],
       [
-        `first view (${PHOTOS.toLocaleString('en')} done photos, list ${listKb.toFixed(0)} KB)`,
+        `first view (${PHOTOS.toLocaleString('en')} done photos, first window ${listKb.toFixed(0)} KB)`,
         `${(firstViewMs / 1000).toFixed(3)} s`,
         '< 1 s',
         firstViewMs < 1000,

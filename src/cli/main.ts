@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import yargs, { type Argv } from 'yargs';
 import { clock } from '../clock.js';
-import { DEFAULT_LEDGER_FILE } from './commands/index.js';
+import { DEFAULT_LEDGER_FILE, PHOTOS_PER_PAGE } from './commands/index.js';
 import { jsonSafe, terminalSafe } from '../display.js';
 import { askOnTerminal } from './ask.js';
 import { EXIT, UsageError } from '../errors.js';
@@ -530,12 +530,18 @@ function reportCli(y: Argv, _done: Done): Argv {
         .option('thumbs', {
           type: 'string',
           requiresArg: true,
-          describe: 'thumbnails folder (default: <report name>-thumbs beside the report; none for stdout)',
+          describe: 'thumbnails folder (default: <report name>-thumbs beside the report; none for stdout; --no-thumbs: none)',
         })
         .option('absolute-paths', {
           type: 'boolean',
           default: false,
           describe: 'show and link absolute paths (by default all are relative: the report can be shared)',
+        })
+        .option('page-size', {
+          type: 'number',
+          requiresArg: true,
+          coerce: optionalNumberOption('page-size', { min: 1, integer: true }),
+          describe: `photos on one page (default ${PHOTOS_PER_PAGE.toLocaleString('en')}); more get a summary page linking pages of photos in <report name>-photos beside it`,
         })
         .example('darkroom report jobs.yaml --out morning.html', 'then open it in any browser; it needs no network')
         .example('darkroom report jobs.yaml --out - | gzip > report.html.gz', 'the page on stdout (the summary goes to stderr)')
@@ -543,10 +549,14 @@ function reportCli(y: Argv, _done: Done): Argv {
     async (a) => {
       const r = await (
         await import('./commands/report.js')
-      ).reportCommand({ jobs: a.jobs, ledger: a.ledger, out: a.out, thumbs: a.thumbs, absolutePaths: a['absolute-paths'] }, process.env, {
-        stdout: process.stdout,
-        stderr: process.stderr,
-      });
+      ).reportCommand(
+        { jobs: a.jobs, ledger: a.ledger, out: a.out, thumbs: a.thumbs, absolutePaths: a['absolute-paths'], pageSize: a['page-size'] },
+        process.env,
+        {
+          stdout: process.stdout,
+          stderr: process.stderr,
+        },
+      );
       (r.target.kind === 'stdout' ? err : out)(r.summary);
     },
   );

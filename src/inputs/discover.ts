@@ -42,6 +42,8 @@ export interface DiscoverOptions {
   readonly decodeVerdict?: (contentHash: string) => string | null | undefined;
   /** Files left for later (`run --follow`: still being written), neither looked at nor returned. */
   readonly defer?: (relPath: string, stats: Stats) => boolean;
+  /** Asked before each file: true ends the discovery where it is (its batch is not handed on). */
+  readonly stopped?: () => boolean;
 }
 
 export interface DiscoveredFiles {
@@ -192,7 +194,7 @@ export function newCounts(): DiscoveryCounts {
  * holds. The first batches are small, so the first photos reach the lanes within a fraction of
  * a second however large the folder; they double up to BATCH_FILES, one commit (an fsync) each.
  */
-const FIRST_BATCH_FILES = 64;
+const FIRST_BATCH_FILES = 16;
 const BATCH_FILES = 1024;
 
 /**
@@ -203,12 +205,13 @@ const BATCH_FILES = 1024;
  * dot) are counted, and left out unless input.hidden. Yields the files a batch at a time,
  * in the walk's order, each batch whole (its decodes done), and adds to `counts` as it goes.
  */
-async function* discoverBatches(config: Config, opts: DiscoverOptions, counts: DiscoveryCounts): AsyncGenerator<Found[]> {
+export async function* discoverBatches(config: Config, opts: DiscoverOptions, counts: DiscoveryCounts): AsyncGenerator<Found[]> {
   const dir = config.input.dir;
   if (dir === null) return;
   for await (const names of listInputs(config, dir, counts)) {
     const started = clock.now();
     const batch = await lookAt(config, dir, names, opts, counts);
+    if (opts.stopped?.()) return;
     counts.decodes.ms += clock.now() - started;
     counts.files += batch.length;
     for (const f of batch) {
@@ -307,7 +310,7 @@ async function lookAt(
   const large: number[] = [];
   let files = 0;
   let bytes = 0;
-  for (let i = 0; i < entries.length; i++) {
+  for (let i = 0; i < entries.length && !opts.stopped?.(); i++) {
     const size = entries[i]!.stats?.size ?? 0;
     if (size > READ_WHOLE) {
       large.push(i);
@@ -322,7 +325,7 @@ async function lookAt(
   }
   let next = 0;
   const worker = async () => {
-    for (let k = next++; k < large.length; k = next++) await look(large[k]!);
+    for (let k = next++; k < large.length && !opts.stopped?.(); k = next++) await look(large[k]!);
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL, large.length) }, worker));
   for (const [i, r] of await decoding.finish()) {
@@ -376,7 +379,11 @@ export async function discoverInto(config: Config, ledger: Ledger, opts: Discove
   const counts = opts.counts ?? newCounts();
   const pass = ledger.discovery.begin();
   const reconcile = { keyFps: opts.keyFps };
-  const look = { ...ledgerMemory(ledger), ...(opts.defer ? { defer: opts.defer } : {}) };
+  const look = {
+    ...ledgerMemory(ledger),
+    ...(opts.defer ? { defer: opts.defer } : {}),
+    ...(opts.stopped ? { stopped: opts.stopped } : {}),
+  };
   const summary = (identity: ReconcileReport, complete: boolean): DiscoverySummary => {
     const fresh = identity.added + identity.changed;
     return { counts, urls: urls.length, added: { added: fresh, known: Math.max(0, identity.distinct - fresh) }, identity, complete };
@@ -440,7 +447,7 @@ export async function lookAtNamed(config: Config, ledger: Ledger, relPaths: read
 export function logDiscovery(
   log: Logger,
   d: DiscoverySummary,
-  outputs: { readonly copied: number; readonly missing: readonly string[]; readonly unwritable: number },
+  outputs: { readonly copied: number; readonly missing: readonly string[]; readonly retired: number; readonly unwritable: number },
 ): void {
   const { counts, urls, identity } = d;
   const { decodes, hidden } = counts;
@@ -451,6 +458,7 @@ export function logDiscovery(
       ...identity,
       transcode: counts.transcode,
       copied: outputs.copied,
+      retired: outputs.retired,
       missing: outputs.missing.length,
       hidden,
       unwritable: outputs.unwritable,

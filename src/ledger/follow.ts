@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import { stmt } from './statements.js';
 
-/** What `status` and the live display show of a run that follows its input folder (migrations/013_follow.sql). */
+/** What `status` and the live display show of a run that follows its input folder (migrations/014_follow.sql). */
 export interface FollowState {
   readonly pid: number;
   readonly how: 'events' | 'poll';

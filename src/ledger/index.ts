@@ -21,7 +21,7 @@ export {
 export {
   ProgressReader,
   readProgress,
-  readItemStates,
+  itemStateLookup,
   readCallWindows,
   RECENT_WINDOW_MS,
   type ProgressFacts,
@@ -43,7 +43,8 @@ export {
 } from './discovery.js';
 export type { InputRow } from './inputs.js';
 export type { FollowState } from './follow.js';
-export type { OutputFile, AttemptRecord, FileMetadata, WrittenFileRow } from './outputFiles.js';
+export type { OutputFile, AttemptRecord, FileMetadata, GoneNameFile, WrittenFileRow } from './outputFiles.js';
+export type { ManifestFile, ManifestTasks } from './read/manifest.js';
 export { metadataNoteText } from './outputFiles.js';
 export { STEPS_REDO_NOTE, type Applied } from './stepLists.js';
 export { LEGACY_SIG, blocking, readStepsCensus, type OtherList, type StepsCensus } from './read/census.js';
@@ -58,7 +59,9 @@ export {
   type ReviewAction,
   type ReviewCounts,
   type ReviewCursor,
+  type ReviewFilter,
   type ReviewPhoto,
+  type ReviewWindow,
   type ReviewState,
   type StandingDecision,
 } from './reviews.js';

@@ -14,7 +14,8 @@ import type { LockHolder } from '../errors.js';
 import { openLedgerFile, type OpenOptions } from './open.js';
 import { Spend, Submissions } from './submissions.js';
 import { Outputs } from './outputs.js';
-import { readReport, type ReportData, type ReportOptions } from './read/report.js';
+import { readReport, readReportPhotos, type ReportData, type ReportOptions, type ReportPhoto } from './read/report.js';
+import { readManifestPage, readManifestTasks, type ManifestFile, type ManifestTasks } from './read/manifest.js';
 import { readStatus, type LedgerStatus } from './read/status.js';
 import { Reviews } from './reviews.js';
 import { StepLists } from './stepLists.js';
@@ -159,6 +160,21 @@ export class Ledger {
   }
 
   /** Creates the unfinished photos still need (for "credits needed" when 20601 stops a run). */
+  /** Photos in path order after `after`, at most `limit`, as the report's pages show them (read/report.ts). */
+  reportPhotos(after: string | null, limit: number): ReportPhoto[] {
+    return readReportPhotos(this.db, after, limit);
+  }
+
+  /** A page of the files darkroom wrote, in path order, with what `darkroom manifest` says of each (read/manifest.ts). */
+  manifestPage(after: string | null, limit: number, acceptedOnly: boolean): ManifestFile[] {
+    return readManifestPage(this.db, after, limit, acceptedOnly);
+  }
+
+  /** The tasks that made each photo's outputs, and its redo's mode, for a page of the manifest. */
+  manifestTasks(itemIds: readonly number[]): Map<number, ManifestTasks> {
+    return readManifestTasks(this.db, itemIds);
+  }
+
   createsNeeded(stepCount: number): number {
     return createsNeeded(this.db, stepCount);
   }

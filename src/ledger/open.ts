@@ -8,6 +8,8 @@ import { holderFromRow, judgeHolder, ledgerBusy, SELECT_HOLDER, type LockRow, sy
 export interface OpenOptions extends WritableOptions {
   /** Open an existing ledger for reading only (status, report): never creates or migrates. */
   readonly readonly?: boolean;
+  /** Told the SQL of every statement run on a ledger opened read-only (better-sqlite3's `verbose`). */
+  readonly trace?: (sql: string) => void;
 }
 
 /**
@@ -24,7 +26,11 @@ export function openLedgerFile(file: string, opts: OpenOptions = {}): WritableFi
   const memory = file === ':memory:';
   if (opts.readonly) {
     if (!memory && !existsSync(file)) throw new LedgerMissingError(file);
-    const db = new Database(file, { readonly: true, fileMustExist: true });
+    const db = new Database(file, {
+      readonly: true,
+      fileMustExist: true,
+      ...(opts.trace ? { verbose: (sql) => opts.trace!(String(sql)) } : {}),
+    });
     db.pragma('busy_timeout = 5000');
     if (schemaVersion(db) === 0) {
       db.close();

@@ -51,6 +51,17 @@ export function metadataNoteText(level: FileMetadata['level'] | null, note: stri
   return note.startsWith('metadata ') ? note : `metadata not carried: ${note}`;
 }
 
+/** A file darkroom wrote for a name that is no longer among the inputs (OutputFiles.goneNameFiles). */
+export interface GoneNameFile {
+  readonly path: string;
+  readonly itemId: number;
+  readonly kind: OutputFile['kind'];
+  readonly stepIndex: number | null;
+  readonly sha256: string | null;
+  /** The name it was written for. */
+  readonly name: string;
+}
+
 /** A file darkroom wrote, as the manifest and the report read it. */
 export interface WrittenFileRow {
   readonly path: string;
@@ -165,6 +176,32 @@ export class OutputFiles {
     return stmt<[], WrittenFileRow>(this.db, `SELECT ${this.fileColumns()} FROM output_files f ORDER BY f.path`).all();
   }
 
+  /**
+   * Checksums taken now of files written before darkroom recorded them (`darkroom manifest`),
+   * recorded where there is none yet, in one transaction; how many were. A decision made about
+   * such an output, its SHA-256 unknown then (null), is about this very file: it is given the
+   * checksum too, so that it still stands (reviews.ts STANDING).
+   */
+  recordChecksums(list: readonly { readonly path: string; readonly sha256: string; readonly sha512: string }[]): number {
+    return inTransaction(this.db, () => {
+      let n = 0;
+      for (const f of list) {
+        const r = stmt(this.db, 'UPDATE output_files SET sha256 = ?, sha512 = ? WHERE path = ? AND sha256 IS NULL').run(
+          f.sha256,
+          f.sha512,
+          f.path,
+        );
+        if (r.changes === 0) continue;
+        n++;
+        stmt(
+          this.db,
+          "UPDATE reviews SET output_sha256 = ? WHERE output_sha256 IS NULL AND item_id IN (SELECT id FROM items WHERE output_path = ? AND state = 'done')",
+        ).run(f.sha256, f.path);
+      }
+      return n;
+    });
+  }
+
   /** The outputs of one photo with what they carry, its first output first (the report, status). */
   metadataOf(itemId: number): WrittenFileRow[] {
     return stmt<[number], WrittenFileRow>(
@@ -237,6 +274,62 @@ export class OutputFiles {
   }
 
   /**
+   * Files darkroom wrote for a name the latest discovery did not find (a file renamed or
+   * moved, one of two copies removed), of photos that are done (or of one): outputs,
+   * intermediates and sidecars, with the name they were written for and their checksum as written.
+   */
+  goneNameFiles(itemId?: number): GoneNameFile[] {
+    const one = itemId === undefined ? '' : 'AND f.item_id = ?';
+    return stmt<number[], GoneNameFile>(
+      this.db,
+      `SELECT f.path, f.item_id AS itemId, f.kind, f.step_index AS stepIndex, f.sha256, n.name FROM output_files f
+       JOIN inputs n ON n.id = f.input_id JOIN items i ON i.id = f.item_id
+       WHERE n.seen_gen < ? AND i.state = 'done' ${one} ORDER BY f.item_id, f.path`,
+    ).all(this.inputs.generation(), ...(itemId === undefined ? [] : [itemId]));
+  }
+
+  /** The files darkroom wrote for a photo's current names, the item's own name first. */
+  currentFilesOf(itemId: number): { path: string; kind: OutputFile['kind']; stepIndex: number | null; name: string }[] {
+    return stmt<[number, number], { path: string; kind: OutputFile['kind']; stepIndex: number | null; name: string }>(
+      this.db,
+      `SELECT f.path, f.kind, f.step_index AS stepIndex, n.name FROM output_files f JOIN inputs n ON n.id = f.input_id
+       WHERE f.item_id = ? AND n.seen_gen = ? ORDER BY n.name = (SELECT rel_path FROM items WHERE id = f.item_id) DESC, n.name, f.path`,
+    ).all(itemId, this.inputs.generation());
+  }
+
+  /** A photo's kept intermediates of one step, newest first. */
+  intermediatesOf(itemId: number, stepIndex: number): string[] {
+    return stmt<[number, number], { path: string }>(
+      this.db,
+      "SELECT path FROM output_files WHERE item_id = ? AND step_index = ? AND kind = 'intermediate' ORDER BY written_ms DESC, path",
+    )
+      .all(itemId, stepIndex)
+      .map((r) => r.path);
+  }
+
+  /**
+   * A file of a gone name (goneNameFiles) is no longer darkroom's: removed, or left to the
+   * person who changed it. When it was the photo's own output, the photo's output becomes
+   * `to` (the same result under a current name) and a decision that stood about it stands
+   * about `to`: the person judged the pixels, which a rename does not change. One transaction.
+   */
+  retire(file: string, itemId: number, to: string): void {
+    inTransaction(this.db, () => {
+      const own = stmt(this.db, 'SELECT 1 FROM items WHERE id = ? AND output_path = ?').get(itemId, file) !== undefined;
+      if (own) {
+        stmt(
+          this.db,
+          `UPDATE reviews SET output_sha256 = (SELECT sha256 FROM output_files WHERE path = @to), output_path = @to
+           WHERE item_id = @item AND output_sha256 IS (SELECT sha256 FROM output_files WHERE path = @file)`,
+        ).run({ item: itemId, file, to });
+        stmt(this.db, 'UPDATE items SET output_path = ? WHERE id = ?').run(to, itemId);
+      }
+      stmt(this.db, 'DELETE FROM output_files WHERE path = ?').run(file);
+      stmt(this.db, 'UPDATE inputs SET output_path = NULL, written_ms = NULL WHERE output_path = ?').run(file);
+    });
+  }
+
+  /**
    * Current names of photos already done that have no output yet (a rename, a duplicate
    * found later); of `inputIds` only, when given (a few names: no look at every other).
    */
@@ -260,7 +353,9 @@ export class OutputFiles {
     const since =
       stmt<[number, string], { t: number | null }>(
         this.db,
-        "SELECT MAX(at_ms) AS t FROM transitions WHERE item_id = ? AND to_state = 'queued' AND note LIKE ?",
+        // `+to_state`: through the photo's own transitions (by item), never every photo's
+        // `queued` (by state, which SQLite would otherwise pick: a read of the whole archive per output).
+        "SELECT MAX(at_ms) AS t FROM transitions WHERE item_id = ? AND +to_state = 'queued' AND note LIKE ?",
       ).get(itemId, `${CONTENT_CHANGED_NOTE}%`)?.t ?? 0;
     return stmt<[number, number], AttemptRecord>(
       this.db,

@@ -86,6 +86,37 @@ export interface ReviewCursor {
 /** The states the review page lists (done to review; failed, skipped and held to see). */
 const LISTED = "('done', 'failed', 'skipped', 'held')";
 
+const PHOTO_COLUMNS = `i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
+  i.output_path AS outputPath, f.sha256, f.meta_taken AS taken, f.meta_caption AS caption,
+  r.decision, r.reason AS decisionReason, r.at_ms AS decidedMs`;
+
+/** The page's lists: each photo is in one (a done photo by its standing decision), or in none while it is at work. */
+export type ReviewFilter = 'unreviewed' | 'accepted' | 'rejected' | 'failed' | 'held' | 'all' | 'listed';
+
+/**
+ * Each list as SQL over `items i` and its STANDING decision `r`. The done photos' lists walk
+ * the path index (`+i.state`: not the state index, which would sort every done photo to find
+ * the first few); the failed and held, few, are found by state.
+ */
+const REVIEW_FILTERS: Readonly<Record<ReviewFilter, string>> = {
+  unreviewed: "+i.state = 'done' AND r.decision IS NULL",
+  accepted: "+i.state = 'done' AND r.decision = 'accept'",
+  rejected: "+i.state = 'done' AND r.decision = 'reject'",
+  failed: "i.state IN ('failed', 'skipped')",
+  held: "i.state = 'held'",
+  all: "+i.state = 'done'",
+  listed: `+i.state IN ${LISTED}`,
+};
+
+export interface ReviewWindow {
+  readonly filter: ReviewFilter;
+  /** The folder (its own photos), '' for the top one, null for every folder. */
+  readonly folder: string | null;
+  readonly after?: string | undefined;
+  readonly before?: string | undefined;
+  readonly limit: number;
+}
+
 /** A done photo's standing decision: the review row about its current output (the first name's). */
 const STANDING = `LEFT JOIN output_files f ON f.path = i.output_path
   LEFT JOIN reviews r ON r.item_id = i.id AND i.state = 'done' AND r.output_sha256 IS f.sha256`;
@@ -96,19 +127,46 @@ function hasReviews(db: Database.Database): boolean {
 }
 
 /** Accepted, rejected and not reviewed, over the done photos (zeros but `unreviewed` on a ledger older than the review). */
-export function readReviewCounts(db: Database.Database): ReviewCounts {
-  if (!hasReviews(db)) {
-    const done = stmt<[], { n: number }>(db, "SELECT COUNT(*) AS n FROM items WHERE state = 'done'").get()!.n;
-    return { accepted: 0, rejected: 0, unreviewed: done };
-  }
-  const r = stmt<[], { accepted: number | null; rejected: number | null; done: number }>(
+export function readReviewCounts(db: Database.Database, done?: number, cache?: ReviewCountsCache): ReviewCounts {
+  const doneNow = done ?? stmt<[], { n: number }>(db, "SELECT COUNT(*) AS n FROM items WHERE state = 'done'").get()!.n;
+  if (!hasReviews(db)) return { accepted: 0, rejected: 0, unreviewed: doneNow };
+  const r = cache ? cachedStanding(db, cache) : readStandingCounts(db);
+  return { accepted: r.accepted, rejected: r.rejected, unreviewed: doneNow - r.accepted - r.rejected };
+}
+
+/**
+ * What a long-lived reader (`status --watch`) keeps of the decisions that stand: read again only
+ * when a decision was logged since, or a photo with a decision moved (a redo), never on every
+ * refresh of a run that finishes photos no one has decided about yet.
+ */
+export interface ReviewCountsCache {
+  standing?: { readonly t: number; readonly d: number; readonly accepted: number; readonly rejected: number };
+}
+
+function cachedStanding(db: Database.Database, cache: ReviewCountsCache): { accepted: number; rejected: number } {
+  const t = stmt<[], { id: number | null }>(db, 'SELECT MAX(id) AS id FROM transitions').get()!.id ?? 0;
+  const d = stmt<[], { id: number | null }>(db, 'SELECT MAX(id) AS id FROM review_log').get()!.id ?? 0;
+  const c = cache.standing;
+  const moved = (since: number) =>
+    stmt<[number], unknown>(db, 'SELECT 1 FROM transitions t JOIN reviews r ON r.item_id = t.item_id WHERE t.id > ? LIMIT 1').get(since) !==
+    undefined;
+  const stale = c === undefined || c.d !== d || t < c.t || (t !== c.t && moved(c.t));
+  cache.standing = stale ? { t, d, ...readStandingCounts(db) } : { ...c, t };
+  return cache.standing;
+}
+
+/**
+ * The decisions that stand (STANDING, from the decisions' side): read through the reviews
+ * alone, each its photo's and output's row by key, whatever the number of photos done.
+ */
+function readStandingCounts(db: Database.Database): { accepted: number; rejected: number } {
+  const r = stmt<[], { accepted: number | null; rejected: number | null }>(
     db,
-    `SELECT SUM(r.decision = 'accept') AS accepted, SUM(r.decision = 'reject') AS rejected, COUNT(*) AS done
-     FROM items i ${STANDING} WHERE i.state = 'done'`,
+    `SELECT SUM(r.decision = 'accept') AS accepted, SUM(r.decision = 'reject') AS rejected
+     FROM reviews r JOIN items i ON i.id = r.item_id AND i.state = 'done' LEFT JOIN output_files f ON f.path = i.output_path
+     WHERE r.output_sha256 IS f.sha256`,
   ).get()!;
-  const accepted = r.accepted ?? 0;
-  const rejected = r.rejected ?? 0;
-  return { accepted, rejected, unreviewed: r.done - accepted - rejected };
+  return { accepted: r.accepted ?? 0, rejected: r.rejected ?? 0 };
 }
 
 /** Each photo's standing decision by id, for the report and provenance.csv (none on a ledger older than the review). */
@@ -159,35 +217,77 @@ export class Reviews {
   photos(since?: ReviewCursor): { cursor: ReviewCursor; photos: ReviewPhoto[] } {
     return this.db.transaction(() => {
       const cursor = this.cursor();
-      const columns = `i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
-        i.output_path AS outputPath, f.sha256, f.meta_taken AS taken, f.meta_caption AS caption,
-        r.decision, r.reason AS decisionReason, r.at_ms AS decidedMs`;
       if (since === undefined) {
         const photos = stmt<[], ReviewPhoto>(
           this.db,
-          `SELECT ${columns} FROM items i ${STANDING} WHERE i.state IN ${LISTED} ORDER BY i.rel_path`,
+          `SELECT ${PHOTO_COLUMNS} FROM items i ${STANDING} WHERE i.state IN ${LISTED} ORDER BY i.rel_path`,
         ).all();
         return { cursor, photos };
       }
-      const photos = stmt<[number, number], ReviewPhoto>(
-        this.db,
-        `SELECT ${columns} FROM items i ${STANDING}
-         WHERE i.id IN (SELECT item_id FROM transitions WHERE id > ? UNION SELECT item_id FROM review_log WHERE id > ?)
-         ORDER BY i.rel_path`,
-      ).all(since.t, since.d);
-      return { cursor, photos };
+      return { cursor, photos: this.changedSince(since) };
     })();
+  }
+
+  /** The photos changed (a state move, a decision) after `since`, whatever their state, by path. */
+  changedSince(since: ReviewCursor): ReviewPhoto[] {
+    return stmt<[number, number], ReviewPhoto>(
+      this.db,
+      `SELECT ${PHOTO_COLUMNS} FROM items i ${STANDING}
+       WHERE i.id IN (SELECT item_id FROM transitions WHERE id > ? UNION SELECT item_id FROM review_log WHERE id > ?)
+       ORDER BY i.rel_path`,
+    ).all(since.t, since.d);
+  }
+
+  /**
+   * A window of the photos the page lists, in path order: those of `filter`, in `folder` (its
+   * own photos, not its subfolders'; null: every folder), after `after` or before `before`
+   * (the `limit` nearest to it, still in path order). Each query walks one index from where
+   * the window starts (by path, or by state for the few failed and held): a window costs the
+   * same whatever the size of the archive.
+   */
+  window(q: ReviewWindow): ReviewPhoto[] {
+    const where: string[] = [REVIEW_FILTERS[q.filter]];
+    const params: (string | number)[] = [];
+    if (q.folder !== null) {
+      if (q.folder === '') where.push("instr(i.rel_path, '/') = 0");
+      else {
+        // The folder's subtree by the path index ('/' + 1 is '0'), less its subfolders.
+        where.push("i.rel_path > ? AND i.rel_path < ? AND instr(substr(i.rel_path, ?), '/') = 0");
+        params.push(`${q.folder}/`, `${q.folder}0`, q.folder.length + 2);
+      }
+    }
+    const backwards = q.before !== undefined;
+    if (backwards) {
+      where.push('i.rel_path < ?');
+      params.push(q.before!);
+    } else if (q.after !== undefined) {
+      where.push('i.rel_path > ?');
+      params.push(q.after);
+    }
+    params.push(q.limit);
+    const rows = stmt<(string | number)[], ReviewPhoto>(
+      this.db,
+      `SELECT ${PHOTO_COLUMNS} FROM items i ${STANDING} WHERE ${where.join(' AND ')}
+       ORDER BY i.rel_path ${backwards ? 'DESC' : ''} LIMIT ?`,
+    ).all(...params);
+    return backwards ? rows.reverse() : rows;
+  }
+
+  /**
+   * The photos the page lists after id `afterId`, at most `limit`, by id (id, path, state,
+   * standing decision): the page's counts are made from them, a part at a time.
+   */
+  listedAfter(afterId: number, limit: number): { id: number; path: string; state: string; decision: Decision | null }[] {
+    return stmt<[number, number], { id: number; path: string; state: string; decision: Decision | null }>(
+      this.db,
+      `SELECT i.id, i.rel_path AS path, i.state, r.decision FROM items i ${STANDING}
+       WHERE i.id > ? AND i.state IN ${LISTED} ORDER BY i.id LIMIT ?`,
+    ).all(afterId, limit);
   }
 
   /** One photo as the page lists it, whatever its state; undefined when there is no such photo. */
   photo(id: number): ReviewPhoto | undefined {
-    return stmt<[number], ReviewPhoto>(
-      this.db,
-      `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
-        i.output_path AS outputPath, f.sha256, f.meta_taken AS taken, f.meta_caption AS caption,
-        r.decision, r.reason AS decisionReason, r.at_ms AS decidedMs
-       FROM items i ${STANDING} WHERE i.id = ?`,
-    ).get(id);
+    return stmt<[number], ReviewPhoto>(this.db, `SELECT ${PHOTO_COLUMNS} FROM items i ${STANDING} WHERE i.id = ?`).get(id);
   }
 
   /** A photo by its path under input.dir (the name the library's caller knows), else undefined. */

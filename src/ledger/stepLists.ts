@@ -66,6 +66,13 @@ export class StepLists {
     return readStepsCensus(this.db, current, jobCaps);
   }
 
+  /** Whether every photo follows the list `current` (three seeks of the steps_sig index, not a read of every row). */
+  private allFollow(current: string): boolean {
+    const one = (where: string, ...args: string[]) =>
+      stmt(this.db, `SELECT 1 FROM items WHERE ${where} LIMIT 1`).get(...args) !== undefined;
+    return !one('steps_sig IS NULL') && !one('steps_sig < ?', current) && !one('steps_sig > ?', current);
+  }
+
   /** The list recorded for a signature (canonical JSON), if any. */
   stepsOf(sig: string): string | null {
     return sig === LEGACY_SIG ? legacyJson(this.db) : listJson(this.db, sig);
@@ -103,9 +110,10 @@ export class StepLists {
       let abandoned = 0;
       let rebound = 0;
       let spread = 0;
-      const rows = stmt<[string], ItemRow>(this.db, 'SELECT * FROM items WHERE steps_sig IS NULL OR steps_sig != ? ORDER BY id').all(
-        current,
-      );
+      // Every photo already follows the list (a run again under the same steps): no row to read.
+      const rows = this.allFollow(current)
+        ? []
+        : stmt<[string], ItemRow>(this.db, 'SELECT * FROM items WHERE steps_sig IS NULL OR steps_sig != ? ORDER BY id').all(current);
       for (const r of rows) {
         const was = oldSig(r);
         // What the photo's tasks and files were made under, written down before it moves on.

@@ -1,12 +1,12 @@
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { clock } from '../clock.js';
 import { csvCell } from '../display.js';
 import { DEFAULT_LEDGER_FILE, resolveLedgerPath, withMode } from '../config/index.js';
 import { DarkroomError, toDarkroomError } from '../errors.js';
-import { Ledger, type StandingDecision, type WrittenFileRow } from '../ledger/index.js';
-import { writeBufferAtomically } from '../outputs/atomic.js';
+import { Ledger, type Decision, type ManifestFile, type ManifestTasks } from '../ledger/index.js';
+import { openAtomically, type AtomicFile } from '../outputs/atomic.js';
 import { checksumFile, type FileFacts } from '../outputs/outputfs.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 
@@ -17,9 +17,12 @@ import { resolveJob, type Job, type JobOptions } from './job.js';
  *   payload-manifest lines, which `sha256sum -c` and `sha512sum -c` check from that folder;
  * - `provenance.csv`: per output, its input and the input's SHA-256, its own SHA-256, the
  *   steps, the tasks and when it was written.
- * Each checksum is the one recorded when darkroom wrote the file; every file is read again
- * and one that no longer matches is named (`changed`), so the manifest records what
- * darkroom wrote and the check finds what happened since.
+ * Each checksum is the one recorded when darkroom wrote the file, so the manifest records what
+ * darkroom wrote and the check finds what happened since. A file is not read again unless its
+ * size or modification time says it changed since it was written: then it is, and one that no
+ * longer matches is named (`changed`). A file written before darkroom recorded checksums is
+ * read, and its checksums recorded in the ledger for the next time. The files are read from the
+ * ledger and written a page at a time: a million outputs take the memory of a few thousand.
  */
 
 const MANIFEST_FILES = ['manifest-sha256.txt', 'manifest-sha512.txt', 'provenance.csv'] as const;
@@ -41,6 +44,8 @@ export interface ManifestSummary {
   readonly elsewhere: readonly string[];
   /** Files written before darkroom recorded checksums: their checksums were taken now. */
   readonly takenNow: number;
+  /** Of those, the checksums now recorded in the ledger (0 when it cannot be written, e.g. a copy on a read-only disk). */
+  readonly recordedNow: number;
   /** `--accepted`: only the files of photos whose output a person accepted (`darkroom review`) are listed. */
   readonly acceptedOnly: boolean;
 }
@@ -56,14 +61,17 @@ export async function manifestOfJob(opts: ManifestOptions): Promise<ManifestSumm
   try {
     let ledgerFile: string;
     let outputDir: string | undefined;
+    let allowNetworkFs = false;
     if (opts.job !== undefined) {
       const { config } = resolveJob(opts.job, opts);
       ledgerFile = config.ledger;
       outputDir = config.output.dir;
+      allowNetworkFs = config.allowNetworkFs;
     } else {
       ledgerFile = resolveLedgerPath(opts.cwd ?? process.cwd(), opts.ledger ?? DEFAULT_LEDGER_FILE);
     }
     const ledger = Ledger.open(ledgerFile, { readonly: true });
+    let made;
     try {
       const recorded = ledger.getMeta('output.dir');
       outputDir ??= recorded;
@@ -73,92 +81,195 @@ export async function manifestOfJob(opts: ManifestOptions): Promise<ManifestSumm
           `${ledgerFile} does not say where its outputs are (no run has written any yet); name the jobs file: darkroom manifest jobs.yaml`,
         );
       }
-      return await writeManifests(ledger, outputDir, recorded ?? outputDir, opts.accepted ?? false);
+      made = await writeManifests(ledger, outputDir, recorded ?? outputDir, opts.accepted ?? false);
     } finally {
       ledger.close();
     }
+    const { taken, ...summary } = made;
+    return { ...summary, recordedNow: recordTakenNow(ledgerFile, taken, allowNetworkFs) };
   } catch (err) {
     throw toDarkroomError(err);
   }
 }
 
+/** Files read from the ledger at a time: the manifests are written as they are read, a page at a time. */
+const PAGE = 2_000;
+
 /**
- * `recorded`: the output folder the last run wrote to. When the job now names another (the
- * folder renamed, or copied with the job to an archive disk), the files are looked for
- * there, at the same paths under it.
+ * A file whose size is what darkroom wrote and that was not modified since is taken to be what
+ * it wrote: it is not read again (a million outputs would be hours of reading). The margin
+ * allows for a file system's clock against the process's.
  */
-async function writeManifests(ledger: Ledger, outputDir: string, recorded: string, acceptedOnly: boolean): Promise<ManifestSummary> {
+const MODIFIED_AFTER_MS = 2_000;
+
+const PROVENANCE_COLUMNS = [
+  'input_path',
+  'input_sha256',
+  'output_path',
+  'output_sha256',
+  'steps',
+  'task_ids',
+  'done_at',
+  'metadata',
+  'input_sidecars',
+  'review',
+];
+
+/** The three files being written, each to a temp file put in place at the end (outputs/atomic.ts). */
+class ManifestWriter {
+  private readonly files: AtomicFile[] = [];
+
+  constructor(readonly outputDir: string) {}
+
+  open(): void {
+    for (const name of MANIFEST_FILES) this.files.push(openAtomically(path.join(this.outputDir, name), this.outputDir));
+    this.files[2]!.append(stringify([], { header: true, columns: PROVENANCE_COLUMNS }));
+  }
+
+  /** A page of listed files: their lines in both manifests, the outputs' rows in provenance.csv. */
+  add(listed: readonly { rel: string; facts: FileFacts }[], rows: readonly Record<string, string>[]): void {
+    this.files[0]!.append(listed.map((f) => manifestLine(f.facts.sha256, f.rel)).join(''));
+    this.files[1]!.append(listed.map((f) => manifestLine(f.facts.sha512, f.rel)).join(''));
+    // Every cell a spreadsheet would run is defused (csvCell): names and notes come from outside.
+    const safe = rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, csvCell(v)])));
+    if (safe.length > 0) this.files[2]!.append(stringify(safe, { header: false, quoted_match: /^'/, columns: PROVENANCE_COLUMNS }));
+  }
+
+  async commit(): Promise<string[]> {
+    for (const f of this.files) await f.commit();
+    return MANIFEST_FILES.map((name) => path.join(this.outputDir, name));
+  }
+
+  abort(): void {
+    for (const f of this.files) f.abort();
+  }
+}
+
+/**
+ * Where a file darkroom wrote is now, as the manifests name it: `recorded` is the output folder
+ * the last run wrote to; when the job now names another (the folder renamed, or copied with the
+ * job to an archive disk), the files are looked for there, at the same paths under it.
+ */
+function placeOf(file: string, outputDir: string, recorded: string): { abs: string; rel: string } {
+  const moved = path.relative(recorded, file);
+  const abs = recorded !== outputDir && !moved.startsWith('..') && !path.isAbsolute(moved) ? path.join(outputDir, moved) : file;
+  return { abs, rel: path.relative(outputDir, abs) };
+}
+
+/**
+ * The checksums a file is listed with: those recorded when darkroom wrote it (taken now for a
+ * file written before they were recorded), and whether it is no longer what darkroom wrote. It
+ * is read again only when it has no recorded checksums, or its size or modification time say
+ * it may have changed since.
+ */
+async function checkFile(row: ManifestFile, abs: string): Promise<{ facts: FileFacts; changed: boolean; takenNow: boolean } | null> {
+  let st;
+  try {
+    st = statSync(abs);
+  } catch {
+    return null;
+  }
+  if (row.sha256 === null || row.sha512 === null) return { facts: await clock.io(checksumFile(abs)), changed: false, takenNow: true };
+  const facts = { bytes: row.bytes, sha256: row.sha256, sha512: row.sha512 };
+  if (st.size === row.bytes && st.mtimeMs <= row.writtenMs + MODIFIED_AFTER_MS) return { facts, changed: false, takenNow: false };
+  const now = await clock.io(checksumFile(abs));
+  return { facts, changed: now.sha256 !== row.sha256 || now.sha512 !== row.sha512, takenNow: false };
+}
+
+/**
+ * The manifests written a page of the ledger's files at a time (readManifestPage), each file
+ * checked as checkFile says; the checksums taken now are recorded in the ledger afterwards
+ * (recordTakenNow).
+ */
+async function writeManifests(
+  ledger: Ledger,
+  outputDir: string,
+  recorded: string,
+  acceptedOnly: boolean,
+): Promise<ManifestSummary & { readonly taken: TakenNow[] }> {
   const missing: string[] = [];
   const changed: string[] = [];
   const elsewhere: string[] = [];
-  let takenNow = 0;
-  const listed: { row: WrittenFileRow; rel: string; facts: FileFacts }[] = [];
-  const decisions = ledger.reviews.decisions();
-  // --accepted: the files of accepted photos, their outputs with their sidecars and intermediates.
-  const files = ledger.outputFiles.writtenFiles().filter((f) => !acceptedOnly || decisions.get(f.itemId)?.decision === 'accept');
-  for (const written of files) {
-    const moved = path.relative(recorded, written.path);
-    const row =
-      recorded !== outputDir && !moved.startsWith('..') && !path.isAbsolute(moved)
-        ? { ...written, path: path.join(outputDir, moved) }
-        : written;
-    const rel = path.relative(outputDir, row.path);
-    if ((MANIFEST_FILES as readonly string[]).includes(rel)) continue;
-    if (rel.startsWith('..') || path.isAbsolute(rel)) {
-      elsewhere.push(row.path);
-      continue;
+  const taken: TakenNow[] = [];
+  let files = 0;
+  let outputs = 0;
+  const stepsText = stepsTextOf(ledger);
+  const out = new ManifestWriter(outputDir);
+  out.open();
+  try {
+    for (let after: string | null = null; ;) {
+      const page = ledger.manifestPage(after, PAGE, acceptedOnly);
+      if (page.length === 0) break;
+      after = page.at(-1)!.path;
+      const tasks = ledger.manifestTasks(page.filter((f) => f.kind === 'output').map((f) => f.itemId));
+      const listed: { rel: string; facts: FileFacts }[] = [];
+      const rows: Record<string, string>[] = [];
+      for (const row of page) {
+        const { abs, rel } = placeOf(row.path, outputDir, recorded);
+        if ((MANIFEST_FILES as readonly string[]).includes(rel)) continue;
+        if (rel.startsWith('..') || path.isAbsolute(rel)) {
+          elsewhere.push(abs);
+          continue;
+        }
+        const shown = rel.split(path.sep).join('/');
+        const checked = await checkFile(row, abs);
+        if (checked === null) {
+          missing.push(shown);
+          continue;
+        }
+        if (checked.changed) changed.push(shown);
+        if (checked.takenNow) taken.push({ path: row.path, sha256: checked.facts.sha256, sha512: checked.facts.sha512 });
+        listed.push({ rel: shown, facts: checked.facts });
+        if (row.kind === 'output') rows.push(provenanceRow(row, shown, checked.facts, tasks.get(row.itemId)!, stepsText));
+      }
+      files += listed.length;
+      outputs += rows.length;
+      out.add(listed, rows);
     }
-    const shown = rel.split(path.sep).join('/');
-    if (!existsSync(row.path)) {
-      missing.push(shown);
-      continue;
-    }
-    const now = await clock.io(checksumFile(row.path));
-    if (row.sha256 === null || row.sha512 === null) takenNow++;
-    else if (row.sha256 !== now.sha256 || row.sha512 !== now.sha512) changed.push(shown);
-    const facts = row.sha256 !== null && row.sha512 !== null ? { bytes: row.bytes, sha256: row.sha256, sha512: row.sha512 } : now;
-    listed.push({ row, rel: shown, facts });
+    const written = await out.commit();
+    return { outputDir, files, outputs, written, missing, changed, elsewhere, takenNow: taken.length, recordedNow: 0, acceptedOnly, taken };
+  } catch (err) {
+    out.abort();
+    throw err;
   }
-  const sha256 = listed.map((f) => manifestLine(f.facts.sha256, f.rel)).join('');
-  const sha512 = listed.map((f) => manifestLine(f.facts.sha512, f.rel)).join('');
-  const outputs = listed.filter((f) => f.row.kind === 'output');
-  // Every cell a spreadsheet would run is defused (csvCell): names and notes come from outside.
-  const csv = stringify(
-    outputs.map((f) =>
-      Object.fromEntries(
-        Object.entries({ ...provenanceRow(ledger, f.row, f.rel, f.facts), review: reviewCell(decisions.get(f.row.itemId)) }).map(
-          ([k, v]) => [k, csvCell(v)],
-        ),
-      ),
-    ),
-    {
-      header: true,
-      quoted_match: /^'/,
-      columns: [
-        'input_path',
-        'input_sha256',
-        'output_path',
-        'output_sha256',
-        'steps',
-        'task_ids',
-        'done_at',
-        'metadata',
-        'input_sidecars',
-        'review',
-      ],
-    },
-  );
-  const texts = [sha256, sha512, csv];
-  const written = MANIFEST_FILES.map((name) => path.join(outputDir, name));
-  for (const [i, file] of written.entries()) await writeBufferAtomically(file, Buffer.from(texts[i]!), outputDir);
-  return { outputDir, files: listed.length, outputs: outputs.length, written, missing, changed, elsewhere, takenNow, acceptedOnly };
+}
+
+interface TakenNow {
+  readonly path: string;
+  readonly sha256: string;
+  readonly sha512: string;
+}
+
+/**
+ * The checksums taken now of files written before darkroom recorded them, recorded in the
+ * ledger so that the next manifest need not read those files either (OutputFiles.recordChecksums).
+ * A ledger that cannot be written (a copy on a read-only disk) keeps them unrecorded: the
+ * manifests are written all the same.
+ */
+function recordTakenNow(ledgerFile: string, taken: readonly TakenNow[], allowNetworkFs: boolean): number {
+  if (taken.length === 0) return 0;
+  let ledger: Ledger;
+  try {
+    ledger = Ledger.open(ledgerFile, { allowNetworkFs });
+  } catch {
+    return 0;
+  }
+  try {
+    let n = 0;
+    for (let i = 0; i < taken.length; i += PAGE) n += ledger.outputFiles.recordChecksums(taken.slice(i, i + PAGE));
+    return n;
+  } catch {
+    return 0;
+  } finally {
+    ledger.close();
+  }
 }
 
 /** provenance.csv's review cell: "accepted", "rejected: <reason>", or empty when no one has decided yet. */
-function reviewCell(d: StandingDecision | undefined): string {
-  if (d === undefined) return '';
-  if (d.decision === 'accept') return 'accepted';
-  return d.reason ? `rejected: ${d.reason}` : 'rejected';
+function reviewCell(decision: Decision | null, reason: string | null): string {
+  if (decision === null) return '';
+  if (decision === 'accept') return 'accepted';
+  return reason ? `rejected: ${reason}` : 'rejected';
 }
 
 /**
@@ -171,23 +282,26 @@ export function manifestLine(hex: string, rel: string): string {
   return `\\${hex}  ${rel.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r')}\n`;
 }
 
-function provenanceRow(ledger: Ledger, row: WrittenFileRow, rel: string, facts: FileFacts): Record<string, string> {
-  const item = ledger.items.get(row.itemId);
-  const input = row.inputId !== null ? ledger.inputs.inputsOf(row.itemId).find((i) => i.id === row.inputId) : undefined;
-  const attempts = ledger.outputFiles.attemptsOf(row.itemId).filter((a) => a.status === 'SUCCESS');
+function provenanceRow(
+  row: ManifestFile,
+  rel: string,
+  facts: FileFacts,
+  tasks: ManifestTasks,
+  stepsText: (sig: string | null, fallback: readonly string[], redoMode: string | null) => string,
+): Record<string, string> {
+  const input = row.input;
   const last = new Map<number, string>();
-  for (const a of attempts) last.set(a.step_index, a.task_id);
-  const hash = item?.content_hash && /^[0-9a-f]{64}$/.test(item.content_hash) ? item.content_hash : '';
+  for (const a of tasks.steps) last.set(a.step, a.taskId);
+  const hash = row.contentHash && /^[0-9a-f]{64}$/.test(row.contentHash) ? row.contentHash : '';
   return {
-    input_path: input ? (input.kind === 'url' ? input.src : input.name) : (item?.rel_path ?? ''),
+    input_path: input ? (input.kind === 'url' ? input.src : input.name) : (row.relPath ?? ''),
     input_sha256: input?.kind === 'url' ? '' : hash,
     output_path: rel,
     output_sha256: facts.sha256,
     steps: stepsText(
-      ledger,
-      item?.steps_sig ?? null,
-      attempts.map((a) => a.capability),
-      ledger.reviews.redoModeOf(row.itemId),
+      row.stepsSig,
+      tasks.steps.map((a) => a.capability),
+      tasks.redoMode,
     ),
     task_ids: [...last.entries()]
       .sort((a, b) => a[0] - b[0])
@@ -196,19 +310,26 @@ function provenanceRow(ledger: Ledger, row: WrittenFileRow, rel: string, facts: 
     done_at: new Date(row.writtenMs).toISOString(),
     metadata: row.meta === null ? '' : row.metaNote ? `${row.meta}: ${row.metaNote}` : row.meta,
     input_sidecars: row.metaSidecars === null ? '' : row.metaSidecars.split('\n').join('; '),
+    review: reviewCell(row.decision, row.decisionReason),
   };
 }
 
-/** "restore; upscale (resolution=4K)": the step list the output was made under. */
-function stepsText(ledger: Ledger, sig: string | null, fallback: readonly string[], redoMode: string | null): string {
-  const json = sig === null ? null : ledger.steps.stepsOf(sig);
-  if (json === null) return [...new Set(fallback)].join('; ');
-  const steps = JSON.parse(json) as Record<string, string>[];
-  return steps
-    .map((step) => withMode(step, redoMode))
-    .map((s) => {
-      const opts = Object.entries(s).filter(([k]) => k !== 'capability' && k !== 'prompt' && k !== 'negativePrompt');
-      return opts.length ? `${s.capability} (${opts.map(([k, v]) => `${k}=${v}`).join(', ')})` : s.capability!;
-    })
-    .join('; ');
+/** "restore; upscale (resolution=4K)": the step list an output was made under (each list read once). */
+function stepsTextOf(ledger: Ledger): (sig: string | null, fallback: readonly string[], redoMode: string | null) => string {
+  const lists = new Map<string, Record<string, string>[] | null>();
+  return (sig, fallback, redoMode) => {
+    if (sig !== null && !lists.has(sig)) {
+      const json = ledger.steps.stepsOf(sig);
+      lists.set(sig, json === null ? null : (JSON.parse(json) as Record<string, string>[]));
+    }
+    const steps = sig === null ? null : lists.get(sig)!;
+    if (steps === null) return [...new Set(fallback)].join('; ');
+    return steps
+      .map((step) => withMode(step, redoMode))
+      .map((s) => {
+        const opts = Object.entries(s).filter(([k]) => k !== 'capability' && k !== 'prompt' && k !== 'negativePrompt');
+        return opts.length ? `${s.capability} (${opts.map(([k, v]) => `${k}=${v}`).join(', ')})` : s.capability!;
+      })
+      .join('; ');
+  };
 }

@@ -6,7 +6,7 @@ import { clock } from '../clock.js';
 import { requireInputDir, type Config, type ResolvedKey } from '../config/index.js';
 import { createsLeft, phaseOf, ProgressReader, type ItemStateOf, type ProgressFacts } from '../ledger/index.js';
 import { parseStepsJson, stepsSignature } from '../config/steps.js';
-import { discoverFiles, type Found } from '../inputs/discover.js';
+import { discoverBatches, newCounts, type Found } from '../inputs/discover.js';
 import { describeChange, type StepsChange } from '../run/stepsCheck.js';
 import { ASSUMED_LATENCY_MS, estimate, expectedAttempts } from '../progress/model.js';
 import { withAccountClient } from './account.js';
@@ -31,39 +31,8 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
   const a = expectedAttempts(failRate);
 
   const ledgerExists = existsSync(config.ledger);
-  let states = new Map<string, ItemStateOf>();
-  let facts: ProgressFacts | null = null;
-  let windows: Record<string, { lastMinute: number; lastHour: number }> = {};
-  let ownerId: string | null = null;
-  // Photos started under other steps than the job's: a plain run refuses; the figures below
-  // are those of `run --redo-steps`, which sends them back to the first step.
-  let stepsChange: StepsChange | null = null;
-  let redo = new Set<string>();
-  let discovered: Awaited<ReturnType<typeof discoverFiles>>;
-  const reader = ledgerExists ? ProgressReader.open(config.ledger) : null;
-  try {
-    // As run finds them: a content the ledger has decoded already is not decoded again.
-    discovered = await clock.hold(discoverFiles(config, reader ? { decodeVerdict: (h) => reader.decodeVerdict(h) } : {}));
-    if (reader) {
-      const now = clock.now();
-      states = reader.itemStates();
-      facts = reader.read(now);
-      windows = reader.callWindows(now);
-      ownerId = reader.ownerId();
-      const r = reader.stepsCensus(
-        stepsSignature(config.steps),
-        config.steps.map((st) => st.capability),
-      );
-      stepsChange = describeChange(r.census, config, (_, json) => (json === null ? null : parseStepsJson(json)), args.costs);
-      redo = r.redo;
-    }
-  } finally {
-    reader?.close();
-  }
-  const found = discovered.found;
-
-  const S = config.steps.length;
-  const { skipped, done, inProgress, held, failed, uploads, toDo, stepPhotos, otherNames } = countInputs(found, states, redo, S);
+  const { facts, windows, ownerId, stepsChange, tally, counts } = await readInputsAndLedger(config, args, ledgerExists);
+  const { skipped, done, inProgress, held, failed, uploads, toDo, stepPhotos, otherNames, found, toSrgb, inputSidecars } = tally.totals();
 
   const steps = config.steps.map((st, i) => planStep(st.capability, i, stepPhotos[i]!, config, args, facts));
   const stepAttempts = stepPhotos.reduce((sum, n) => sum + n * a, 0);
@@ -123,7 +92,7 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
     jobsFile: config.file,
     ledgerFile: config.ledger,
     ledgerExists,
-    inputs: { found: found.length, otherNames, skipped, done, inProgress, held, failed, toDo, hidden: discovered.hidden },
+    inputs: { found, otherNames, skipped, done, inProgress, held, failed, toDo, hidden: counts.hidden },
     steps,
     calls,
     callsAtObservedRate,
@@ -135,70 +104,163 @@ export async function makePlan(config: Config, args: PlanOptions, io: PlanIo): P
       level: config.output.metadata,
       sidecars: [...(config.output.sidecar.json ? ['json' as const] : []), ...(config.output.sidecar.xmp ? ['xmp' as const] : [])],
       aiSystem: config.serviceName,
-      toSrgb: found.filter((f) => f.transcode?.includes('converted to sRGB')).length,
-      inputSidecars: withSidecars(found, config.output.metadata !== 'none' || config.output.sidecar.xmp),
+      toSrgb,
+      inputSidecars,
       problem: config.output.metadata !== 'none' || config.output.sidecar.xmp ? exifToolProblem(io.env) : null,
     },
   };
 }
 
 /**
+ * The inputs found, counted against the ledger (if there is one, never created), and what the
+ * ledger says of the work so far: its figures, the keys' windows, the steps changed under
+ * started photos (a plain run refuses them; the figures are those of `run --redo-steps`, which
+ * sends them back to the first step).
+ */
+async function readInputsAndLedger(config: Config, args: PlanOptions, ledgerExists: boolean) {
+  let facts: ProgressFacts | null = null;
+  let windows: Record<string, { lastMinute: number; lastHour: number }> = {};
+  let ownerId: string | null = null;
+  let stepsChange: StepsChange | null = null;
+  const counts = newCounts();
+  const reader = ledgerExists ? ProgressReader.open(config.ledger) : null;
+  try {
+    const current = stepsSignature(config.steps);
+    const caps = config.steps.map((st) => st.capability);
+    const tally = new InputTally(config.steps.length, reader ? reader.itemLookup(current, caps) : () => undefined, config);
+    if (reader) {
+      const now = clock.now();
+      facts = reader.read(now);
+      windows = reader.callWindows(now);
+      ownerId = reader.ownerId();
+      const parse = (_: string, json: string | null) => (json === null ? null : parseStepsJson(json));
+      stepsChange = describeChange(reader.stepsCensus(current, caps), config, parse, args.costs);
+    }
+    // As run finds them, a batch at a time, each counted and let go: a content the ledger has
+    // decoded already is not decoded again, a name unchanged since it was hashed is not hashed again.
+    const opts = reader
+      ? {
+          decodeVerdict: (h: string) => reader.decodeVerdict(h),
+          cachedHash: (n: string, b: number, m: number | null) => reader.cachedHash(n, b, m),
+        }
+      : {};
+    await clock.hold(
+      (async () => {
+        for await (const batch of discoverBatches(config, opts, counts)) tally.add(batch);
+      })(),
+    );
+    return { facts, windows, ownerId, stepsChange, tally, counts };
+  } finally {
+    reader?.close();
+  }
+}
+
+/**
  * Where each input found stands, as the ledger knows it: done, held, failed, skipped, or
  * still to do (with the uploads and each step's photos that needs); a second name of the same
- * content is a photo already counted (`otherNames`).
+ * content is a photo already counted (`otherNames`). Fed a batch of the discovery at a time,
+ * it keeps counts, the skipped (to list them) and what tells a content already counted: a
+ * bit per photo of the ledger, and for contents new to it the first 52 bits of their hash
+ * (two contents of a million sharing them: a chance in ten thousand of one name counted as
+ * another's), so a million photos take a few megabytes.
  */
-function countInputs(found: readonly Found[], states: ReadonlyMap<string, ItemStateOf>, redo: ReadonlySet<string>, S: number) {
-  const skipped: { path: string; reason: string }[] = [];
-  let done = 0;
-  let inProgress = 0;
-  let held = 0;
-  let failed = 0;
-  let uploads = 0;
-  let toDo = 0;
-  // A photo is its content, as run counts it: a second name of the same bytes costs nothing.
-  const contents = new Set<string>();
-  let otherNames = 0;
-  const stepPhotos = new Array<number>(S).fill(0);
-  for (const f of found) {
-    if (contents.has(f.contentHash)) {
-      otherNames++;
-      continue;
+class InputTally {
+  private readonly skipped: { path: string; reason: string }[] = [];
+  private done = 0;
+  private inProgress = 0;
+  private held = 0;
+  private failed = 0;
+  private uploads = 0;
+  private toDo = 0;
+  private otherNames = 0;
+  private found = 0;
+  private toSrgb = 0;
+  private inputSidecars = 0;
+  private readonly stepPhotos: number[];
+  private counted = new Uint8Array(1024);
+  private readonly newContents = new Set<number>();
+  private readonly readSidecars: boolean;
+
+  constructor(
+    private readonly S: number,
+    private readonly lookup: (contentHash: string, relPath: string) => ItemStateOf | undefined,
+    config: Config,
+  ) {
+    this.stepPhotos = new Array<number>(S).fill(0);
+    this.readSidecars = config.output.metadata !== 'none' || config.output.sidecar.xmp;
+  }
+
+  add(batch: readonly Found[]): void {
+    this.found += batch.length;
+    this.toSrgb += batch.filter((f) => f.transcode?.includes('converted to sRGB')).length;
+    this.inputSidecars += withSidecars(batch, this.readSidecars);
+    for (const f of batch) this.one(f);
+  }
+
+  /** A content counted already: a second name of the same photo, which costs nothing. */
+  private seen(f: Found, known: ItemStateOf | undefined): boolean {
+    if (known?.byContent) {
+      if (known.id >= this.counted.length) {
+        const grown = new Uint8Array(Math.max(known.id + 1, this.counted.length * 2));
+        grown.set(this.counted);
+        this.counted = grown;
+      }
+      if (this.counted[known.id] === 1) return true;
+      this.counted[known.id] = 1;
+      return false;
     }
-    contents.add(f.contentHash);
-    const known = states.get(`sha256:${f.contentHash}`) ?? states.get(f.relPath);
-    if (known && redo.has(known.relPath)) {
+    const key = parseInt(f.contentHash.replace(/^[a-z]+:/, '').slice(0, 13), 16);
+    if (Number.isNaN(key)) return false;
+    if (this.newContents.has(key)) return true;
+    this.newContents.add(key);
+    return false;
+  }
+
+  private one(f: Found): void {
+    const known = this.lookup(f.contentHash, f.relPath);
+    if (this.seen(f, known)) {
+      this.otherNames++;
+      return;
+    }
+    if (known?.redo) {
       // Redone from the first step with its upload (or URL): no upload, every step again.
-      inProgress++;
-      toDo++;
-      for (let i = 0; i < S; i++) stepPhotos[i]!++;
-      continue;
+      this.inProgress++;
+      this.toDo++;
+      for (let i = 0; i < this.S; i++) this.stepPhotos[i]!++;
+      return;
     }
     if (known?.state === 'skipped' || (!known && f.skipReason)) {
-      skipped.push({ path: f.relPath, reason: f.skipReason ?? 'skipped in the ledger' });
-      continue;
+      this.skipped.push({ path: f.relPath, reason: f.skipReason ?? 'skipped in the ledger' });
+      return;
     }
     if (known?.state === 'done') {
-      done++;
-      continue;
+      this.done++;
+      return;
     }
     if (known?.state === 'held') {
-      held++;
-      continue;
+      this.held++;
+      return;
     }
     if (known?.state === 'failed') {
-      failed++;
-      continue;
+      this.failed++;
+      return;
     }
-    if (known) inProgress++;
-    toDo++;
+    if (known) this.inProgress++;
+    this.toDo++;
     // URL inputs (http/https) are given to the service as they are: no upload.
     const isUrl = /^https?:\/\//.test(f.srcPath);
-    if (!isUrl && (!known || phaseOf(known.state) === 'upload')) uploads++;
+    if (!isUrl && (!known || phaseOf(known.state) === 'upload')) this.uploads++;
     // The steps still to create, as the ledger counts them (createsLeft: a running task's step is made).
-    const from = known ? S - createsLeft(known.state, known.step, S) : 0;
-    for (let i = from; i < S; i++) stepPhotos[i]!++;
+    const from = known ? this.S - createsLeft(known.state, known.step, this.S) : 0;
+    for (let i = from; i < this.S; i++) this.stepPhotos[i]!++;
   }
-  return { skipped, done, inProgress, held, failed, uploads, toDo, stepPhotos, otherNames };
+
+  totals() {
+    // By path, as plan lists them (the walk goes a folder at a time).
+    this.skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const { skipped, done, inProgress, held, failed, uploads, toDo, stepPhotos, otherNames, found, toSrgb, inputSidecars } = this;
+    return { skipped, done, inProgress, held, failed, uploads, toDo, stepPhotos, otherNames, found, toSrgb, inputSidecars };
+  }
 }
 
 function planStep(

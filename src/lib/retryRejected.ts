@@ -4,7 +4,7 @@ import { toDarkroomError, UsageError } from '../errors.js';
 import { withMode, type StepConfig } from '../config/index.js';
 import { Ledger, type KeptOutput, type RejectedPhoto } from '../ledger/index.js';
 import { copyAtomically } from '../outputs/atomic.js';
-import { checksumFile, nodeOutputFs } from '../outputs/outputfs.js';
+import { checksumFile, nodeOutputFs, sameFile } from '../outputs/outputfs.js';
 import { MODES, type Mode } from '../spec/capabilities.js';
 import { resolveJob, type Job, type JobOptions } from './job.js';
 import { retryJob, underLock, type RetrySummary } from './retry.js';
@@ -125,16 +125,6 @@ function dropSecondName(name: string, other: string): void {
   }
   unlinkSync(name);
   nodeOutputFs.syncDir(path.dirname(name));
-}
-
-function sameFile(a: string, b: string): boolean {
-  try {
-    const x = statSync(a);
-    const y = statSync(b);
-    return x.ino === y.ino && x.dev === y.dev;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -119,7 +119,8 @@ function walkOf(src: Source, kind: OutputKind): Promise<Walk | string> {
   return kind === 'png' ? walkPng(src) : kind === 'webp' ? walkWebp(src) : walkJpeg(src);
 }
 
-async function walkPng(src: Source): Promise<Walk | string> {
+/** `headOnly`: stop at the first bulk chunk (its unit the last), its data not read: a body's head as it streams in. */
+async function walkPng(src: Source, headOnly = false): Promise<Walk | string> {
   if (!(await src.read(0, 8)).equals(PNG_SIGNATURE)) return 'not a PNG';
   const units: Unit[] = [];
   for (let at = 8; ;) {
@@ -128,12 +129,18 @@ async function walkPng(src: Source): Promise<Walk | string> {
     const len = head.readUInt32BE(0);
     const type = head.toString('latin1', 4, 8);
     const end = at + 12 + len;
-    if (len > 0x7fffffff || end > src.size) return `a PNG whose ${type} chunk runs past the end of the file`;
-    const bulk = PNG_IMAGE_DATA.has(type) || (len > SMALL && !PNG_METADATA.has(type));
+    const bulk = isBulkPngChunk(type, len);
+    if (len > 0x7fffffff || (end > src.size && !(headOnly && bulk))) return `a PNG whose ${type} chunk runs past the end of the file`;
     units.push({ type, start: at, end, data: at + 8, dataLen: len, bulk });
+    if (headOnly && bulk) return { units, tail: at };
     at = end;
     if (type === 'IEND') return { units, tail: at };
   }
+}
+
+/** Whether a PNG chunk is bulk: image data, or a large chunk ExifTool has no reason to read. */
+export function isBulkPngChunk(type: string, len: number): boolean {
+  return PNG_IMAGE_DATA.has(type) || (len > SMALL && !PNG_METADATA.has(type));
 }
 
 async function walkWebp(src: Source): Promise<Walk | string> {
@@ -316,4 +323,81 @@ function chunkLayout(
   }
   if (tail < size) parts.push({ file, start: tail, end: size });
   return parts;
+}
+
+/**
+ * A stand-in made from a body's first bytes alone, as they stream in (outputs/splice.ts):
+ * the output is ExifTool's head (`headOf` its rewrite), then the service's body from `from`
+ * on, written as it arrives: one write of the image data, none read back.
+ */
+export interface HeadStandIn {
+  readonly kind: 'jpeg' | 'png';
+  /** The stand-in file's bytes. */
+  readonly bytes: Buffer;
+  /** Where in the service's body the part after the head starts (a JPEG's first SOS, a PNG's first IDAT). */
+  readonly from: number;
+  /** ExifTool's head from its rewrite of `bytes`; throws NotSpliceable when the rewrite does not end as the stand-in did. */
+  headOf(rewritten: Buffer): Buffer;
+}
+
+/** A PNG's IEND chunk (its CRC is that of the type alone). */
+const PNG_IEND = pngChunk('IEND', Buffer.alloc(0));
+
+/** Thrown by a head's Source when the bytes asked for have not arrived yet. */
+class NeedMore extends Error {}
+
+/**
+ * The head stand-in of a body whose first bytes are `buf` (`ended`: all of it): null when
+ * more bytes are needed, or why the head alone will not do (then the whole file is
+ * spliced, after it is written: standInOf). A JPEG's head is its segments up to its first
+ * scan, as standInOf makes it; a PNG's is its chunks up to its first image data chunk,
+ * which with all after it is the part ExifTool never sees. Whether nothing after the head
+ * is a chunk ExifTool would read (a PNG's text after its image data) can only be told once
+ * the body is in: the writer checks it as the bytes go by (HeadCheck).
+ */
+export async function headStandInOf(buf: Buffer, kind: 'jpeg' | 'png', ended: boolean): Promise<HeadStandIn | null | string> {
+  const src: Source = {
+    size: ended ? buf.length : Number.MAX_SAFE_INTEGER,
+    read: (at, len) => {
+      if (at + len > buf.length && !ended) throw new NeedMore();
+      return Promise.resolve(buf.subarray(Math.min(at, buf.length), Math.min(at + len, buf.length)));
+    },
+  };
+  try {
+    const walk = kind === 'png' ? await walkPng(src, true) : await walkJpeg(src);
+    if (typeof walk === 'string') return walk;
+    const nonce = randomBytes(8).toString('hex');
+    const last = walk.units.at(-1)!;
+    if (last.start > STAND_IN_MAX) return `its metadata alone is over ${STAND_IN_MAX / 1024 / 1024} MiB`;
+    if (kind === 'jpeg') {
+      // The scan's own header whole (the walk read its first bytes only).
+      if ((await src.read(last.start, last.end - last.start)).length < last.end - last.start) return 'a JPEG cut short in its scan header';
+      const tail = Buffer.concat([tokenFor(nonce, 0xffff), Buffer.from([0xff, 0xd9])]);
+      return {
+        kind,
+        bytes: Buffer.concat([buf.subarray(0, last.end), tail]),
+        from: last.start,
+        headOf: (rewritten) => jpegLayout(rewritten, tail, last, '', last.end)[0] as Buffer,
+      };
+    }
+    if (!PNG_IMAGE_DATA.has(last.type)) return `a PNG with a large ${last.type} chunk before its image data`;
+    const data = Buffer.concat([Buffer.from(await src.read(last.data, Math.min(PREFIX, last.dataLen))), tokenFor(nonce, 0)]);
+    const placeholder = pngChunk(last.type, data);
+    return {
+      kind,
+      bytes: Buffer.concat([buf.subarray(0, last.start), placeholder, PNG_IEND]),
+      from: last.start,
+      headOf: (rewritten) => {
+        // ExifTool writes what it adds before the first image data chunk: its rewrite ends with the placeholder and IEND as given.
+        const at = rewritten.length - PNG_IEND.length - placeholder.length;
+        if (at < 8 || !rewritten.subarray(at).equals(Buffer.concat([placeholder, PNG_IEND]))) {
+          throw new NotSpliceable("ExifTool's rewrite does not end with the stand-in's image data and IEND");
+        }
+        return rewritten.subarray(0, at);
+      },
+    };
+  } catch (err) {
+    if (err instanceof NeedMore) return null;
+    throw err;
+  }
 }

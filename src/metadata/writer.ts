@@ -6,7 +6,7 @@ import { clock } from '../clock.js';
 import { ExifToolProcess, firstLine, type ExifToolOptions } from './exiftool.js';
 import { documentIds, NO_SOURCE_IDS, oneLine, provenanceArgs, type Provenance, type SourceIds } from './provenance.js';
 import { sidecarProblem, sidecarsOf } from './sidecars.js';
-import { NotSpliceable, standInOf, type Layout } from './standIn.js';
+import { NotSpliceable, standInOf, type HeadStandIn, type Layout } from './standIn.js';
 import { copyArgs, sidecarCopyArgs, type MetadataLevel, type OutputKind } from './tags.js';
 import { ExifToolCrashed, ExifToolUnavailable, MetadataWriteError } from '../errors.js';
 
@@ -27,8 +27,13 @@ import { ExifToolCrashed, ExifToolUnavailable, MetadataWriteError } from '../err
 export type MetadataSource = { readonly file: string } | { readonly none: string };
 
 export interface CarryRequest {
-  /** The service's bytes (a temp file); only read, and only its structure and metadata. */
-  readonly raw: string;
+  /**
+   * The service's bytes (a temp file; only read, and only its structure and metadata), or
+   * the stand-in of their head alone while the body still streams in (standIn.ts
+   * headStandInOf): then the layout is ExifTool's head alone, and NotSpliceable is thrown
+   * where the whole file would be needed.
+   */
+  readonly raw: string | HeadStandIn;
   readonly kind: OutputKind;
   readonly level: Exclude<MetadataLevel, 'none'>;
   readonly source: MetadataSource;
@@ -246,7 +251,8 @@ export class MetadataWriter {
     const sidecars = 'file' in req.source ? inputSidecars(req.source.file) : NO_SIDECARS;
     const links = sidecars.read.map((f) => this.linkTo(f));
     try {
-      let t = await this.target(req.raw, req.kind, !this.splice);
+      const raw = req.raw;
+      let t = typeof raw === 'string' ? await this.target(raw, req.kind, !this.splice) : await this.headTarget(raw);
       for (;;) {
         if (typeof t === 'string') return { ...sidecarInstead(t), inputSidecars: sidecars };
         const target = t;
@@ -262,8 +268,8 @@ export class MetadataWriter {
           return { ...r, layout: target.layout(), toSidecar: false, inputSidecars: read, release: () => target.release() };
         } catch (err) {
           target.release();
-          if (!(err instanceof NotSpliceable)) throw err;
-          t = await this.target(req.raw, req.kind, true, err.message);
+          if (!(err instanceof NotSpliceable) || typeof raw !== 'string') throw err;
+          t = await this.target(raw, req.kind, true, err.message);
         }
       }
     } finally {
@@ -365,6 +371,24 @@ export class MetadataWriter {
       out,
       layout: () => [{ file: out, start: 0, end: statSync(out).size }],
       release: () => rmSync(out, { force: true }),
+    };
+  }
+
+  /** What ExifTool works on for a body's head (standIn.ts headStandInOf): its layout is the output's new head. */
+  private async headTarget(si: HeadStandIn): Promise<Target> {
+    if (!this.splice) throw new NotSpliceable('every file is rewritten whole (splice: false)');
+    const id = randomUUID();
+    const read = path.join(this.scratchDir(), `si-${id}.${EXT[si.kind]}`);
+    const out = path.join(this.scratchDir(), `out-${id}.${EXT[si.kind]}`);
+    await clock.ioTurn(() => writeFileSync(read, si.bytes));
+    return {
+      read,
+      out,
+      layout: () => [si.headOf(readFileSync(out))],
+      release: () => {
+        rmSync(read, { force: true });
+        rmSync(out, { force: true });
+      },
     };
   }
 

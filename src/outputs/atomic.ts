@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, realpathSync, rmSync, type Dirent } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { clock } from '../clock.js';
 import { crashPoint } from '../ledger/index.js';
@@ -157,6 +158,55 @@ export async function writeStreamAtomically(
   );
 }
 
+/** A file written piece by piece (lib/manifest.ts: a manifest of a million lines), whole or absent (§ L4). */
+export interface AtomicFile {
+  /** Append to the temp file. */
+  append(data: string | Buffer): void;
+  /** fsync the temp file and rename it into place (the folder fsynced); its size and checksums. */
+  commit(): Promise<FileFacts>;
+  /** Remove the temp file: nothing is put in place. */
+  abort(): void;
+}
+
+/** A temp file beside `target`, to be appended to and then committed into place, or aborted. */
+export function openAtomically(target: string, outputDir: string, opts: WriteOptions = {}): AtomicFile {
+  const fs = opts.fs ?? nodeOutputFs;
+  const dir = prepareFolder(target, outputDir, fs);
+  const temp = tempPathIn(dir);
+  const fd = fsStep('create a file in', dir, () => fs.create(temp));
+  const sums = new Checksums();
+  let open = true;
+  const close = () => {
+    if (open) fs.close(fd);
+    open = false;
+  };
+  return {
+    append(data) {
+      const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+      fsStep('write', target, () => fs.write(fd, bytes));
+      sums.update(bytes);
+    },
+    commit: () =>
+      clock.ioTurn(() => {
+        try {
+          fsStep('fsync', target, () => fs.fsync(fd));
+        } catch (err) {
+          close();
+          fs.remove(temp);
+          throw err;
+        }
+        close();
+        const facts = sums.facts();
+        finish(temp, target, dir, facts, fs, opts);
+        return facts;
+      }),
+    abort() {
+      close();
+      fs.remove(temp);
+    },
+  };
+}
+
 /**
  * Another output from a file already written (a duplicate's copy, an intermediate under a
  * second name): the kernel copies it (copy_file_range where it can), so no result is ever
@@ -182,7 +232,7 @@ export async function copyAtomically(from: string, target: string, outputDir: st
  * fsynced (and checksummed, when it is a new one) and renamed into place. `synced`: the
  * temp file was fsynced already.
  */
-async function settle(
+export async function settle(
   temp: string,
   target: string,
   dir: string,
@@ -227,7 +277,7 @@ async function settle(
   return final;
 }
 
-function finish(temp: string, target: string, dir: string, facts: FileFacts, fs: OutputFs, opts: WriteOptions): void {
+export function finish(temp: string, target: string, dir: string, facts: FileFacts, fs: OutputFs, opts: WriteOptions): void {
   try {
     opts.beforeRename?.(facts);
   } catch (err) {
@@ -250,7 +300,7 @@ function finish(temp: string, target: string, dir: string, facts: FileFacts, fs:
  * real path of the deepest folder that exists is checked before anything is created, and
  * the folder after.
  */
-function prepareFolder(target: string, outputDir: string, fs: OutputFs): string {
+export function prepareFolder(target: string, outputDir: string, fs: OutputFs): string {
   const dir = path.dirname(target);
   fsStep('create the folder', outputDir, () => fs.mkdirp(outputDir));
   let existing = dir;
@@ -269,20 +319,31 @@ function assertInside(folder: string, outputDir: string, shown: string): void {
   }
 }
 
-/** Remove temp files a killed run left behind (this naming and the longer one before it); none carries an output's name. */
-export function sweepTempFiles(outputDir: string): number {
+/**
+ * Remove temp files a killed run left behind (this naming and the longer one before it); none
+ * carries an output's name. A folder at a time, each read off the event loop: an output
+ * folder of a million files is swept beside the run's work, which writes nothing into the
+ * folder before the sweep is over (OutputWriter), so no temp file of its own is ever taken.
+ */
+export async function sweepTempFiles(outputDir: string): Promise<number> {
   if (!existsSync(outputDir)) return 0;
   let removed = 0;
-  const walk = (dir: string) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
+  const walk = async (dir: string): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await clock.io(readdir(dir, { withFileTypes: true }));
+    } catch {
+      return; // gone since, or unreadable: nothing of ours to sweep there
+    }
+    for (const e of entries) {
       const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
+      if (e.isDirectory()) await walk(p);
       else if (e.isFile() && e.name.endsWith(TEMP_SUFFIX)) {
         rmSync(p, { force: true });
         removed++;
       }
     }
   };
-  walk(outputDir);
+  await walk(outputDir);
   return removed;
 }

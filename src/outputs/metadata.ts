@@ -1,7 +1,8 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { metadataNoteText, type FileMetadata, type InputRow, type ItemRow, type Ledger } from '../ledger/index.js';
-import { type MetadataSource, type MetadataWriter } from '../metadata/writer.js';
+import { type CarryResult, type MetadataSource, type MetadataWriter } from '../metadata/writer.js';
+import { NotSpliceable, type HeadStandIn } from '../metadata/standIn.js';
 import type { Provenance } from '../metadata/provenance.js';
 import type { Logger } from '../log.js';
 import type { MetadataLevel, OutputKind } from '../metadata/tags.js';
@@ -10,6 +11,7 @@ import { CAPABILITIES, isCapability } from '../spec/capabilities.js';
 import type { Finalized } from './atomic.js';
 import { writeLayout } from './layout.js';
 import type { NamingOptions, OutputTarget } from './naming.js';
+import type { Splice } from './splice.js';
 import { nodeOutputFs, type OutputFs } from './outputfs.js';
 import { MetadataWriteError, OutputWriteError } from '../errors.js';
 
@@ -132,6 +134,9 @@ export function metadataSource(ledger: Ledger, item: ItemRow, input: InputRow | 
   return { none: why ?? 'the input cannot be read' };
 }
 
+/** An atomic write's `finalize` (outputs/atomic.ts). */
+type Finalize = (temp: string, dir: string) => Promise<string | Finalized>;
+
 /**
  * The `finalize` of an output's write (outputs/atomic.ts): the service's bytes in `temp`
  * get the input's metadata in a new temp file beside it, which is what is renamed into
@@ -152,7 +157,7 @@ export function carryStep(
   record: (m: FileMetadata) => void,
   fs: OutputFs = nodeOutputFs,
   log?: Logger,
-): ((temp: string, dir: string) => Promise<string | Finalized>) | undefined {
+): Finalize | undefined {
   const writer = meta.writer;
   if (meta.level === 'none' || writer === null) return undefined;
   const level = meta.level;
@@ -163,20 +168,7 @@ export function carryStep(
       const r = await writer.carry({ raw: temp, kind: kindOf(ext), level, source, provenance });
       try {
         const made = r.layout === null ? temp : await writeLayout(dir, target.path, r.layout, fs);
-        for (const m of r.inputSidecars.malformed) {
-          log?.warn(
-            { item: item.id, sidecar: m.file },
-            `XMP sidecar ${m.file} not read: ${m.why}; the photo's output is written without it`,
-          );
-        }
-        record({
-          level: r.carried,
-          note: r.note,
-          dateTaken: r.dateTaken,
-          caption: r.caption,
-          ...(r.toSidecar ? { inSidecar: true } : {}),
-          ...(r.inputSidecars.read.length > 0 ? { sidecars: r.inputSidecars.read.map((f) => path.basename(f)) } : {}),
-        });
+        recordCarried(r, item, record, log);
         return made;
       } finally {
         r.release();
@@ -191,4 +183,49 @@ export function carryStep(
       return temp;
     }
   };
+}
+
+/** What an output carries, as ExifTool's carry says: recorded, and the input's malformed XMP sidecars warned of. */
+function recordCarried(r: CarryResult, item: ItemRow, record: (m: FileMetadata) => void, log?: Logger): void {
+  for (const m of r.inputSidecars.malformed) {
+    log?.warn({ item: item.id, sidecar: m.file }, `XMP sidecar ${m.file} not read: ${m.why}; the photo's output is written without it`);
+  }
+  record({
+    level: r.carried,
+    note: r.note,
+    dateTaken: r.dateTaken,
+    caption: r.caption,
+    ...(r.toSidecar ? { inSidecar: true } : {}),
+    ...(r.inputSidecars.read.length > 0 ? { sidecars: r.inputSidecars.read.map((f) => path.basename(f)) } : {}),
+  });
+}
+
+/**
+ * carryStep for a body that streams in: its `finalize`, and for a JPEG or PNG the `splice`
+ * that puts the input's metadata on it as it is written (outputs/splice.ts): ExifTool's
+ * rewrite of the stand-in of the body's head, what it carries recorded as carryStep records
+ * it. Errors go to the splice, which then writes the whole file and leaves its metadata to
+ * `finalize`. No splice for WEBP (its EXIF and XMP follow its image data).
+ */
+export function carryStreamed(...args: Parameters<typeof carryStep>): { finalize?: Finalize; splice?: Splice } {
+  const finalize = carryStep(...args);
+  const [meta, ledger, item, target, ext, lastStep, naming, record, , log] = args;
+  const kind = kindOf(ext);
+  const writer = meta.writer;
+  const level = meta.level;
+  if (finalize === undefined || writer === null || level === 'none') return {};
+  if (kind === 'webp') return { finalize };
+  const head = async (si: HeadStandIn): Promise<Buffer> => {
+    const provenance = provenanceOf(ledger, item, target.input, naming, lastStep, meta, target.path);
+    const r = await writer.carry({ raw: si, kind, level, source: metadataSource(ledger, item, target.input), provenance });
+    try {
+      const first = r.layout?.[0];
+      if (!Buffer.isBuffer(first) || r.layout!.length !== 1) throw new NotSpliceable("ExifTool's head did not come back");
+      recordCarried(r, item, record, log);
+      return first;
+    } finally {
+      r.release();
+    }
+  };
+  return { finalize, splice: { kind, head } };
 }

@@ -5,8 +5,9 @@ import type { ItemRow, Ledger, FileMetadata } from '../ledger/index.js';
 import type { Logger } from '../log.js';
 import type { Finalized, WriteOptions } from './atomic.js';
 import { writeLayout } from './layout.js';
-import { carryStep, kindOf, metadataSource, NO_METADATA, provenanceOf, type MetadataOptions } from './metadata.js';
+import { carryStep, carryStreamed, kindOf, metadataSource, NO_METADATA, provenanceOf, type MetadataOptions } from './metadata.js';
 import { Checksums, type FileFacts, type OutputFs } from './outputfs.js';
+import type { Splice } from './splice.js';
 import { EXTENSIONS, sniffImage } from '../spec/images.js';
 import { checkTargets, DEFAULT_OUTPUT, inside, outputTargets, relOutputPath, type NamingOptions, type OutputTarget } from './naming.js';
 import { MetadataWriteError, OutputWriteError } from '../errors.js';
@@ -31,8 +32,8 @@ export interface WrittenResult {
   readonly data?: Buffer;
 }
 
-/** Where an intermediate goes once its type is known, and what is done before its rename. */
-export type Placement = { readonly target: string; readonly write: WriteOptions } | null;
+/** Where an intermediate goes once its type is known, what is done before its rename, and its metadata as it streams (splice.ts). */
+export type Placement = { readonly target: string; readonly write: WriteOptions; readonly splice?: Splice | undefined } | null;
 
 export interface WriteIo {
   readonly outputDir: string;
@@ -169,22 +170,20 @@ async function writeIntermediates(
           files = [];
           for (const t of targets) {
             const file = inside(io.outputDir, relOutputPath(t.dir, t.name, ext, opts, step), item.rel_path);
-            const owner = ledger.outputFiles.fileAt(file);
-            if (
-              (existsSync(file) && owner === undefined) ||
-              (owner !== undefined && (owner.kind !== 'intermediate' || owner.itemId !== item.id))
-            ) {
-              io.log.warn({ item: item.id, step: step + 1 }, `intermediate ${file} not written: another file has that name`);
-              continue;
-            }
+            if (intermediateTaken(ledger, item, file, step, io.log)) continue;
             files.push({ file, t });
           }
           const first = files[0];
           if (!first) return null;
-          const finalize = io.metadata
-            ? carryStep(io.metadata, ledger, item, { ...first.t, path: first.file }, ext, step, opts, (m) => (meta = m), io.fs, io.log)
-            : undefined;
-          return { target: first.file, write: { beforeRename: (facts) => record(first, facts, meta), ...(finalize ? { finalize } : {}) } };
+          const at = { ...first.t, path: first.file };
+          const { finalize, splice } = io.metadata
+            ? carryStreamed(io.metadata, ledger, item, at, ext, step, opts, (m) => (meta = m), io.fs, io.log)
+            : {};
+          return {
+            target: first.file,
+            write: { beforeRename: (facts) => record(first, facts, meta), ...(finalize ? { finalize } : {}) },
+            splice,
+          };
         }),
       );
     } catch (err) {
@@ -204,6 +203,61 @@ async function writeIntermediates(
       let m = meta;
       const finalize = repointStep(io, ledger, item, { ...f.t, path: f.file }, step, opts, first, (x) => (m = x));
       await clock.hold(io.copy(f.file, first, { beforeRename: (facts) => record(f, facts, m), ...(finalize ? { finalize } : {}) }));
+    }
+  }
+}
+
+/** Whether another file has an intermediate's name (one this ledger did not write, or wrote for something else): warned. */
+function intermediateTaken(ledger: Ledger, item: ItemRow, file: string, step: number, log: Logger): boolean {
+  const owner = ledger.outputFiles.fileAt(file);
+  if ((existsSync(file) && owner === undefined) || (owner !== undefined && (owner.kind !== 'intermediate' || owner.itemId !== item.id))) {
+    log.warn({ item: item.id, step: step + 1 }, `intermediate ${file} not written: another file has that name`);
+    return true;
+  }
+  return false;
+}
+
+/**
+ * A name found after its photo was done gets the photo's kept intermediates as well as its
+ * output, copied from another name's (no call), with this name's identity (repointStep).
+ */
+async function copyIntermediates(
+  ledger: Ledger,
+  item: ItemRow,
+  target: OutputTarget,
+  opts: NamingOptions,
+  io: Omit<WriteIo, 'download'>,
+): Promise<void> {
+  for (let step = 0; step < opts.steps.length - 1; step++) {
+    const source = ledger.outputFiles.intermediatesOf(item.id, step).find((p) => existsSync(p));
+    if (source === undefined) continue;
+    const ext = path.extname(source).slice(1);
+    const file = inside(io.outputDir, relOutputPath(target.dir, target.name, ext, opts, step), item.rel_path);
+    if (file === source || intermediateTaken(ledger, item, file, step, io.log)) continue;
+    const was = ledger.outputFiles.fileMetadata(source) ?? NO_METADATA;
+    let meta = was;
+    const finalize = repointStep(io, ledger, item, { ...target, path: file }, step, opts, { meta: was }, (m) => (meta = m));
+    const { size } = await clock.ioTurn(() => headOf(source));
+    const from = { path: source, bytes: size, ext, meta: was, facts: { bytes: size, sha256: '', sha512: '' } };
+    const record = (facts: FileFacts) =>
+      ledger.outputFiles.recordFile({
+        path: file,
+        itemId: item.id,
+        inputId: target.input?.id ?? null,
+        kind: 'intermediate',
+        stepIndex: step,
+        bytes: facts.bytes,
+        sha256: facts.sha256,
+        sha512: facts.sha512,
+        meta,
+      });
+    try {
+      await clock.hold(io.copy(file, from, { beforeRename: record, ...(finalize ? { finalize } : {}) }));
+    } catch (err) {
+      // As for a downloaded intermediate: a full or read-only disk is the run's problem; any other, this file's alone.
+      if (err instanceof OutputWriteError && err.disk) throw err;
+      if (!existsSync(file)) ledger.outputFiles.forget(file);
+      io.log.warn({ item: item.id, step: step + 1 }, `intermediate ${file} not written: ${(err as Error).message}`);
     }
   }
 }
@@ -455,6 +509,7 @@ export async function writeOutputsOfDone(
     } else {
       record();
     }
+    if (opts.output.keepIntermediates) await copyIntermediates(ledger, item, target, opts, io);
     if (opts.output.sidecar.json) await writeSidecar(ledger, item, target, { bytes: facts?.bytes ?? size, ext, facts, meta }, opts, io);
     if (opts.output.sidecar.xmp || meta.inSidecar) await writeXmpSidecar(ledger, item, target, last, opts, io);
     copied++;

@@ -10,6 +10,7 @@ import {
   renameSync,
   rmSync,
   statfsSync,
+  statSync,
   write,
   writeSync,
 } from 'node:fs';
@@ -154,5 +155,16 @@ export async function fsStepAsync<T>(op: string, file: string, fn: () => Promise
     return await fn();
   } catch (err) {
     throw err instanceof OutputWriteError ? err : new OutputWriteError(op, file, err);
+  }
+}
+
+/** Whether two paths name one file (a hard link, or one name in two cases on a folder that ignores case). */
+export function sameFile(a: string, b: string): boolean {
+  try {
+    const x = statSync(a);
+    const y = statSync(b);
+    return x.ino === y.ino && x.dev === y.dev;
+  } catch {
+    return false;
   }
 }

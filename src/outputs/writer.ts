@@ -7,7 +7,7 @@ import { DARKROOM_AGENT } from '../metadata/agent.js';
 import { MetadataWriter } from '../metadata/writer.js';
 import { copyAtomically, sweepTempFiles, writeBufferAtomically, writeStreamAtomically, type BodySource } from './atomic.js';
 import { checkOutputSpace, probeOutputFolder } from './diskcheck.js';
-import { carryStep, metadataNoteLine, NO_METADATA, type MetadataOptions } from './metadata.js';
+import { carryStreamed, metadataNoteLine, NO_METADATA, type MetadataOptions } from './metadata.js';
 import {
   assignOutputNames,
   checkTargets,
@@ -18,9 +18,23 @@ import {
   type OutputTarget,
 } from './naming.js';
 import { writeOtherOutputs, writeOutputsOfDone, type Placement, type WrittenResult } from './otherOutputs.js';
+import { retireGoneNames } from './goneNames.js';
 import type { OutputFs } from './outputfs.js';
+import { writeSplicedAtomically } from './splice.js';
 import { skipUnwritableBeforeCreate } from './outputPaths.js';
 import { DownloadError, ExifToolUnavailable } from '../errors.js';
+
+/** What the output writer did after a discovery (logged with what the discovery found). */
+export interface AfterDiscovery {
+  /** Outputs given to new names of photos already done, copied from one already written. */
+  readonly copied: number;
+  /** New names of done photos left without an output (none to copy from, or a file in the way). */
+  readonly missing: readonly string[];
+  /** Files of names gone since, removed (their photo's output lives on under a current name). */
+  readonly retired: number;
+  /** Photos skipped before their first create: their outputs could not be written. */
+  readonly unwritable: number;
+}
 
 /** A result as the download stage opened it: its type from its first bytes, its body to be read once. */
 export interface Fetched extends BodySource {
@@ -59,6 +73,9 @@ export class OutputWriter {
   readonly fs: OutputFs | undefined;
   #metadata: MetadataOptions | undefined;
   #ownTool: MetadataWriter | null = null;
+  /** The sweep of a killed run's temp files (sweepTemp): every write waits for it. */
+  #swept: Promise<number> = Promise.resolve(0);
+  #sweptCount = 0;
 
   constructor(
     private readonly config: Config,
@@ -110,8 +127,9 @@ export class OutputWriter {
     }
   }
 
-  /** Ends the ExifTool this writer started (one handed in is left running). */
+  /** Ends the ExifTool this writer started (one handed in is left running), once the temp files' sweep is over. */
   async end(): Promise<void> {
+    await this.#swept.catch(() => 0);
     await this.#ownTool?.end();
   }
 
@@ -122,6 +140,7 @@ export class OutputWriter {
    * into place (atomic.ts, § L4). `at.item` follows the photo's row as it is claimed.
    */
   async writeFirst(at: { item: ItemRow }, r: Fetched): Promise<FirstOutput> {
+    await this.#swept;
     const { ledger } = this;
     const targets = outputTargets(ledger, at.item, r.ext, this.dir, this.naming);
     const target = targets[0]!.path;
@@ -150,10 +169,14 @@ export class OutputWriter {
     at.item = { ...at.item, output_path: target };
     let meta: FileMetadata = NO_METADATA;
     const last = Math.max(0, this.naming.steps.length - 1);
-    const finalize = this.#metadata
-      ? carryStep(this.#metadata, ledger, at.item, targets[0]!, r.ext, last, this.naming, (m) => (meta = m), this.fs, this.log)
-      : undefined;
-    const facts = await writeStreamAtomically(target, r, this.dir, { fs: this.fs, ...(finalize ? { finalize } : {}) });
+    const m = this.#metadata;
+    const { finalize, splice } = m
+      ? carryStreamed(m, ledger, at.item, targets[0]!, r.ext, last, this.naming, (x) => (meta = x), this.fs, this.log)
+      : {};
+    const write = { fs: this.fs, ...(finalize ? { finalize } : {}) };
+    const facts = splice
+      ? await writeSplicedAtomically(target, r, this.dir, { ...write, splice })
+      : await writeStreamAtomically(target, r, this.dir, write);
     crashPoint('output');
     if (meta.note !== null) this.log.warn({ item: at.item.id, file: target }, metadataNoteLine(meta));
     const result: WrittenResult = {
@@ -194,9 +217,13 @@ export class OutputWriter {
    * result is.
    */
   async writePlaced(r: Fetched, place: (ext: string) => Placement): Promise<WrittenResult | null> {
+    await this.#swept;
     const where = place(r.ext);
     if (where === null) return null;
-    const facts = await writeStreamAtomically(where.target, r, this.dir, { ...(this.fs ? { fs: this.fs } : {}), ...where.write });
+    const write = { ...(this.fs ? { fs: this.fs } : {}), ...where.write };
+    const facts = where.splice
+      ? await writeSplicedAtomically(where.target, r, this.dir, { ...write, splice: where.splice })
+      : await writeStreamAtomically(where.target, r, this.dir, write);
     // The metadata the file carries is its placement's to record; `data` only when the file is the service's bytes.
     return {
       path: where.target,
@@ -213,9 +240,18 @@ export class OutputWriter {
     return probeOutputFolder(this.dir, this.fs);
   }
 
-  /** The temp files a killed run left in the output folder, removed; how many. */
-  sweepTemp(): number {
-    return sweepTempFiles(this.dir);
+  /**
+   * The temp files a killed run left in the output folder, removed beside the run's start
+   * (atomic.ts sweepTempFiles): nothing is written into the folder until it is over.
+   */
+  sweepTemp(): void {
+    this.#swept = sweepTempFiles(this.dir).then((n) => (this.#sweptCount = n));
+  }
+
+  /** How many temp files the sweep removed, once it is over. */
+  async swept(): Promise<number> {
+    await this.#swept;
+    return this.#sweptCount;
   }
 
   /** Whether the disk has room for the results still to come (diskcheck.ts): null, or why not. */
@@ -242,14 +278,23 @@ export class OutputWriter {
 
   /**
    * After a whole discovery: names that waited for it get their outputs' names, new names of
-   * photos already done get their outputs from one already written, and photos whose outputs
-   * could not be written are skipped before their first create.
+   * photos already done get their outputs from one already written, the files of names gone
+   * since are retired (goneNames.ts), and photos whose outputs could not be written are
+   * skipped before their first create.
    */
-  async afterDiscovery(): Promise<{ readonly copied: number; readonly missing: readonly string[]; readonly unwritable: number }> {
+  async afterDiscovery(): Promise<AfterDiscovery> {
+    await this.#swept;
     assignOutputNames(this.ledger, this.naming);
     const { copied, missing } = await this.copyToNewNames();
+    // Only once every new name has its output: the old names' files are retired in exchange (goneNames.ts).
+    const retired = await this.retireGoneNames();
     const unwritable = skipUnwritableBeforeCreate(this.ledger, this.config, this.log);
-    return { copied, missing, unwritable };
+    return { copied, missing, retired, unwritable };
+  }
+
+  /** The files of names gone since they were written, of done photos (or of one as it is done): goneNames.ts. */
+  retireGoneNames(itemId?: number): Promise<number> {
+    return retireGoneNames(this.ledger, this.log, this.fs, itemId);
   }
 
   /**

@@ -4,7 +4,7 @@ import type { CreditsSpent } from './credits.js';
 import { escapeHtml, formatBucket, formatDuration, formatNumber, formatTime } from './format.js';
 import { photosControls, photosJson } from './photosData.js';
 import { PHOTOS_CSS, PHOTOS_SCRIPT } from './photosTable.js';
-import { formatChanged, type ReportRow } from './rows.js';
+import { formatChanged, type ReportRow, type StateGroup } from './rows.js';
 import { REPORT_CSS } from './style.js';
 
 /** Text from the ledger or the files, cleaned and escaped for the page. */
@@ -24,6 +24,30 @@ export interface ReportPage {
   readonly credits: CreditsSpent;
   /** Applied to every piece of text from the ledger or the files (paths made relative, the key masked) before it is escaped. */
   readonly clean?: (s: string) => string;
+  /**
+   * An archive larger than one page: the photos are on pages of their own (renderPhotosPage),
+   * this page lists them, and the figures that count every photo's files are given here.
+   */
+  readonly pages?: PhotoPages;
+}
+
+/** The pages of photos of a report too large for one (report/index.ts), as the summary lists them. */
+export interface PhotoPages {
+  /** Photos a page holds at most. */
+  readonly size: number;
+  /** Each page: its link from the summary, its first and last photo, and its photos by state group. */
+  readonly list: readonly PhotoPageEntry[];
+  /** Done photos whose output is in another format than their input, over every page. */
+  readonly formatChanges: number;
+  /** False: the report went to a stream, so no page was written beside it. */
+  readonly written: boolean;
+}
+
+export interface PhotoPageEntry {
+  readonly href: string;
+  readonly first: string;
+  readonly last: string;
+  readonly counts: Readonly<Record<StateGroup | 'changed', number>>;
 }
 
 /**
@@ -36,9 +60,57 @@ export function renderReport(p: ReportPage): string {
   const clean = p.clean ?? ((s: string) => s);
   const t: Text = (s) => escapeHtml(clean(s ?? ''));
   const s = p.data.status;
-  const title = `darkroom report — ${s.done}/${s.total} done`;
-  const out: string[] = [];
+  const out = pageHead(`darkroom report — ${s.done}/${s.total} done`, t);
+  headerSection(p, t, out);
+  figuresSection(p, t, out);
+  attentionSection(p, t, out);
+  if (p.pages) pagesSection(p, p.pages, t, out);
+  else photosSection({ rows: p.rows, thumbsHref: p.thumbsHref, clean, count: p.data.photoCount }, out);
+  detailsSection(p, t, out);
+  out.push('</main>', footer(p.generatedMs, t), '</body>', '</html>', '');
+  return out.join('\n');
+}
+
+/** One page of photos of a report too large for one page: its photos' table, and links to the summary and the pages beside it. */
+export interface PhotosPage {
+  /** The 1-based number of its first photo, of how many in all. */
+  readonly from: number;
+  readonly of: number;
+  readonly rows: readonly ReportRow[];
+  readonly thumbsHref: string | null;
+  /** Links from this page: the summary, and the pages before and after it (null at the ends). */
+  readonly summaryHref: string;
+  readonly previousHref: string | null;
+  readonly nextHref: string | null;
+  readonly generatedMs: number;
+  readonly clean?: (s: string) => string;
+}
+
+export function renderPhotosPage(p: PhotosPage): string {
+  const clean = p.clean ?? ((s: string) => s);
+  const t: Text = (s) => escapeHtml(clean(s ?? ''));
+  const span = `photos ${formatNumber(p.from)}–${formatNumber(p.from + p.rows.length - 1)} of ${formatNumber(p.of)}`;
+  const out = pageHead(`darkroom report — ${span}`, t);
+  const link = (href: string | null, label: string) =>
+    href === null ? `<span class="muted">${label}</span>` : `<a href="${escapeHtml(href)}">${label}</a>`;
   out.push(
+    '<header class="top">',
+    `<h1>darkroom report: ${t(span)}</h1>`,
+    '<nav class="toc">',
+    link(p.summaryHref, 'the summary'),
+    link(p.previousHref, '‹ previous page'),
+    link(p.nextHref, 'next page ›'),
+    '</nav>',
+    '</header>',
+    '<main>',
+  );
+  photosSection({ rows: p.rows, thumbsHref: p.thumbsHref, clean, count: p.rows.length }, out);
+  out.push('</main>', footer(p.generatedMs, t), '</body>', '</html>', '');
+  return out.join('\n');
+}
+
+function pageHead(title: string, t: Text): string[] {
+  return [
     '<!doctype html>',
     '<html lang="en">',
     '<head>',
@@ -50,18 +122,11 @@ export function renderReport(p: ReportPage): string {
     `<style>${REPORT_CSS}${PHOTOS_CSS}</style>`,
     '</head>',
     '<body>',
-  );
-  headerSection(p, t, out);
-  figuresSection(p, t, out);
-  attentionSection(p, t, out);
-  photosSection(p, out);
-  detailsSection(p, t, out);
-  out.push(
-    '</main>',
-    `<footer>darkroom · ${t(formatTime(p.generatedMs))} · read from the ledger alone; no key is stored in it or shown here.</footer>`,
-  );
-  out.push('</body>', '</html>', '');
-  return out.join('\n');
+  ];
+}
+
+function footer(generatedMs: number, t: Text): string {
+  return `<footer>darkroom · ${t(formatTime(generatedMs))} · read from the ledger alone; no key is stored in it or shown here.</footer>`;
 }
 
 /** The page's head: the job, the ledger, the span of the run, the totals and the contents. */
@@ -119,7 +184,7 @@ function headerSection(p: ReportPage, t: Text, out: string[]): void {
 function figuresSection(p: ReportPage, t: Text, out: string[]): void {
   const d = p.data;
   const s = d.status;
-  const changed = p.rows.filter((r) => formatChanged(r.input, r.output)).length;
+  const changed = p.pages?.formatChanges ?? p.rows.filter((r) => formatChanged(r.input, r.output)).length;
   out.push('<section id="figures">', '<h2>Run figures</h2>', '<div class="figrow">', '<dl class="figures">');
   const act = d.activity;
   const perHour = act.activeMs > 0 ? act.doneItems / (act.activeMs / 3_600_000) : 0;
@@ -217,13 +282,16 @@ function attentionSection(p: ReportPage, t: Text, out: string[]): void {
 }
 
 /** The photos: a JSON block the page's script shows a page at a time, with its controls. */
-function photosSection(p: ReportPage, out: string[]): void {
-  const clean = p.clean ?? ((s: string) => s);
-  const d = p.data;
-  out.push('<section id="photos">', `<h2>Photos <span class="count">${formatNumber(d.photoCount)}</span></h2>`);
-  if (d.photos.length < d.photoCount) out.push(`<p class="warn">The first ${formatNumber(d.photos.length)} by path are listed.</p>`);
+function photosSection(
+  p: { rows: readonly ReportRow[]; thumbsHref: string | null; clean: (s: string) => string; count: number },
+  out: string[],
+): void {
+  out.push('<section id="photos">', `<h2>Photos <span class="count">${formatNumber(p.count)}</span></h2>`);
+  if (p.rows.length < p.count) out.push(`<p class="warn">The first ${formatNumber(p.rows.length)} by path are listed.</p>`);
   if (p.thumbsHref === null)
-    out.push('<p class="muted">No thumbnails: the report was written to a stream; give <code>--thumbs DIR</code> for them.</p>');
+    out.push(
+      '<p class="muted">No thumbnails: the report was written to a stream, or with <code>--no-thumbs</code>; give <code>--thumbs DIR</code> for them.</p>',
+    );
   out.push(photosControls(p.rows));
   out.push(
     '<div class="tablewrap"><table class="photos" id="photo-table">',
@@ -231,9 +299,41 @@ function photosSection(p: ReportPage, out: string[]): void {
     '<tbody id="photo-rows"></tbody></table></div>',
     '<noscript><p class="warn">The photo list needs JavaScript; the figures above do not.</p></noscript>',
   );
-  out.push(`<script type="application/json" id="photo-data">${photosJson(p.rows, p.thumbsHref, clean)}</script>`);
+  out.push(`<script type="application/json" id="photo-data">${photosJson(p.rows, p.thumbsHref, p.clean)}</script>`);
   out.push(`<script>${PHOTOS_SCRIPT}</script>`);
   out.push('</section>');
+}
+
+/** The photos of an archive too large for one page: the pages they are on, each with its first and last photo and its counts. */
+function pagesSection(p: ReportPage, pages: PhotoPages, t: Text, out: string[]): void {
+  const d = p.data;
+  const n = pages.list.length;
+  out.push('<section id="photos">', `<h2>Photos <span class="count">${formatNumber(d.photoCount)}</span></h2>`);
+  if (!pages.written) {
+    out.push(
+      `<p class="warn">${formatNumber(d.photoCount)} photos are more than one page holds (${formatNumber(pages.size)}): their pages are written beside a report file, not to a stream. Give <code>--out FILE</code> for them.</p>`,
+      '</section>',
+    );
+    return;
+  }
+  out.push(
+    `<p>By path, on ${formatNumber(n)} page${n === 1 ? '' : 's'} of at most ${formatNumber(pages.size)} photos; each page filters and searches its own. ` +
+      'The problems are listed above; to look at the photos one by one, input beside output, use <code>darkroom review</code>.</p>',
+  );
+  const groups = ['done', 'failed', 'held', 'skipped', 'gone', 'pending'] as const;
+  out.push(
+    '<div class="tablewrap"><table class="small pages" id="photo-pages">',
+    `<thead><tr><th>Page</th><th>From</th><th>To</th>${groups.map((g) => `<th class="num">${g}</th>`).join('')}<th class="num">format changed</th></tr></thead>`,
+    '<tbody>',
+  );
+  for (const [i, e] of pages.list.entries()) {
+    out.push(
+      `<tr><td><a href="${escapeHtml(e.href)}">${i + 1}</a></td><td class="path">${t(e.first)}</td><td class="path">${t(e.last)}</td>` +
+        groups.map((g) => `<td class="num">${formatNumber(e.counts[g])}</td>`).join('') +
+        `<td class="num">${formatNumber(e.counts.changed)}</td></tr>`,
+    );
+  }
+  out.push('</tbody></table></div>', '</section>');
 }
 
 /** Details: task latency by capability, calls by endpoint and by key, photos still in work. */

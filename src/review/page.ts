@@ -1,8 +1,10 @@
 /**
  * The review page: one static HTML file, one script and one style sheet of its own, served by
  * server.ts under a Content-Security-Policy that allows nothing else (no inline script, no
- * other origin). The script is plain ES2017 with no library. It reads the photos as JSON
- * (`/api/photos`, then every 2 s what changed since), shows one photo at a time, input and
+ * other origin). The script is plain ES2017 with no library. It reads the photos of the list
+ * shown a window at a time as JSON (`/api/photos`: 200 photos, the next ones as it nears
+ * them, and every 2 s what changed since, with the lists' counts from the server), so it holds
+ * a few hundred photos whatever the size of the archive; shows one photo at a time, input and
  * output side by side, and takes each decision with the keyboard: Lightroom's keys. Every
  * text from outside is put in the page with textContent (and `new Option`), never as HTML.
  * A decision is shown as made only once the server answered that the ledger has it.
@@ -89,17 +91,30 @@ footer b{color:var(--fg);font-weight:600}
 export const PAGE_SCRIPT = String.raw`(function () {
   'use strict';
   var $ = function (id) { return document.getElementById(id); };
+  // The window of the list shown: its photos in path order (ids), the photos themselves, how many
+  // of the list come before the window (dropped as the window moves on), whether more follow it.
   var photos = new Map();
   var order = [];
+  var base = 0;
+  var more = false;
+  var total = 0;
   var at = 0;
   var cursor = null;
   var filter = 'unreviewed';
   var folder = '*';
+  var counts = null;
+  var countsV = null;
+  var counted = false;
+  var folders = [];
+  var loading = false;
+  var generation = 0;
   var flip = false;
   var flipShows = 'input';
   var zoom = false;
   var rejecting = null;
   var syncing = false;
+  var WINDOW = 200;
+  var KEEP = 1000;
   var LABELS = { unreviewed: 'not yet reviewed', accepted: 'accepted', rejected: 'rejected', failed: 'failed', held: 'held', all: 'all done' };
 
   function group(p) {
@@ -109,7 +124,7 @@ export const PAGE_SCRIPT = String.raw`(function () {
     return p.s === 'failed' || p.s === 'skipped' ? 'failed' : 'working';
   }
   function inFilter(p, f) { return f === 'all' ? p.s === 'done' : group(p) === f; }
-  function matches(p) { return inFilter(p, filter) && (folder === '*' || p.f === folder); }
+  function matches(p) { return inFilter(p, filter) && (folder === '*' || String(p.fi) === folder); }
   function cmp(a, b) {
     var x = photos.get(a).p, y = photos.get(b).p;
     return x < y ? -1 : x > y ? 1 : a - b;
@@ -122,58 +137,160 @@ export const PAGE_SCRIPT = String.raw`(function () {
     s.className = error ? 'error' : '';
   }
 
-  function rebuild(keepId) {
-    order = [];
-    photos.forEach(function (p) { if (matches(p)) order.push(p.id); });
-    order.sort(cmp);
-    var i = keepId === undefined ? -1 : order.indexOf(keepId);
-    at = i < 0 ? 0 : i;
-    counts();
-    draw();
+  function get(query) {
+    return fetch('/api/photos?' + query, { credentials: 'same-origin' }).then(function (r) {
+      if (!r.ok) throw new Error('HTTP ' + r.status);
+      return r.json();
+    });
+  }
+  function windowQuery(extra) {
+    return 'filter=' + filter + '&folder=' + encodeURIComponent(folder) + '&limit=' + WINDOW + (countsV === null ? '' : '&v=' + countsV) + extra;
+  }
+  // The lists' counts, when the server sent them (once it has counted every photo, then when they moved).
+  function countsFrom(b) {
+    if (!b.counts) return;
+    counts = b.counts;
+    folders = b.folders;
+    countsV = b.v;
+    if (more && !counted) total = Math.max(countOf(filter), base + order.length);
+    counted = true;
+  }
+  function take(b) {
+    countsFrom(b);
+    b.photos.forEach(function (p) { photos.set(p.id, p); });
+    return b.photos.map(function (p) { return p.id; });
+  }
+  function countOf(f) {
+    if (!counts) return 0;
+    if (folder === '*') return counts[f];
+    var e = folders.find(function (x) { return String(x.i) === folder; });
+    return e ? e.c[f] : 0;
   }
 
-  // Photos that changed: kept in the list as it is (a decided photo stays, so it can be undone),
-  // new ones that match added in their place by path.
+  // The list from its start: the first window; its size from the server's counts.
+  function rebuild() {
+    var g = ++generation;
+    loading = true;
+    return pending = get(windowQuery('')).then(function (b) {
+      if (g !== generation) return;
+      cursor = cursor || b.cursor;
+      photos = new Map();
+      order = take(b);
+      base = 0;
+      at = 0;
+      more = b.more;
+      counted = !more || counts !== null;
+      total = more ? Math.max(countOf(filter), order.length) : order.length;
+      loading = false;
+      showCounts();
+      draw();
+      // Which list is shown, once it is (a test waits for it after changing the filter).
+      document.body.dataset.list = filter + ' ' + folder;
+    }, function (err) { loading = false; say('the review server does not answer (' + err.message + ')', true); });
+  }
+
+  // The next window, when the one shown nears its end; the first windows dropped past KEEP photos.
+  var pending = Promise.resolve();
+  function extend() {
+    if (loading) return pending;
+    if (!more || !order.length) return Promise.resolve();
+    var g = generation;
+    loading = true;
+    return pending = get(windowQuery('&after=' + encodeURIComponent(photos.get(order[order.length - 1]).p))).then(function (b) {
+      loading = false;
+      if (g !== generation) return;
+      var ids = take(b).filter(function (id) { return order.indexOf(id) < 0; });
+      order = order.concat(ids);
+      more = b.more;
+      if (!more) total = base + order.length;
+      var drop = Math.max(0, Math.min(at - WINDOW, order.length - KEEP));
+      if (drop > 0) {
+        order.splice(0, drop).forEach(function (id) { photos.delete(id); });
+        base += drop;
+        at -= drop;
+      }
+      position();
+    }, function () { loading = false; });
+  }
+
+  // The window before the first one kept, when the page goes back past it.
+  function rewind() {
+    if (loading) return pending;
+    if (base === 0 || !order.length) return Promise.resolve();
+    var g = generation;
+    loading = true;
+    return pending = get(windowQuery('&before=' + encodeURIComponent(photos.get(order[0]).p))).then(function (b) {
+      loading = false;
+      if (g !== generation) return;
+      var ids = take(b).filter(function (id) { return order.indexOf(id) < 0; });
+      order = ids.concat(order);
+      at += ids.length;
+      base = Math.max(0, base - ids.length);
+      if (!b.more) base = 0;
+    }, function () { loading = false; });
+  }
+
+  // Photos that changed: kept in the window as they are (a decided photo stays, so it can be
+  // undone), new ones that match added in their place by path when they fall in the window.
   function merge(list) {
     var cur = current();
+    var last = order.length ? photos.get(order[order.length - 1]).p : null;
+    var first = order.length ? photos.get(order[0]).p : null;
     list.forEach(function (p) {
+      var known = photos.has(p.id);
+      if (known) photos.set(p.id, p);
+      if (known || !matches(p)) return;
+      if ((first !== null && p.p < first && base > 0) || (last !== null && p.p > last && more)) return;
       photos.set(p.id, p);
-      if (order.indexOf(p.id) < 0 && matches(p)) {
-        var i = 0;
-        while (i < order.length && cmp(order[i], p.id) < 0) i++;
-        order.splice(i, 0, p.id);
-      }
+      var i = 0;
+      while (i < order.length && cmp(order[i], p.id) < 0) i++;
+      order.splice(i, 0, p.id);
+      total++;
     });
     if (cur) at = Math.max(0, order.indexOf(cur.id));
-    counts();
+    showCounts();
     var now = current();
     if (!cur || !now || now.id !== cur.id || list.some(function (p) { return p.id === now.id; })) draw();
-    else $('position').textContent = (at + 1) + ' / ' + order.length;
+    else position();
   }
 
-  function counts() {
-    var n = { unreviewed: 0, accepted: 0, rejected: 0, failed: 0, held: 0, all: 0, working: 0 };
-    var folders = new Map();
-    photos.forEach(function (p) {
-      if (!folders.has(p.f)) folders.set(p.f, 0);
-      if (inFilter(p, filter)) folders.set(p.f, folders.get(p.f) + 1);
-      if (folder !== '*' && p.f !== folder) return;
-      n[group(p)]++;
-      if (p.s === 'done') n.all++;
-    });
+  function position() {
+    // Before the server has counted the list: as many as are known, and more.
+    var of = counted ? String(Math.max(total, base + order.length)) : (base + order.length) + '+';
+    $('position').textContent = order.length ? (base + at + 1) + ' / ' + of : '0 / 0';
+  }
+
+  function showCounts() {
+    if (!counts) {
+      // Not counted yet: the lists' names alone.
+      var opts = $('filter').options;
+      for (var k = 0; k < opts.length; k++) opts[k].textContent = LABELS[opts[k].value];
+      return;
+    }
     var sel = $('filter');
     for (var i = 0; i < sel.options.length; i++) {
       var o = sel.options[i];
-      o.textContent = LABELS[o.value] + ' (' + n[o.value] + ')';
+      o.textContent = LABELS[o.value] + ' (' + countOf(o.value) + ')';
     }
     var fs = $('folder');
-    var names = Array.from(folders.keys()).sort();
     while (fs.options.length > 1) fs.remove(1);
-    names.forEach(function (f) {
-      var o = new Option((f === '' ? '(top folder)' : f) + ' (' + folders.get(f) + ')', f);
-      fs.add(o);
+    folders.forEach(function (e) {
+      fs.add(new Option((e.f === '' ? '(top folder)' : e.f) + ' (' + e.c[filter] + ')', String(e.i)));
     });
     fs.value = folder;
+  }
+
+  // A decision this page made: its photo's move from list to list counted at once (the server's
+  // counts follow with the next poll).
+  function recount(before, after) {
+    if (!counts) return;
+    var e = folders.find(function (x) { return x.i === after.fi; });
+    [counts, e ? e.c : null].forEach(function (c) {
+      if (!c) return;
+      var was = group(before), now = group(after);
+      if (c[was] !== undefined) c[was]--;
+      if (c[now] !== undefined) c[now]++;
+    });
   }
 
   function setImg(which, src, none) {
@@ -197,7 +314,7 @@ export const PAGE_SCRIPT = String.raw`(function () {
 
   function draw() {
     var p = current();
-    $('position').textContent = order.length ? (at + 1) + ' / ' + order.length : '0 / 0';
+    position();
     $('empty').hidden = !!p;
     $('stage').hidden = !p;
     $('info').hidden = !p;
@@ -272,8 +389,19 @@ export const PAGE_SCRIPT = String.raw`(function () {
 
   function move(by) {
     if (!order.length) return;
-    at = Math.max(0, Math.min(order.length - 1, at + by));
-    draw();
+    var go = function () {
+      if (at + by < 0 || at + by >= order.length) return false;
+      at += by;
+      draw();
+      return true;
+    };
+    if (by > 0 && at + by >= order.length - 20) {
+      // The next window on its way before it is needed; waited for only at the very end.
+      var next = extend();
+      if (!go()) next.then(go);
+      return;
+    }
+    if (!go() && by < 0) rewind().then(go);
   }
 
   function decide(action, reason) {
@@ -295,8 +423,10 @@ export const PAGE_SCRIPT = String.raw`(function () {
         return;
       }
       var saved = x.body.photo;
+      var was = photos.get(saved.id);
+      if (was) recount(was, saved);
       photos.set(saved.id, saved);
-      counts();
+      showCounts();
       say(action === 'clear' ? 'decision cleared' : (action === 'accept' ? 'accepted' : 'rejected') + ' · in the ledger');
       var cur = current();
       if (cur && cur.id === saved.id && action !== 'clear') move(1);
@@ -356,7 +486,7 @@ export const PAGE_SCRIPT = String.raw`(function () {
     e.preventDefault();
   });
 
-  $('filter').addEventListener('change', function (e) { filter = e.target.value; e.target.blur(); rebuild(); });
+  $('filter').addEventListener('change', function (e) { filter = e.target.value; e.target.blur(); showCounts(); rebuild(); });
   $('folder').addEventListener('change', function (e) { folder = e.target.value; e.target.blur(); rebuild(); });
   $('input-view').addEventListener('scroll', sync('input-view', 'output-view'));
   $('output-view').addEventListener('scroll', sync('output-view', 'input-view'));
@@ -365,22 +495,18 @@ export const PAGE_SCRIPT = String.raw`(function () {
 
   var polling = false;
   function poll() {
-    if (polling) return;
+    if (polling || cursor === null) return;
     polling = true;
-    fetch('/api/photos' + (cursor ? '?since=' + encodeURIComponent(cursor) : ''), { credentials: 'same-origin' })
-      .then(function (r) { if (!r.ok) throw new Error('HTTP ' + r.status); return r.json(); })
+    get('since=' + encodeURIComponent(cursor) + (countsV === null ? '' : '&v=' + countsV))
       .then(function (b) {
-        var first = cursor === null;
         cursor = b.cursor;
-        if (first) {
-          b.photos.forEach(function (p) { photos.set(p.id, p); });
-          rebuild();
-          document.body.dataset.ready = '1';
-        } else if (b.photos.length) merge(b.photos);
+        countsFrom(b);
+        if (b.photos.length) merge(b.photos);
+        else if (b.counts) { showCounts(); position(); }
       }, function (err) { say('the review server does not answer (' + err.message + ')', true); })
       .then(function () { polling = false; });
   }
-  poll();
+  rebuild().then(function () { document.body.dataset.ready = '1'; });
   setInterval(poll, 2000);
 })();
 `;

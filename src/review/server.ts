@@ -4,12 +4,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import path from 'node:path';
+import { clock } from '../clock.js';
 import { jsonSafe } from '../display.js';
-import { Ledger, type ReviewAction, type ReviewCursor } from '../ledger/index.js';
+import { Ledger, type ReviewAction, type ReviewCursor, type ReviewFilter, type ReviewPhoto } from '../ledger/index.js';
 import { ReviewError, UsageError } from '../errors.js';
 import { PAGE_CSS, PAGE_HTML, PAGE_SCRIPT } from './page.js';
 import { NoImage, Previews } from './previews.js';
-import { photoJson } from './photoJson.js';
+import { ReviewCounter } from './counts.js';
+import { photoJson, type PhotoJson } from './photoJson.js';
 
 /**
  * The review page's server (docs/guide/review.md): node:http, one ledger, no framework. It
@@ -79,7 +81,12 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
   const ledgerPath = path.resolve(opts.ledgerFile);
   const previews = new Previews(opts.previewsDir ?? path.join(path.dirname(ledgerPath), `.${path.basename(ledgerPath)}.previews`));
   let port = 0;
-  const app = { ledger, token, baseDir, previews, hosts: new Set<string>(), cookie: '' };
+  let closed: Promise<void> | undefined;
+  const counter = new ReviewCounter(ledger);
+  // The lists' counts: a first part before the page is served (a small archive's whole), the
+  // rest between requests.
+  let counting = counter.buildPart();
+  const app = { ledger, token, baseDir, previews, hosts: new Set<string>(), cookie: '', counter };
   const server = createServer((req, res) => {
     handle(app, req, res).catch((err: unknown) => {
       if (!res.headersSent) send(res, err instanceof ReviewError ? 409 : 500, 'text/plain', String((err as Error)?.message ?? err));
@@ -94,12 +101,17 @@ export async function startReviewServer(opts: ReviewServerOptions): Promise<Revi
     ledger.close();
     throw err;
   }
+  void (async () => {
+    while (counting && closed === undefined) {
+      await clock.yieldTurn();
+      if (closed === undefined) counting = counter.buildPart();
+    }
+  })();
   const names = hostNames(host);
   for (const h of names) app.hosts.add(`${h}:${port}`);
   const shownHost = names[0]!;
   // Cookies are not kept apart by port: two review pages open at once each have their own name.
   app.cookie = `darkroom-review-${port}`;
-  let closed: Promise<void> | undefined;
   return {
     url: `http://${shownHost}:${port}/?token=${token}`,
     host,
@@ -154,6 +166,7 @@ function listen(server: Server, host: string, port: number): Promise<number> {
 
 interface App {
   readonly ledger: Ledger;
+  readonly counter: ReviewCounter;
   readonly token: string;
   readonly baseDir: string;
   readonly previews: Previews;
@@ -197,7 +210,10 @@ async function route(app: App, req: IncomingMessage, res: ServerResponse, url: U
   if (get && p === '/') return send(res, 200, 'text/html; charset=utf-8', PAGE_HTML, extra);
   if (get && p === '/review.js') return send(res, 200, 'text/javascript; charset=utf-8', PAGE_SCRIPT, extra);
   if (get && p === '/review.css') return send(res, 200, 'text/css; charset=utf-8', PAGE_CSS, extra);
-  if (get && p === '/api/photos') return sendJson(res, 200, listPhotos(app, url.searchParams.get('since')), extra);
+  if (get && p === '/api/photos') {
+    const list = listPhotos(app, url.searchParams);
+    return list === null ? send(res, 400, 'text/plain', 'no such list or folder') : sendJson(res, 200, list, extra);
+  }
   const m = /^\/api\/photos\/(\d{1,15})\/(input|output|decision)$/.exec(p);
   if (!m) return send(res, 404, 'text/plain', 'not found');
   const id = Number(m[1]);
@@ -225,20 +241,64 @@ async function route(app: App, req: IncomingMessage, res: ServerResponse, url: U
   }
 }
 
-function listPhotos(app: App, since: string | null): unknown {
-  const cursor = parseCursor(since);
-  const r = app.ledger.reviews.photos(cursor ?? undefined);
+/** Photos in one answer at most (the page asks for the next ones as it reaches them). */
+const WINDOW = 200;
+const MAX_WINDOW = 1000;
+
+const FILTERS = new Set<ReviewFilter>(['unreviewed', 'accepted', 'rejected', 'failed', 'held', 'all', 'listed']);
+
+/**
+ * `/api/photos`: the page's lists a window at a time, never the whole archive.
+ * - `?since=CURSOR`: the photos changed after it (a state move, a decision): what a poll costs is
+ *   what happened since the last;
+ * - else a window of `filter` (default: every photo listed) in `folder` (its number in
+ *   `folders`; default: all), the first `limit` (default 200) in path order, or those after
+ *   `after` or before `before` (paths); with `more` (photos follow the window).
+ * Either with the lists' counts over all folders and by folder (`counts`, `folders`, and their
+ * version `v`) once they are made, unless the page has that version (`v=`). Null: no such
+ * list or folder.
+ */
+function listPhotos(app: App, q: URLSearchParams): unknown | null {
+  const counter = app.counter;
+  counter.update();
+  const at = counter.at();
+  const cursor = `${at.t}.${at.d}`;
+  // The counts once every photo was counted, and again only when they moved since the page's (`v`).
+  const counts = counter.ready && q.get('v') !== String(counter.version) ? { v: counter.version, ...counter.summary() } : {};
+  const since = parseCursor(q.get('since'));
+  if (since !== null) {
+    const photos = since.t === at.t && since.d === at.d ? [] : app.ledger.reviews.changedSince(since);
+    return { cursor, full: false, photos: photos.map((p) => listed(app, p)), ...counts };
+  }
+  const filter = (q.get('filter') ?? 'listed') as ReviewFilter;
+  if (!FILTERS.has(filter)) return null;
+  const f = q.get('folder');
+  const folder = f === null || f === '*' ? null : /^\d{1,9}$/.test(f) ? app.counter.folderName(Number(f)) : undefined;
+  if (folder === undefined) return null;
+  const limit = Math.min(MAX_WINDOW, Math.max(1, Number(q.get('limit') ?? WINDOW) || WINDOW));
+  const after = q.get('after') ?? undefined;
+  const before = q.get('before') ?? undefined;
+  // One more than asked: whether photos follow the window.
+  const rows = app.ledger.reviews.window({ filter, folder, after, before, limit: limit + 1 });
+  const more = rows.length > limit;
+  const photos = before !== undefined ? rows.slice(-limit) : rows.slice(0, limit);
   return {
-    cursor: `${r.cursor.t}.${r.cursor.d}`,
-    full: cursor === null,
-    counts: app.ledger.reviews.counts(),
-    photos: r.photos.map(photoJson),
+    cursor,
+    full: after === undefined && before === undefined,
+    more,
+    photos: photos.map((p) => listed(app, p)),
+    ...counts,
   };
 }
 
 function parseCursor(s: string | null): ReviewCursor | null {
   const m = s === null ? null : /^(\d{1,15})\.(\d{1,15})$/.exec(s);
   return m ? { t: Number(m[1]), d: Number(m[2]) } : null;
+}
+
+/** A photo as the page lists it, with the number of its folder. */
+function listed(app: App, p: ReviewPhoto): PhotoJson & { fi: number } {
+  return { ...photoJson(p), fi: app.counter.folderIndex(p.path) };
 }
 
 const ACTIONS = new Set<ReviewAction>(['accept', 'reject', 'clear']);

@@ -34,7 +34,7 @@ export async function runJob(
   supply?: PhotoSupply,
 ): Promise<RunResult> {
   const prepared = await prepare(req, ledger, log, contact, supply);
-  if (!prepared.steps.proceed) return refuse(prepared);
+  if (!prepared.steps.proceed) return refuse(prepared, await prepared.ctx.outputs.swept());
   try {
     const discovery = discover(prepared);
     let connected;
@@ -53,7 +53,7 @@ export async function runJob(
     } finally {
       await connected.close();
     }
-    return finish(prepared, await discovery.finished, connected.guards, credits);
+    return finish(prepared, await discovery.finished, connected.guards, credits, await prepared.ctx.outputs.swept());
   } finally {
     await prepared.ctx.outputs.end();
   }

@@ -211,27 +211,34 @@ function jobFile(
 }
 
 /**
- * ExifTool processes whose darkroom is gone. A killed run's ExifTool reads its commands
- * from the run's stdin pipe: the kill closes it and ExifTool ends. Counted after a second,
- * from /proc: an `exiftool -stay_open` whose parent is no longer alive (or is init).
+ * ExifTool processes whose darkroom is gone. A killed run's ExifTool reads its commands from
+ * the run's stdin pipe: the kill closes it and ExifTool ends (and its watchdog ends it within
+ * a second or so of its parent's end), but not at once on a loaded machine, so an orphan
+ * counts only if it outlives ten seconds. Its environment is PATH and
+ * LANG alone (metadata/exiftool.ts), so nothing tells this harness's ExifTools from those of
+ * other test files killing runs at the same time: any orphan that lives that long is a fault.
  */
 async function orphanExifTools(): Promise<number> {
-  await new Promise((r) => setTimeout(r, 1000));
   if (!existsSync('/proc/self/stat')) return 0;
   let n = 0;
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (!cmd.includes('exiftool') || !cmd.includes('-stay_open')) continue;
-      const ppid = Number(
-        readFileSync(`/proc/${pid}/stat`, 'utf8')
-          .replace(/^.*\) /s, '')
-          .split(' ')[1],
-      );
-      if (ppid <= 1 || !existsSync(`/proc/${ppid}`)) n++;
-    } catch {
-      // gone meanwhile
+  for (let waited = 0; waited <= 10_000; waited += 500) {
+    await new Promise((r) => setTimeout(r, 500));
+    n = 0;
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        if (!cmd.includes('exiftool') || !cmd.includes('-stay_open')) continue;
+        const ppid = Number(
+          readFileSync(`/proc/${pid}/stat`, 'utf8')
+            .replace(/^.*\) /s, '')
+            .split(' ')[1],
+        );
+        if (ppid <= 1 || !existsSync(`/proc/${ppid}`)) n++;
+      } catch {
+        // gone meanwhile
+      }
     }
+    if (n === 0) return 0;
   }
   return n;
 }

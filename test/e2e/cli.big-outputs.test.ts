@@ -39,7 +39,7 @@ beforeAll(async () => {
   await writeBigPhotos(path.join(root, 'photos'), 4);
   run = await runBig(root, path.join(root, 'photos'), svc.apiUrl, 'all');
   console.log(
-    `outputs of ${SIZE_MIB} MiB: wall ${run.wallS.toFixed(1)} s, darkroom peak ${run.darkroomPeakMb.toFixed(0)} MB; ` +
+    `outputs of ${SIZE_MIB} MiB: wall ${run.wallS.toFixed(1)} s, darkroom CPU ${run.darkroomCpuS.toFixed(1)} s, wrote ${run.darkroomWrittenMb.toFixed(0)} MB, peak ${run.darkroomPeakMb.toFixed(0)} MB; ` +
       run.children.map((c) => `${c.command.split(' ')[0]} ${c.pid} peak ${c.peakMb.toFixed(0)} MB`).join(', '),
   );
 }, 1_800_000);
@@ -87,6 +87,11 @@ describe(`two outputs of ${SIZE_MIB} MiB with the default metadata`, () => {
     // ExifTool never holds the image data: its peak is its own (about 60 MB, whatever the
     // output's size), where rewriting one output whole took it about 2.7 times the file.
     for (const c of run.children) expect(c.peakMb, c.command).toBeLessThan(100);
+    // The metadata spliced in as each body streamed (outputs/splice.ts): the image data written
+    // once, where writing the body and then its splice wrote it twice.
+    const served = [...svc.served.values()].reduce((a, b) => a + b, 0) / MiB;
+    expect(run.darkroomWrittenMb).toBeGreaterThan(served);
+    expect(run.darkroomWrittenMb).toBeLessThan(served * 1.1 + 16);
   });
 
   it('each decodes to the served pixels, keeps every chunk the service sent, and carries the disclosure, the provenance and the caption', async () => {

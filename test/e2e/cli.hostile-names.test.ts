@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -169,6 +169,55 @@ describe('hostile names and captions', () => {
       expect(text).toContain('caption \\x1b[2J\\x1b]52;c;ZXZpbA==\\x07 cleared');
       expect(await page.locator('#photo-table b').count()).toBe(0);
       expect(await page.locator('#photo-table script').count()).toBe(0);
+    } finally {
+      await browser?.close();
+    }
+  }, 120_000);
+
+  it('a report in pages (--page-size): the summary links every page, each of at most that many photos, no script run from a name', async () => {
+    const r = await runCli(['report', 'jobs.yaml', '--out', 'paged/report.html', '--page-size', '4'], env(), { cwd: dir });
+    expectClean(r, 'report --page-size');
+    expect(r.code, r.stderr).toBe(0);
+    const pages = readdirSync(path.join(dir, 'paged', 'report-photos')).sort();
+    expect(pages).toEqual(['photos-0001.html', 'photos-0002.html', 'photos-0003.html', 'photos-0004.html']);
+    expect(r.stdout).toContain('pages    13 photos on 4 pages in paged/report-photos, linked from the report');
+    let browser: Browser | undefined;
+    try {
+      browser = await launchBrowser();
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      page.on('dialog', (d) => void d.dismiss().then(() => errors.push(`dialog ${d.message()}`)));
+      await page.goto(pathToFileURL(path.join(dir, 'paged', 'report.html')).href);
+      expect(await page.locator('#photo-rows').count(), 'the summary holds no photo table').toBe(0);
+      const links = page.locator('#photo-pages a');
+      expect(await links.count()).toBe(4);
+      const seen: string[] = [];
+      await links.first().click();
+      for (let n = 1; ; n++) {
+        await page.waitForSelector('#photo-rows tr');
+        expect(await page.evaluate('window.__pwned ?? null')).toBeNull();
+        const rows = await page.locator('#photo-rows td.path .p').allInnerTexts();
+        expect(rows.length, `page ${n}`).toBeLessThanOrEqual(4);
+        seen.push(...rows);
+        // Thumbnails and full-size links resolve from the page's own folder.
+        await page.$$eval('img.thumb', (list) =>
+          Promise.all(list.map((i) => (i.complete ? null : new Promise((done) => ((i.onload = done), (i.onerror = done)))))),
+        );
+        for (const w of await page.$$eval('img.thumb', (list) => list.map((i) => i.naturalWidth))) expect(w).toBeGreaterThan(0);
+        for (const href of await page.$$eval('a.full', (list) => list.map((a) => (a as unknown as { href: string }).href))) {
+          expect(existsSync(fileURLToPath(href)), href).toBe(true);
+        }
+        const next = page.locator('nav.toc a', { hasText: 'next page' });
+        if ((await next.count()) === 0) break;
+        await next.click();
+      }
+      expect(seen).toHaveLength(13);
+      expect(seen).toContain('"><img src=x onerror="window.__pwned=1">.jpg');
+      expect(await page.locator('#photo-table script, #photo-table b').count()).toBe(0);
+      await page.locator('nav.toc a', { hasText: 'the summary' }).click();
+      await page.waitForSelector('#photo-pages');
+      expect(errors).toEqual([]);
     } finally {
       await browser?.close();
     }

@@ -85,7 +85,7 @@ describe('darkroom run, end to end over loopback HTTP', () => {
 describe('darkroom status during a run', () => {
   it('answers from the ledger while the run is writing it', async () => {
     const sim = await startSim({ keys: [KEY], seed: 4, latency: { medianMs: 1500, sigma: 0.2 } });
-    const job = await makeJob({ photos: 9, steps: [{ capability: 'enhance' }] });
+    const job = await makeJob({ photos: 4, steps: [{ capability: 'enhance' }] });
     try {
       const run = runCli(['run', job.jobsFile, '--base-url', sim.apiUrl], { DARKROOM_TEST_KEY: KEY });
       let seenRunning = false;
@@ -95,7 +95,7 @@ describe('darkroom status during a run', () => {
         const s = await runCli(['status', job.jobsFile, '--json']);
         if (s.code !== 0) continue;
         const j = JSON.parse(s.stdout) as { total: number; pending: number };
-        if (j.total === 9 && j.pending > 0) seenRunning = true;
+        if (j.total === 4 && j.pending > 0) seenRunning = true;
       }
       expect(seenRunning).toBe(true);
       const second = await runCli(['run', job.jobsFile, '--base-url', sim.apiUrl], { DARKROOM_TEST_KEY: KEY });

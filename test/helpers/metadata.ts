@@ -109,7 +109,7 @@ export function writeProfile(dir: string, name: string, bytes: Buffer): string {
 export async function carryTo(writer: MetadataWriter, req: CarryRequest, out: string): Promise<CarryResult> {
   const r = await writer.carry(req);
   try {
-    if (r.layout === null) copyFileSync(req.raw, out);
+    if (r.layout === null) copyFileSync(req.raw as string, out);
     else renameSync((await writeLayout(path.dirname(out), out, r.layout)).file, out);
   } finally {
     r.release();

@@ -19,7 +19,7 @@ const calls = (s: SimSession) => Object.values(s.model.audit().keys)[0]!.calls;
 
 /** The simulator passes bytes through: an output equals the input it was made from. */
 describe('inputs identified by content, across runs', () => {
-  it('processes a photo found twice once, writes it under both names, keeps a rename, and redoes a changed file', async () => {
+  it('processes a photo found twice once, writes it under both names, follows a rename, and redoes a changed file', async () => {
     const job = await makeJob({ photos: 0, steps: [{ capability: 'enhance' }] });
     cleanups.push(job.cleanup);
     const inp = (p: string) => path.join(job.inputDir, p);
@@ -46,7 +46,8 @@ describe('inputs identified by content, across runs', () => {
     expect(r2.exitCode).toBe(0);
     expect(calls(s)).toBe(before);
     expect(r2.status).toMatchObject({ total: 2, done: 2 });
-    expect(filesUnder(job.outputDir)).toEqual(['a.jpg', 'b.png', 'copies/a (copy).jpg', 'later/a again.jpg', 'renamed b.png']);
+    // b.png's output went with its name: renamed, not kept beside the new one
+    expect(filesUnder(job.outputDir)).toEqual(['a.jpg', 'copies/a (copy).jpg', 'later/a again.jpg', 'renamed b.png']);
     expect(await pixelPrint(path.join(job.outputDir, 'renamed b.png'))).toBe(await pixelPrint(inp('renamed b.png')));
 
     // run 3: a.jpg changed (its copies did not): a.jpg is processed again, alone

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import sharp from 'sharp';
@@ -9,7 +9,10 @@ import { pngChunk, standInOf } from '../../src/metadata/standIn.js';
 import type { OutputKind } from '../../src/metadata/tags.js';
 import { MetadataWriter } from '../../src/metadata/writer.js';
 import { makeJob, makeTempDir } from '../helpers/job.js';
-import { carryTo, Exif, SCAN_TAGS, solid } from '../helpers/metadata.js';
+import { carryTo, Exif, SCAN_TAGS, sha256Of, solid } from '../helpers/metadata.js';
+import { writeLayout } from '../../src/outputs/layout.js';
+import { nodeOutputFs } from '../../src/outputs/outputfs.js';
+import { writeSplicedAtomically } from '../../src/outputs/splice.js';
 import { simulate } from '../helpers/simulate.js';
 
 /**
@@ -181,6 +184,121 @@ describe('an output written through a stand-in', () => {
     } finally {
       await tiny.end();
     }
+  });
+});
+
+/** A service's PNG as the big-output bench serves it: a picture, then large private chunks after its image data, its own EXIF. */
+async function benchPng(file: string): Promise<void> {
+  const png = await sharp({
+    create: { width: 200, height: 100, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 90, sigma: 30 } },
+  })
+    .png({ compressionLevel: 1 })
+    .toBuffer();
+  const iend = png.subarray(png.length - 12);
+  writeFileSync(
+    file,
+    Buffer.concat([
+      png.subarray(0, png.length - 12),
+      pngChunk('drPd', randomBytes(300 * 1024)),
+      pngChunk('drPd', randomBytes(100 * 1024)),
+      iend,
+    ]),
+  );
+  await exif.write(file, ['-EXIF:Software=Service 2.1']);
+}
+
+describe('an output spliced as its body streams in (outputs/splice.ts)', () => {
+  const cases = [
+    { name: 'a JPEG', kind: 'jpeg' as const, make: (d: string) => serviceFile(d, 'jpeg'), whole: false },
+    {
+      name: 'a PNG with large chunks after its image data',
+      kind: 'png' as const,
+      make: async (d: string) => {
+        const f = path.join(d, 'raw.png');
+        await benchPng(f);
+        return f;
+      },
+      whole: false,
+    },
+    { name: 'a PNG with text after its image data', kind: 'png' as const, make: (d: string) => serviceFile(d, 'png'), whole: true },
+  ];
+  for (const c of cases) {
+    it(`is, for ${c.name}, byte for byte what ExifTool makes of the whole file${c.whole ? ' (spliced whole once written)' : ', the image data written once'}`, async () => {
+      const d = makeTempDir('darkroom-splice-');
+      dirs.push(d);
+      const input = path.join(d, 'scan.jpg');
+      await solid(input, 64, 48, [200, 150, 100], 'jpeg');
+      await exif.write(input, [...SCAN_TAGS]);
+      const raw = await c.make(d);
+      const ext = path.extname(raw);
+      const req = { kind: c.kind, level: 'all' as const, source: { file: input }, provenance: PROVENANCE };
+      await carryTo(whole, { ...req, raw }, path.join(d, `whole${ext}`));
+      const body = readFileSync(raw);
+      // The body as a socket hands it over: in odd pieces, so every boundary falls mid-chunk somewhere.
+      const rest = (async function* () {
+        for (let i = 16; i < body.length; i += 7777) yield body.subarray(i, Math.min(body.length, i + 7777));
+      })();
+      let finalized = 0;
+      let written = 0;
+      const out = path.join(d, `out${ext}`);
+      const facts = await writeSplicedAtomically(out, { head: body.subarray(0, 16), rest, check: (n) => expect(n).toBe(body.length) }, d, {
+        fs: { ...nodeOutputFs, writeAsync: (fd, b) => ((written += b.length), nodeOutputFs.writeAsync(fd, b)) },
+        splice: {
+          kind: c.kind,
+          head: async (si) => {
+            const r = await spliced.carry({ ...req, raw: si });
+            r.release();
+            return r.layout![0] as Buffer;
+          },
+        },
+        finalize: async (temp, dir) => {
+          finalized++;
+          const r = await spliced.carry({ ...req, raw: temp });
+          try {
+            return await writeLayout(dir, out, r.layout!);
+          } finally {
+            r.release();
+          }
+        },
+      });
+      const made = readFileSync(out);
+      expect(made.equals(readFileSync(path.join(d, `whole${ext}`))), 'byte for byte').toBe(true);
+      expect(facts).toMatchObject({ bytes: made.length, sha256: sha256Of(out) });
+      expect(finalized).toBe(c.whole ? 1 : 0);
+      if (!c.whole) expect(written, 'the image data written once').toBe(made.length);
+      expect(readdirSync(d).filter((f) => f.endsWith('.darkroom-tmp'))).toEqual([]);
+    });
+  }
+});
+
+describe('an output whose body breaks off after its head was spliced', () => {
+  it('is not written: no file at its name, no temp file, the error the download gets', async () => {
+    const d = makeTempDir('darkroom-splice-');
+    dirs.push(d);
+    const raw = await serviceFile(d, 'jpeg');
+    const body = readFileSync(raw);
+    const rest = (async function* () {
+      yield body.subarray(16, body.length >> 1);
+      throw new Error('socket hang up');
+    })();
+    const out = path.join(d, 'out.jpg');
+    let heads = 0;
+    const req = { kind: 'jpeg' as const, level: 'basic' as const, source: { none: 'a URL input' }, provenance: PROVENANCE };
+    await expect(
+      writeSplicedAtomically(out, { head: body.subarray(0, 16), rest }, d, {
+        splice: {
+          kind: 'jpeg',
+          head: async (si) => {
+            heads++;
+            const r = await spliced.carry({ ...req, raw: si });
+            r.release();
+            return r.layout![0] as Buffer;
+          },
+        },
+      }),
+    ).rejects.toThrow('socket hang up');
+    expect(heads).toBe(1);
+    expect(readdirSync(d).filter((f) => f.startsWith('out') || f.endsWith('.darkroom-tmp'))).toEqual([]);
   });
 });
 

@@ -97,6 +97,34 @@ describe('LiveProgress without a terminal (or --quiet)', () => {
   });
 });
 
+describe('LiveProgress while the run is still finding photos', () => {
+  it('says the discovery goes on and how many it found, on the line and in the rows, and stops saying it once it ended', () => {
+    const vc = new VirtualClock(Date.UTC(2026, 0, 1));
+    restore = installClock(vc);
+    const lines: string[] = [];
+    let found: number | null = 41_200;
+    const read = () => ({ ...picture(3, found ?? 50_000, vc.now()), discovery: found === null ? null : { found } });
+    const live = new LiveProgress({ mode: 'lines', line: (s) => lines.push(s), color: false, title: 'jobs.yaml', read });
+    live.start();
+    vc.advanceBy(60_000);
+    expect(lines[0]).toMatch(/^darkroom: 3\/41200 done · finding photos… 41,200 so far · tasks 0/);
+    found = null;
+    vc.advanceBy(60_000);
+    expect(lines[1]).toMatch(/^darkroom: 3\/50000 done · tasks 0/);
+    expect(lines[1]).not.toContain('finding photos');
+    live.stop();
+
+    let written = '';
+    found = 1_234_567;
+    const stream = { isTTY: true, columns: 160, write: (s: string) => ((written += s), true) };
+    const tty = new LiveProgress({ mode: 'tty', stream, line: () => undefined, color: false, title: 'jobs.yaml', read });
+    tty.start();
+    vc.advanceBy(1_000);
+    tty.stop();
+    expect(written).toContain('3/1234567 photos done · finding photos… 1,234,567 so far');
+  });
+});
+
 describe('LiveProgress on a terminal', () => {
   it('draws rows in place with cli-progress (cursor moves, bar, figures), warnings above them, and restores the cursor', () => {
     const vc = new VirtualClock(Date.UTC(2026, 0, 1));

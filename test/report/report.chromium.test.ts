@@ -44,6 +44,14 @@ describe('darkroom report, through the CLI, opened in headless Chromium', () => 
     expect(readdirSync(path.join(dir, 'morning', 'report-thumbs')).filter((f) => f.endsWith('.webp'))).toHaveLength(11);
   });
 
+  it('--no-thumbs: the files looked at, no thumbnail made', async () => {
+    const r = await runCli(['report', 'jobs.yaml', '--out', 'bare/report.html', '--no-thumbs'], {}, { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('no thumbnails (--no-thumbs)');
+    expect(r.stdout).toContain('2 format changes');
+    expect(readdirSync(path.join(dir, 'bare'))).toEqual(['report.html']);
+  });
+
   it('carries no key, no absolute path, and loads nothing from the network', () => {
     expect(html).not.toMatch(/<link|@import|url\(\s*['"]?(?!data:)/i);
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);

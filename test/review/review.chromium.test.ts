@@ -10,6 +10,12 @@ import { writePhoto, type TestJob } from '../helpers/job.js';
 import { simulate } from '../helpers/simulate.js';
 import { asPage, doneJob, HOSTILE, raw } from './fixture.js';
 
+/** Another list chosen: the page asks the server for it; waited for until it is shown. */
+async function show(page: Page, filter: string): Promise<void> {
+  await page.selectOption('#filter', filter);
+  await page.waitForFunction((f: string) => (globalThis as any).document.body.dataset.list === `${f} *`, filter);
+}
+
 /**
  * The review page in the Chromium `npm ci` brings: 50 photos decided with the keyboard alone
  * (accept, reject with and without a reason, undo, flip, zoom), then a reload that must find
@@ -223,7 +229,7 @@ describe('darkroom review: the page, by keyboard, in Chromium', () => {
     ]);
     const seen = new Map<number, Expected>();
     for (const filter of ['accepted', 'rejected', 'unreviewed']) {
-      await page.selectOption('#filter', filter);
+      await show(page, filter);
       const n = Number((await page.textContent('#position'))!.split(' / ')[1]);
       for (let k = 0; k < n; k++) {
         const id = await current();
@@ -242,7 +248,7 @@ describe('darkroom review: the page, by keyboard, in Chromium', () => {
   });
 
   it('shows a name with terminal escapes, markup and a bidi override as text', async () => {
-    await page.selectOption('#filter', 'all');
+    await show(page, 'all');
     const shown = shownText(HOSTILE);
     expect(shown).toContain('\\x1b[31m');
     expect(shown).toContain('\\u202e');
@@ -280,7 +286,7 @@ describe('darkroom review: the page, by keyboard, in Chromium', () => {
   });
 
   it('a photo a run finishes while the page is open appears without a reload; a decision made elsewhere too', async () => {
-    await page.selectOption('#filter', 'unreviewed');
+    await show(page, 'unreviewed');
     const before = await page.locator('#filter option').allTextContents();
     expect(before[0]).toBe('not yet reviewed (11)');
     await writePhoto(path.join(job.inputDir, 'late/arrival.jpg'), 77);

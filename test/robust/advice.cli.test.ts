@@ -7,6 +7,7 @@ import { startSim } from '../../src/sim/server.js';
 import { discovered } from '../helpers/discovered.js';
 import { runCli } from '../helpers/cli.js';
 import { makeJob } from '../helpers/job.js';
+import { simulate } from '../helpers/simulate.js';
 
 /**
  * Each piece of advice darkroom prints must work when followed, at the moment it is given:
@@ -59,6 +60,36 @@ describe('advice that leads somewhere', () => {
     }
     const after = await runCli(['status', job.jobsFile]);
     expect(after.stdout).toContain(`paid     1 paid, not yet downloaded: run \`darkroom run ${job.jobsFile}\` again to fetch them`);
+  }, 30_000);
+
+  it('rejected in review: while a run holds the ledger, status says retry --rejected once it has ended (the lock refuses it before)', async () => {
+    const job = await makeJob({ photos: 1, steps: [{ capability: 'enhance' }] });
+    cleanups.push(job.cleanup);
+    const done = await simulate({ job, ledger: job.ledgerFile });
+    expect(done.result.exitCode).toBe(0);
+    const ledger = done.ledger;
+    const id = ledger.items.all()[0]!.id;
+    ledger.reviews.record(id, 'reject', ledger.reviews.photo(id)!.sha256, 'too dark');
+    const redo = `\`darkroom retry --rejected ${job.jobsFile}\` to redo`;
+    const lock = ledger.acquireRunLock({ command: 'run' });
+    try {
+      const during = await runCli(['status', job.jobsFile]);
+      expect(during.stdout).toContain(
+        `review   0 accepted · 1 rejected · 0 not reviewed · ${redo} once the run going on (pid ${process.pid}) has ended`,
+      );
+      // What it would meet now: the lock.
+      const now = await runCli(['retry', '--rejected', job.jobsFile, '--yes']);
+      expect(now.code).not.toBe(0);
+      expect(now.stderr).toContain(`pid ${process.pid}`);
+    } finally {
+      lock.release();
+      ledger.close();
+    }
+    const after = await runCli(['status', job.jobsFile]);
+    expect(after.stdout).toMatch(new RegExp(`^review .* · ${redo.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    const followed = await runCli(['retry', '--rejected', job.jobsFile, '--yes']);
+    expect(followed.code, followed.stderr).toBe(0);
+    expect(followed.stdout).toContain('re-queued 1 rejected photo(s)');
   }, 30_000);
 
   it('after Ctrl-C with tasks at the service: status says the next run polls them, not retry --held; and the next run does', async () => {

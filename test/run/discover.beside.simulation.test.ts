@@ -16,7 +16,7 @@ afterEach(() => {
   while (cleanups.length) cleanups.pop()!();
 });
 
-/** Three of discovery's batches (64, then 128, then the rest). */
+/** Four of discovery's batches (16, 32, 64, then the rest). */
 const PHOTOS = 200;
 
 /** What the ledger holds when the first create of a run leaves. */

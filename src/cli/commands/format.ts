@@ -20,7 +20,7 @@ export function formatStatus(
       `skipped  ${s.skipped} input(s) darkroom will not send (listed below with why): not in the total; replace or remove them and run again`,
     );
   if (s.paidNotDownloaded > 0) lines.push(paidNotDownloadedLine(s.paidNotDownloaded, jobsFile, going));
-  if (s.done > 0) lines.push(reviewLine(s.review, jobsFile));
+  if (s.done > 0) lines.push(reviewLine(s.review, jobsFile, going));
   if (s.metadataNotCarried > 0) {
     lines.push(
       `metadata ${s.metadataNotCarried} output(s) without all of their input's metadata: the photos are done, the reasons are listed below`,
@@ -65,11 +65,19 @@ export function formatStatus(
   return lines.join('\n');
 }
 
-/** How far the review of the done photos has got, and what to do next. */
-function reviewLine(r: LedgerStatus['review'], jobsFile?: string): string {
+/**
+ * How far the review of the done photos has got, and what to do next: `review` shares the
+ * ledger with a run, `retry --rejected` needs the lock, so while another command holds it
+ * the advice says to wait for its end.
+ */
+function reviewLine(r: LedgerStatus['review'], jobsFile?: string, going?: RunGoing): string {
   const jobs = jobsFile ?? '<jobs.yaml>';
-  const next =
-    r.unreviewed > 0 ? ` · \`darkroom review ${jobs}\` to look` : r.rejected > 0 ? ` · \`darkroom retry --rejected ${jobs}\` to redo` : '';
+  const redo = `\`darkroom retry --rejected ${jobs}\``;
+  const after =
+    going === undefined
+      ? ''
+      : ` once ${going.command === 'run' ? 'the run going on' : `darkroom ${going.command}`} (pid ${going.pid}) has ended`;
+  const next = r.unreviewed > 0 ? ` · \`darkroom review ${jobs}\` to look` : r.rejected > 0 ? ` · ${redo} to redo${after}` : '';
   return `review   ${r.accepted} accepted · ${r.rejected} rejected · ${r.unreviewed} not reviewed${next}`;
 }
 

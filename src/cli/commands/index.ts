@@ -4,3 +4,4 @@
  * `darkroom --help` and `status` load none of the run's modules (undici, sharp, zod, yaml…).
  */
 export { DEFAULT_LEDGER_FILE } from '../../config/ledgerPath.js';
+export { PHOTOS_PER_PAGE } from '../../report/pageSize.js';

@@ -51,8 +51,15 @@ export async function manifestCommand(args: ManifestArgs): Promise<{ text: strin
       `outside  ${summary.elsewhere.length} file(s) darkroom wrote are outside ${dir}/ (e.g. ${shownText(rel(summary.elsewhere[0]!))}): was output.dir changed, or the folder moved? Left out; run the manifest where the outputs were written`,
     );
   }
-  if (summary.takenNow > 0)
-    lines.push(`note     ${summary.takenNow} file(s) were written before darkroom recorded checksums: theirs were taken now`);
+  if (summary.takenNow > 0) {
+    const kept =
+      summary.recordedNow === summary.takenNow
+        ? ' and recorded in the ledger'
+        : summary.recordedNow > 0
+          ? ` (${summary.recordedNow} recorded in the ledger)`
+          : ' (not recorded: the ledger could not be written)';
+    lines.push(`note     ${summary.takenNow} file(s) were written before darkroom recorded checksums: theirs were taken now${kept}`);
+  }
   lines.push(`check    cd ${shownText(shellQuote(dir))} && sha256sum -c manifest-sha256.txt`);
   return { text: lines.join('\n'), exitCode, summary };
 }

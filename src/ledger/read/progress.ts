@@ -5,8 +5,9 @@ import { holderFromRow, judgeHolder, SELECT_HOLDER, systemProbe, type LockRow } 
 import type { LockHolder } from '../../errors.js';
 import { openDatabase } from '../open.js';
 import { stmt } from '../statements.js';
-import { readRedoPaths, readStepsCensus, type StepsCensus } from './census.js';
-import { readStatus, type LedgerStatus, type StepGroup } from './status.js';
+import { readStepsCensus, redoCondition, type StepsCensus } from './census.js';
+import { keepsCounts, readCallsByKey, readKeys, readStatus, readStepCapabilities, type LedgerStatus, type StepGroup } from './status.js';
+import type { ReviewCountsCache } from '../reviews.js';
 import { inPhase, sqlList, type ItemState } from '../transitions.js';
 
 /**
@@ -48,16 +49,20 @@ export const RECENT_WINDOW_MS = 15 * 60_000;
 
 /**
  * What a long-lived reader keeps between reads so that each read costs little on a big
- * ledger. Calls are append-only (rowid order), so their counts by kind are kept up to date
- * from the rows added since the last read; figures over the attempts and submissions
- * tables change slowly and are re-read at most every 30 s.
+ * ledger. A ledger that keeps its own counts (migrations/013_ledger_counts.sql) is read from
+ * them, and the decisions that stand are read again only when one changed (ReviewCountsCache):
+ * a refresh of `status --watch` reads a few rows per state, key and capability, the problems
+ * listed, and what happened since the last one, whatever the size of the archive. On an older
+ * ledger, calls are append-only (rowid order), so their counts by kind are kept up to date
+ * from the rows added since the last read; figures over the attempts and submissions tables
+ * change slowly and are re-read at most every 30 s.
  *
  * Measured on the bench's 100,000-item, 130,000-call ledger: a full read 243 ms (a scan of
  * items by step and of calls by endpoint, ~40 ms each, dominated); a cached one ~25 ms.
  * With the indexes of migration 004 (items by state and step, calls by endpoint): a full
  * read ~30 ms, a cached one ~20 ms.
  */
-export interface ProgressCache {
+export interface ProgressCache extends ReviewCountsCache {
   lastCallId: number;
   upload: number;
   account: number;
@@ -80,27 +85,12 @@ export function readProgress(db: Database.Database, now: number, opts: ProgressO
   const sinceMs = opts.sinceMs ?? now - RECENT_WINDOW_MS;
   const c: ProgressCache = cache ?? { lastCallId: 0, upload: 0, account: 0, calls: 0, slowAtMs: -Infinity };
   return db.transaction(() => {
-    const status = readStatus(db, now, opts.problemLimit ?? 200);
-
-    // By the calls_endpoint index (migration 004), and on a first read the count of the whole
-    // table that status has made (COUNT(*), which SQLite answers from page counts: ~3 ms on
-    // 130,000 calls, where one pass over the rows after lastCallId took ~50 ms).
-    const since = c.lastCallId;
-    const kinds = stmt<[number, number], { upload: number; account: number; last: number | null }>(
-      db,
-      `SELECT (SELECT COUNT(*) FROM calls WHERE endpoint = '/api/v1/image/upload' AND id > ?) AS upload,
-              (SELECT COUNT(*) FROM calls WHERE endpoint IN ('/api/v1/credits', '/api/v1/usage') AND id > ?) AS account,
-              (SELECT MAX(id) FROM calls) AS last`,
-    ).get(since, since)!;
-    const n =
-      since === 0 ? status.calls.total : stmt<[number], { n: number }>(db, 'SELECT COUNT(*) AS n FROM calls WHERE id > ?').get(since)!.n;
-    c.upload += kinds.upload;
-    c.account += kinds.account;
-    c.calls += n;
-    c.lastCallId = kinds.last ?? c.lastCallId;
-
-    if (!c.slow || now - c.slowAtMs >= SLOW_EVERY_MS || now < c.slowAtMs) {
-      c.slow = readSlow(db);
+    const status = readStatus(db, now, opts.problemLimit ?? 200, c);
+    const counted = keepsCounts(db);
+    const callsByKind = counted ? readCallKinds(db) : callKindsSince(db, c, status.calls.total);
+    if (counted) c.slow = readSlow(db, true);
+    else if (!c.slow || now - c.slowAtMs >= SLOW_EVERY_MS || now < c.slowAtMs) {
+      c.slow = readSlow(db, false);
       c.slowAtMs = now;
     }
     const slow = c.slow;
@@ -109,8 +99,10 @@ export function readProgress(db: Database.Database, now: number, opts: ProgressO
     // step, from the state counts for the others.
     const byStep: StepGroup[] = stmt<[], StepGroup>(
       db,
-      `SELECT step_index AS step, state, COUNT(*) AS n FROM items
-       WHERE state IN ${sqlList(ANY_STEP)} GROUP BY step_index, state ORDER BY step_index, state`,
+      counted
+        ? `SELECT step_index AS step, state, n FROM item_counts WHERE state IN ${sqlList(ANY_STEP)} AND n > 0 ORDER BY step_index, state`
+        : `SELECT step_index AS step, state, COUNT(*) AS n FROM items
+           WHERE state IN ${sqlList(ANY_STEP)} GROUP BY step_index, state ORDER BY step_index, state`,
     ).all();
     const seen = Math.max(0, ...byStep.map((r) => r.step + 1), ...slow.stepCapabilities.map((r) => r.step + 1));
     const last = Math.max(0, (opts.stepCount ?? Math.max(1, seen)) - 1);
@@ -135,7 +127,7 @@ export function readProgress(db: Database.Database, now: number, opts: ProgressO
     // the only ones that can have calls in the (shorter) recent window.
     const recentCalls = { n: 0, first: null as number | null };
     const keysInHour = Object.keys(status.calls.perKey);
-    const windowKeys = sinceMs >= now - 3_600_000 ? keysInHour : readKeys(db);
+    const windowKeys = sinceMs >= now - 3_600_000 ? keysInHour : readKeys(db, counted);
     for (const key of windowKeys) {
       const r = stmt<[string, number], { n: number; first: number | null }>(
         db,
@@ -149,20 +141,70 @@ export function readProgress(db: Database.Database, now: number, opts: ProgressO
       status,
       byStep,
       slots,
-      callsByKind: { upload: c.upload, account: c.account, task: c.calls - c.upload - c.account },
+      callsByKind,
       recent: { sinceMs, done, calls: recentCalls.n, firstCallMs: recentCalls.first },
       ...slow,
     };
   })();
 }
 
-function readKeys(db: Database.Database): string[] {
-  return stmt<[], { key_fp: string }>(db, 'SELECT DISTINCT key_fp FROM calls')
-    .all()
-    .map((r) => r.key_fp);
+const UPLOAD = "'/api/v1/image/upload'";
+const ACCOUNT = "('/api/v1/credits', '/api/v1/usage')";
+
+/** All calls ever, by kind, from the ledger's own counts (migrations/013_ledger_counts.sql). */
+function readCallKinds(db: Database.Database): ProgressFacts['callsByKind'] {
+  const r = stmt<[], { upload: number | null; account: number | null; all: number | null }>(
+    db,
+    `SELECT SUM(CASE WHEN endpoint = ${UPLOAD} THEN n END) AS upload, SUM(CASE WHEN endpoint IN ${ACCOUNT} THEN n END) AS account,
+            SUM(n) AS "all" FROM call_counts`,
+  ).get()!;
+  const upload = r.upload ?? 0;
+  const account = r.account ?? 0;
+  return { upload, account, task: (r.all ?? 0) - upload - account };
 }
 
-function readSlow(db: Database.Database): Pick<ProgressFacts, 'latency' | 'waitHints' | 'stepCapabilities' | 'failRetries'> {
+/**
+ * All calls ever, by kind, on a ledger without its own counts: the counts kept in `c` brought up
+ * to date from the calls added since the last read (calls are append-only, rowid order).
+ */
+function callKindsSince(db: Database.Database, c: ProgressCache, total: number): ProgressFacts['callsByKind'] {
+  // By the calls_endpoint index (migration 004), and on a first read the count of the whole
+  // table that status has made (COUNT(*), which SQLite answers from page counts: ~3 ms on
+  // 130,000 calls, where one pass over the rows after lastCallId took ~50 ms).
+  const since = c.lastCallId;
+  const kinds = stmt<[number, number], { upload: number; account: number; last: number | null }>(
+    db,
+    `SELECT (SELECT COUNT(*) FROM calls WHERE endpoint = ${UPLOAD} AND id > ?) AS upload,
+            (SELECT COUNT(*) FROM calls WHERE endpoint IN ${ACCOUNT} AND id > ?) AS account,
+            (SELECT MAX(id) FROM calls) AS last`,
+  ).get(since, since)!;
+  const n = since === 0 ? total : stmt<[number], { n: number }>(db, 'SELECT COUNT(*) AS n FROM calls WHERE id > ?').get(since)!.n;
+  c.upload += kinds.upload;
+  c.account += kinds.account;
+  c.calls += n;
+  c.lastCallId = kinds.last ?? c.lastCallId;
+  return { upload: c.upload, account: c.account, task: c.calls - c.upload - c.account };
+}
+
+function readSlow(
+  db: Database.Database,
+  counted: boolean,
+): Pick<ProgressFacts, 'latency' | 'waitHints' | 'stepCapabilities' | 'failRetries'> {
+  const stepCapabilities = readStepCapabilities(db, counted);
+  if (counted) {
+    // The sums the ledger keeps (migrations/013_ledger_counts.sql): the same figures as the
+    // averages below, without reading a row per task.
+    const latency = stmt<[], { capability: string; tasks: number; meanMs: number }>(
+      db,
+      'SELECT capability, succeeded AS tasks, latency_sum / succeeded AS meanMs FROM attempt_counts WHERE succeeded > 0 ORDER BY capability',
+    ).all();
+    const waitHints = stmt<[], { capability: string; meanMs: number }>(
+      db,
+      'SELECT capability, hint_sum / hinted AS meanMs FROM attempt_counts WHERE hinted > 0 ORDER BY capability',
+    ).all();
+    const failRetries = stmt<[], { n: number | null }>(db, 'SELECT SUM(failed) AS n FROM attempt_counts').get()!.n ?? 0;
+    return { latency, waitHints, stepCapabilities, failRetries };
+  }
   const latency = stmt<[], { capability: string; tasks: number; meanMs: number }>(
     db,
     `SELECT capability, COUNT(*) AS tasks,
@@ -175,40 +217,50 @@ function readSlow(db: Database.Database): Pick<ProgressFacts, 'latency' | 'waitH
     `SELECT capability, AVG(wait_hint_ms) AS meanMs FROM attempts
      WHERE wait_hint_ms IS NOT NULL AND wait_hint_ms > 0 GROUP BY capability ORDER BY capability`,
   ).all();
-  const stepCapabilities = stmt<[], { step: number; capability: string }>(
-    db,
-    'SELECT step_index AS step, MIN(capability) AS capability FROM submissions GROUP BY step_index ORDER BY step_index',
-  ).all();
   const failRetries = stmt<[], { n: number }>(db, "SELECT COUNT(*) AS n FROM attempts WHERE status = 'FAIL'").get()!.n;
   return { latency, waitHints, stepCapabilities, failRetries };
 }
 
-/** The state and step of every item by its path under input.dir, for `darkroom plan`. */
-export function readItemStates(db: Database.Database): Map<string, ItemStateOf> {
-  const out = new Map<string, ItemStateOf>();
-  for (const r of stmt<[], { rel_path: string; content_hash: string | null; state: ItemState; step: number }>(
-    db,
-    'SELECT rel_path, content_hash, state, step_index AS step FROM items',
-  ).iterate()) {
-    const v = { state: r.state, step: r.step, relPath: r.rel_path };
-    out.set(r.rel_path, v);
-    // A photo is its content: every name with these bytes is this item (ledger/discovery.ts).
-    if (r.content_hash !== null) out.set(`sha256:${r.content_hash}`, v);
-  }
-  return out;
+/**
+ * Where a photo found stands, for `darkroom plan`: the item of its content (a photo is its
+ * content: every name with these bytes is this item, ledger/discovery.ts), else of its name;
+ * with whether `run --redo-steps` would send it back to the first step (redoCondition). One
+ * photo at a time, by the ledger's indexes: plan holds no map of the archive.
+ */
+export function itemStateLookup(
+  db: Database.Database,
+  current: string,
+  jobCaps: readonly string[],
+): (contentHash: string, relPath: string) => ItemStateOf | undefined {
+  const redo = redoCondition(db, jobCaps);
+  const columns = `id, rel_path AS relPath, state, step_index AS step, ${redo === null ? '0' : `(${redo})`} AS redo`;
+  type Row = Omit<ItemStateOf, 'redo' | 'byContent'> & { redo: number };
+  const byHash = stmt<string[], Row>(db, `SELECT ${columns} FROM items WHERE content_hash = ?`);
+  const byName = stmt<string[], Row>(db, `SELECT ${columns} FROM items WHERE rel_path = ?`);
+  const args = (key: string) => (redo === null ? [key] : [current, key]);
+  return (contentHash, relPath) => {
+    const hashed = byHash.get(...args(contentHash));
+    const r = hashed ?? byName.get(...args(relPath));
+    return r === undefined ? undefined : { ...r, redo: r.redo === 1, byContent: hashed !== undefined };
+  };
 }
 
-/** Where a photo stands, by its first name (`rel_path`) and by `sha256:` + its content hash: readItemStates. */
+/** Where a photo stands (itemStateLookup). */
 export interface ItemStateOf {
+  readonly id: number;
   readonly state: ItemState;
   readonly step: number;
   /** The item's own name (the first found): what the steps census names it by. */
   readonly relPath: string;
+  /** `run --redo-steps` would send it back to the first step: started under other steps. */
+  readonly redo: boolean;
+  /** Found by its content (else by its name: the content is new to the ledger). */
+  readonly byContent: boolean;
 }
 
 /** Calls per key in the last minute and hour (as `status` counts them), for `plan` and `usage`. */
 export function readCallWindows(db: Database.Database, now: number): Record<string, { lastMinute: number; lastHour: number }> {
-  return readStatus(db, now, 0).calls.perKey;
+  return readCallsByKey(db, now, keepsCounts(db)).perKey;
 }
 
 /**
@@ -222,16 +274,27 @@ export class ProgressReader {
 
   private constructor(private readonly db: Database.Database) {}
 
-  static open(file: string): ProgressReader {
-    return new ProgressReader(openDatabase(file, { readonly: true }));
+  /** `trace`: told the SQL of every statement run (a test counts what a refresh reads). */
+  static open(file: string, opts: { trace?: (sql: string) => void } = {}): ProgressReader {
+    return new ProgressReader(openDatabase(file, { readonly: true, ...(opts.trace ? { trace: opts.trace } : {}) }));
   }
 
   read(now: number, opts: ProgressOptions = {}): ProgressFacts {
     return readProgress(this.db, now, opts, this.cache);
   }
 
-  itemStates(): Map<string, ItemStateOf> {
-    return readItemStates(this.db);
+  /** Where each photo found stands, one at a time (itemStateLookup), against the job's step list. */
+  itemLookup(current: string, jobCaps: readonly string[]): (contentHash: string, relPath: string) => ItemStateOf | undefined {
+    return itemStateLookup(this.db, current, jobCaps);
+  }
+
+  /** The hash recorded for a file name whose size and mtime are unchanged (Inputs.cachedHash): `plan` reads its bytes but hashes none again. */
+  cachedHash(name: string, sizeBytes: number, mtimeMs: number | null): string | undefined {
+    if (mtimeMs === null) return undefined;
+    return stmt<[string, number, number], { content_hash: string }>(
+      this.db,
+      "SELECT content_hash FROM inputs WHERE key = ? AND size_bytes = ? AND mtime_ms = ? AND content_hash NOT LIKE '%:%'",
+    ).get(`f:${name}`, sizeBytes, mtimeMs)?.content_hash;
   }
 
   callWindows(now: number): Record<string, { lastMinute: number; lastHour: number }> {
@@ -271,9 +334,9 @@ export class ProgressReader {
     return stmt<[], { value: string }>(this.db, "SELECT value FROM meta WHERE key = 'owner_id'").get()?.value ?? null;
   }
 
-  /** Photos started under other step lists than the job's (`plan`), and their labels. */
-  stepsCensus(current: string, jobCaps: readonly string[]): { census: StepsCensus; redo: Set<string> } {
-    return { census: readStepsCensus(this.db, current, jobCaps), redo: readRedoPaths(this.db, current, jobCaps) };
+  /** Photos started under other step lists than the job's (`plan`). */
+  stepsCensus(current: string, jobCaps: readonly string[]): StepsCensus {
+    return readStepsCensus(this.db, current, jobCaps);
   }
 
   close(): void {

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import {
   hasColumn,
   hasOutputMetadata,
+  keepsCounts,
   PROBLEM_COLUMNS,
   PROBLEM_STATES,
   readStatus,
@@ -10,7 +11,6 @@ import {
 } from './status.js';
 import type { PhotoFacts } from '../rows.js';
 import { stmt } from '../statements.js';
-import { readDecisions } from '../reviews.js';
 
 /** One finished step of a done item: which capability ran and the task that did it. */
 export interface ReportStep {
@@ -144,18 +144,7 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
     ).all(problemLimit);
     const problemCount = status.held + status.failed + status.skipped;
 
-    const byEndpoint = stmt<[], { method: string; endpoint: string; n: number }>(
-      db,
-      'SELECT method, endpoint, COUNT(*) AS n FROM calls GROUP BY method, endpoint ORDER BY n DESC, endpoint',
-    ).all();
-    const byKey = stmt<[], { keyFp: string; n: number }>(
-      db,
-      'SELECT key_fp AS keyFp, COUNT(*) AS n FROM calls GROUP BY key_fp ORDER BY key_fp',
-    ).all();
-    const errs = stmt<[], { limited: number | null; server: number | null }>(
-      db,
-      'SELECT SUM(http_status = 429) AS limited, SUM(http_status >= 500) AS server FROM calls',
-    ).get()!;
+    const { byEndpoint, byKey, errs } = readCallFigures(db);
 
     const taskTotals = stmt<[], { created: number; polls: number | null }>(
       db,
@@ -187,24 +176,8 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
     const doneSpan = doneRow.f === null || doneRow.l === null ? null : { firstMs: doneRow.f, lastMs: doneRow.l };
 
     const throughput = readThroughput(db, span, opts.maxBuckets ?? 60);
-    const sidecars = hasColumn(db, 'output_files', 'meta_sidecars') ? 'o.meta_sidecars' : 'NULL';
-    const meta = hasOutputMetadata(db)
-      ? `o.meta AS meta, o.meta_note AS metaNote, o.meta_taken AS metaTaken, o.meta_caption AS metaCaption, ${sidecars} AS metaSidecars`
-      : 'NULL AS meta, NULL AS metaNote, NULL AS metaTaken, NULL AS metaCaption, NULL AS metaSidecars';
-    const decisions = readDecisions(db);
-    const photos = stmt<[number], Omit<ReportPhoto, 'review' | 'reviewReason'>>(
-      db,
-      `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
-              i.size_bytes AS inBytes, i.output_path AS outputPath, i.updated_ms AS atMs,
-              o.bytes AS outBytes, ${meta},
-              (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id) AS tasks,
-              (SELECT GROUP_CONCAT(n.name, char(10)) FROM inputs n WHERE n.item_id = i.id AND n.name <> i.rel_path
-                 AND n.seen_gen >= (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'inputs.generation')) AS otherNames
-       FROM items i LEFT JOIN output_files o ON o.path = i.output_path ORDER BY i.rel_path LIMIT ?`,
-    )
-      .all(photoLimit)
-      .map((p) => ({ ...p, review: decisions.get(p.id)?.decision ?? null, reviewReason: decisions.get(p.id)?.reason ?? null }));
-    const photoCount = stmt<[], { n: number }>(db, 'SELECT COUNT(*) AS n FROM items').get()!.n;
+    const photos = readReportPhotos(db, null, photoLimit);
+    const photoCount = Object.values(status.states).reduce((a, b) => a + b, 0);
     const charged = stmt<[], ReportCharged>(
       db,
       "SELECT capability, COUNT(*) AS tasks FROM attempts WHERE status = 'SUCCESS' GROUP BY capability ORDER BY capability",
@@ -227,6 +200,64 @@ export function readReport(db: Database.Database, now: number, opts: ReportOptio
       activity,
     };
   })();
+}
+
+/**
+ * Photos in path order after `after` (null: from the first), at most `limit` (the report's
+ * pages), each with what its row shows: its output's size and metadata, its tasks, its other
+ * names, and the decision that stands about its output.
+ */
+export function readReportPhotos(db: Database.Database, after: string | null, limit: number): ReportPhoto[] {
+  if (limit <= 0) return [];
+  const sidecars = hasColumn(db, 'output_files', 'meta_sidecars') ? 'o.meta_sidecars' : 'NULL';
+  const meta = hasOutputMetadata(db)
+    ? `o.meta AS meta, o.meta_note AS metaNote, o.meta_taken AS metaTaken, o.meta_caption AS metaCaption, ${sidecars} AS metaSidecars`
+    : 'NULL AS meta, NULL AS metaNote, NULL AS metaTaken, NULL AS metaCaption, NULL AS metaSidecars';
+  const reviews = stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'reviews'").get() !== undefined;
+  // The decision that stands (reviews.ts STANDING): about the done photo's output as it is now.
+  const decision = reviews
+    ? `r.decision AS review, r.reason AS reviewReason FROM items i LEFT JOIN output_files o ON o.path = i.output_path
+       LEFT JOIN reviews r ON r.item_id = i.id AND i.state = 'done' AND r.output_sha256 IS o.sha256`
+    : 'NULL AS review, NULL AS reviewReason FROM items i LEFT JOIN output_files o ON o.path = i.output_path';
+  return stmt<[string, number], ReportPhoto>(
+    db,
+    `SELECT i.id, i.rel_path AS path, i.src_path AS srcPath, i.state, i.step_index AS step, i.reason,
+            i.size_bytes AS inBytes, i.output_path AS outputPath, i.updated_ms AS atMs,
+            o.bytes AS outBytes, ${meta},
+            (SELECT COUNT(*) FROM attempts a WHERE a.item_id = i.id) AS tasks,
+            (SELECT GROUP_CONCAT(n.name, char(10)) FROM inputs n WHERE n.item_id = i.id AND n.name <> i.rel_path
+               AND n.seen_gen >= (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'inputs.generation')) AS otherNames,
+            ${decision}
+     WHERE i.rel_path > ? ORDER BY i.rel_path LIMIT ?`,
+  ).all(after ?? '', limit);
+}
+
+/** Calls by endpoint and by key, and those refused (429) or failed at the service (5xx): from the ledger's counts when it keeps them. */
+function readCallFigures(db: Database.Database): {
+  byEndpoint: { method: string; endpoint: string; n: number }[];
+  byKey: { keyFp: string; n: number }[];
+  errs: { limited: number | null; server: number | null };
+} {
+  const from = keepsCounts(db) ? 'call_counts' : null;
+  const byEndpoint = stmt<[], { method: string; endpoint: string; n: number }>(
+    db,
+    from
+      ? `SELECT method, endpoint, SUM(n) AS n FROM ${from} GROUP BY method, endpoint ORDER BY n DESC, endpoint`
+      : 'SELECT method, endpoint, COUNT(*) AS n FROM calls GROUP BY method, endpoint ORDER BY n DESC, endpoint',
+  ).all();
+  const byKey = stmt<[], { keyFp: string; n: number }>(
+    db,
+    from
+      ? `SELECT key_fp AS keyFp, SUM(n) AS n FROM ${from} GROUP BY key_fp ORDER BY key_fp`
+      : 'SELECT key_fp AS keyFp, COUNT(*) AS n FROM calls GROUP BY key_fp ORDER BY key_fp',
+  ).all();
+  const errs = stmt<[], { limited: number | null; server: number | null }>(
+    db,
+    from
+      ? `SELECT SUM(limited) AS limited, SUM(server_errors) AS server FROM ${from}`
+      : 'SELECT SUM(http_status = 429) AS limited, SUM(http_status >= 500) AS server FROM calls',
+  ).get()!;
+  return { byEndpoint, byKey, errs };
 }
 
 function readDone(db: Database.Database, limit: number): ReportDoneItem[] {

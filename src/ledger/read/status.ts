@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { stmt } from '../statements.js';
-import { readReviewCounts, type ReviewCounts } from '../reviews.js';
+import { readReviewCounts, type ReviewCounts, type ReviewCountsCache } from '../reviews.js';
 import { inPhase, phaseOf, sqlList, STATES, TERMINAL, type ItemState } from '../transitions.js';
 import { countNotDownloaded, listNotDownloaded, type NotDownloaded } from '../outputs.js';
 
@@ -101,10 +101,13 @@ export interface MetadataNote {
   readonly level: 'all' | 'basic' | 'provenance' | 'none' | null;
 }
 
-/** Everything `darkroom status` shows, read from the ledger alone. */
-export function readStatus(db: Database.Database, now: number, problemLimit = 200): LedgerStatus {
-  // One scan of the (state, step_index) index gives both the state counts and the steps.
-  const groups = stmt<[], StepGroup>(db, 'SELECT step_index AS step, state, COUNT(*) AS n FROM items GROUP BY state, step_index').all();
+/**
+ * Everything `darkroom status` shows, read from the ledger alone. `cache`: what a long-lived
+ * reader keeps between reads (ProgressReader), so that a refresh reads only what changed.
+ */
+export function readStatus(db: Database.Database, now: number, problemLimit = 200, cache?: ReviewCountsCache): LedgerStatus {
+  const counted = keepsCounts(db);
+  const groups = readItemGroups(db, counted);
   const states = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<ItemState, number>;
   for (const g of groups) states[g.state] += g.n;
   // A gone photo is no longer an input, a skipped one will not be sent: both outside the total
@@ -112,13 +115,7 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
   const total = Object.values(states).reduce((a, b) => a + b, 0) - states.gone - states.skipped;
   const pending = STATES.filter((s) => !TERMINAL.has(s)).reduce((a, s) => a + states[s], 0);
 
-  const perKey: Record<string, { lastMinute: number; lastHour: number }> = {};
-  const rows = stmt<[number, number], { key_fp: string; minute: number; hour: number }>(
-    db,
-    `SELECT key_fp, SUM(at_ms > ?) AS minute, COUNT(*) AS hour FROM calls WHERE at_ms > ? GROUP BY key_fp ORDER BY key_fp`,
-  ).all(now - 60_000, now - 3_600_000);
-  for (const r of rows) perKey[r.key_fp] = { lastMinute: r.minute, lastHour: r.hour };
-  const totalCalls = (stmt(db, 'SELECT COUNT(*) AS n FROM calls').get() as { n: number }).n;
+  const { perKey, total: totalCalls } = readCallsByKey(db, now, counted);
 
   const problems = stmt<[number], ProblemItem>(
     db,
@@ -126,7 +123,7 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
   ).all(problemLimit);
 
   return {
-    steps: readSteps(db, groups),
+    steps: readSteps(db, groups, counted),
     total,
     done: states.done,
     failed: states.failed,
@@ -140,8 +137,63 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
     paidNotDownloaded: countNotDownloaded(db),
     notDownloaded: listNotDownloaded(db, problemLimit),
     ...metadataNotes(db, problemLimit),
-    review: readReviewCounts(db),
+    review: readReviewCounts(db, states.done, cache),
   };
+}
+
+/**
+ * Whether the ledger keeps its own counts of photos, calls and tasks (migrations/013_ledger_counts.sql,
+ * triggers that change them with the rows): then a figure is read from a few rows whatever
+ * the size of the archive. A ledger opened read-only may predate them: it is counted from its rows.
+ */
+export function keepsCounts(db: Database.Database): boolean {
+  return stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'item_counts'").get() !== undefined;
+}
+
+/** Photos per state and step, in (state, step) order. */
+function readItemGroups(db: Database.Database, counted: boolean): StepGroup[] {
+  if (counted) {
+    return stmt<[], StepGroup>(db, 'SELECT step_index AS step, state, n FROM item_counts WHERE n > 0 ORDER BY state, step_index').all();
+  }
+  // One scan of the (state, step_index) index gives both the state counts and the steps.
+  return stmt<[], StepGroup>(db, 'SELECT step_index AS step, state, COUNT(*) AS n FROM items GROUP BY state, step_index').all();
+}
+
+/** Calls per key in the last minute and hour (the keys with calls in the last hour), and all calls ever. */
+export function readCallsByKey(
+  db: Database.Database,
+  now: number,
+  counted: boolean,
+): { perKey: Record<string, { lastMinute: number; lastHour: number }>; total: number } {
+  const perKey: Record<string, { lastMinute: number; lastHour: number }> = {};
+  if (!counted) {
+    const rows = stmt<[number, number], { key_fp: string; minute: number; hour: number }>(
+      db,
+      `SELECT key_fp, SUM(at_ms > ?) AS minute, COUNT(*) AS hour FROM calls WHERE at_ms > ? GROUP BY key_fp ORDER BY key_fp`,
+    ).all(now - 60_000, now - 3_600_000);
+    for (const r of rows) perKey[r.key_fp] = { lastMinute: r.minute, lastHour: r.hour };
+    return { perKey, total: stmt<[], { n: number }>(db, 'SELECT COUNT(*) AS n FROM calls').get()!.n };
+  }
+  // Key by key through the (key_fp, at_ms) index: the last hour's calls alone are read.
+  const window = stmt<[number, string, number], { minute: number | null; hour: number }>(
+    db,
+    'SELECT SUM(at_ms > ?) AS minute, COUNT(*) AS hour FROM calls WHERE key_fp = ? AND at_ms > ?',
+  );
+  for (const key of readKeys(db, true)) {
+    const r = window.get(now - 60_000, key, now - 3_600_000)!;
+    if (r.hour > 0) perKey[key] = { lastMinute: r.minute ?? 0, lastHour: r.hour };
+  }
+  return { perKey, total: stmt<[], { n: number | null }>(db, 'SELECT SUM(n) AS n FROM call_counts').get()!.n ?? 0 };
+}
+
+/** Every key that made a call, in order. */
+export function readKeys(db: Database.Database, counted = keepsCounts(db)): string[] {
+  return stmt<[], { key_fp: string }>(
+    db,
+    counted ? 'SELECT DISTINCT key_fp FROM call_counts ORDER BY key_fp' : 'SELECT DISTINCT key_fp FROM calls ORDER BY key_fp',
+  )
+    .all()
+    .map((r) => r.key_fp);
 }
 
 /** Whether output_files has migration 009's columns: a ledger opened read-only is not migrated, and may predate them. */
@@ -171,7 +223,7 @@ function metadataNotes(db: Database.Database, limit: number): { metadataNotCarri
 }
 
 /** The steps the last run recorded (`meta.pipeline`), else those the creates were made for, folded with the items. */
-function readSteps(db: Database.Database, groups: readonly StepGroup[]): StepStatus[] {
+function readSteps(db: Database.Database, groups: readonly StepGroup[], counted: boolean): StepStatus[] {
   const meta = stmt<[], { value: string }>(db, "SELECT value FROM meta WHERE key = 'pipeline'").get();
   let pipeline: string[] = [];
   try {
@@ -180,15 +232,22 @@ function readSteps(db: Database.Database, groups: readonly StepGroup[]): StepSta
   } catch {
     pipeline = [];
   }
-  const made = stmt<[], { step: number; capability: string }>(
-    db,
-    'SELECT step_index AS step, MIN(capability) AS capability FROM submissions GROUP BY step_index',
-  ).all();
+  const made = readStepCapabilities(db, counted);
   const known = Math.max(pipeline.length, ...made.map((m) => m.step + 1));
   return foldSteps(
     groups,
     Array.from({ length: known }, (_, s) => pipeline[s] ?? made.find((m) => m.step === s)?.capability ?? null),
   );
+}
+
+/** The capability each step index ran as, from the creates made: the first by name, by step. */
+export function readStepCapabilities(db: Database.Database, counted = keepsCounts(db)): { step: number; capability: string }[] {
+  return stmt<[], { step: number; capability: string }>(
+    db,
+    counted
+      ? 'SELECT step_index AS step, capability FROM step_capabilities ORDER BY step_index'
+      : 'SELECT step_index AS step, MIN(capability) AS capability FROM submissions GROUP BY step_index ORDER BY step_index',
+  ).all();
 }
 
 /**

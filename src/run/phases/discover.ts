@@ -58,7 +58,7 @@ export function discover(p: Prepared): Discovering {
   }
   stampNewPhotos(config, ledger);
   outputs.retireStale();
-  log.info({ recovered: p.recovered, tempFilesSwept: p.tempFilesSwept }, 'run started');
+  log.info({ recovered: p.recovered }, 'run started');
   if (outputProblem !== null) {
     supply.end();
     control.stop({ kind: 'disk', immediate: true, exitCode: EXIT.usage, message: outputProblem });

@@ -15,7 +15,13 @@ type Figures = Omit<RunResult, 'summary' | 'rescue'>;
  * the photo events left are sent, the ledger's figures read, and the exit code worked out
  * from them and the run's stops (RunControl.outcome); the summary event goes last.
  */
-export function finish(p: Prepared, discovered: Discovered, guards: Guards | undefined, credits: CreditsShortfall | undefined): RunResult {
+export function finish(
+  p: Prepared,
+  discovered: Discovered,
+  guards: Guards | undefined,
+  credits: CreditsShortfall | undefined,
+  tempFilesSwept: number,
+): RunResult {
   const { ctx } = p;
   const { control, ledger } = ctx;
   const crash = control.crash;
@@ -43,7 +49,7 @@ export function finish(p: Prepared, discovered: Discovered, guards: Guards | und
     status,
     discovered,
     recovered: p.recovered,
-    tempFilesSwept: p.tempFilesSwept,
+    tempFilesSwept,
     accountStop: control.accountStop,
     halt,
     ...(credits ? { credits } : {}),
@@ -56,13 +62,13 @@ export function finish(p: Prepared, discovered: Discovered, guards: Guards | und
 }
 
 /** The run refused before any call: the job's steps changed under started photos (exit 2). */
-export function refuse(p: Prepared): RunResult {
+export function refuse(p: Prepared, tempFilesSwept: number): RunResult {
   const { ctx, steps } = p;
   return ended(ctx, {
     status: ctx.ledger.status(),
     discovered: { added: 0, known: 0, skipped: 0, hidden: 0, gone: 0 },
     recovered: p.recovered,
-    tempFilesSwept: p.tempFilesSwept,
+    tempFilesSwept,
     accountStop: undefined,
     halt: { kind: 'config', message: steps.message ?? "the job's steps changed", exitCode: EXIT.usage, immediate: true },
     ...(steps.change ? { stepsChange: steps.change } : {}),

@@ -14,7 +14,6 @@ export interface Prepared {
   readonly ctx: RunContext;
   /** An output folder that cannot take a file: the run stops with 0 calls; null when it can. */
   readonly outputProblem: string | null;
-  readonly tempFilesSwept: number;
   readonly recovered: RecoveryReport;
   /** Whether photos started under other steps than the job's let the run go on (stepsCheck.ts). */
   readonly steps: StepsCheck;
@@ -38,7 +37,14 @@ export async function prepare(
   const outputs = new OutputWriter(config, ledger, log, { env: req.env, metadataWriter: seams?.metadataWriter, fs: seams?.outputFs });
   // Before anything else: an output folder that cannot take a file stops the run with 0 calls.
   const outputProblem = outputs.probe();
-  const tempFilesSwept = outputProblem === null ? outputs.sweepTemp() : 0;
+  // A killed run's temp files are swept beside the start; nothing is written into the folder before it is over.
+  if (outputProblem === null) {
+    outputs.sweepTemp();
+    void outputs.swept().then(
+      (n) => n > 0 && log.info({ tempFilesSwept: n }, `${n} temp file(s) a killed run left in the output folder removed`),
+      () => {},
+    );
+  }
   const recovered = ledger.recover();
   ledger.items.releaseQueuedClaims();
   // Before anything acts on an item's step: a photo started under other steps is never
@@ -65,5 +71,5 @@ export async function prepare(
     if (problem !== null)
       ctx.control.stop({ kind: 'config', code: 'METADATA_TOOL', immediate: true, exitCode: EXIT.usage, message: problem });
   }
-  return { ctx, outputProblem, tempFilesSwept, recovered, steps };
+  return { ctx, outputProblem, recovered, steps };
 }

@@ -78,18 +78,19 @@ export async function downloadLoop(ctx: RunContext, round: DownloadRound): Promi
       void pool
         .add(() =>
           download(ctx, item)
-            .then(
-              (outcome) =>
-                safely(() => {
-                  // Past the patience a fresh URL is not asked for now (a poll, an API call, for a
-                  // download this run would not make): the task stays `active`, and the next run's
-                  // first poll gets the URL.
-                  if (outcome === 'refresh' && !patience.over(clock.now())) round.handBack();
-                  // A photo redone under new steps: its files made under the old ones go once the new output is in.
-                  if (outcome === 'done') ctx.outputs.retireStale(item.id);
-                }),
-              crashed,
-            )
+            .then(async (outcome) => {
+              safely(() => {
+                // Past the patience a fresh URL is not asked for now (a poll, an API call, for a
+                // download this run would not make): the task stays `active`, and the next run's
+                // first poll gets the URL.
+                if (outcome === 'refresh' && !patience.over(clock.now())) round.handBack();
+                // A photo redone under new steps: its files made under the old ones go once the new output is in.
+                if (outcome === 'done') ctx.outputs.retireStale(item.id);
+              });
+              // A photo redone after a name of it went (renamed while it waited for its redo): that name's files go now.
+              if (outcome === 'done') await ctx.outputs.retireGoneNames(item.id);
+            }, crashed)
+            .catch(crashed)
             .finally(() => {
               inflight.delete(item.id);
               safely(() => events.activity());
