@@ -6,13 +6,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/clock.js';
 import type { WatchHints } from '../../src/inputs/follow/watch.js';
 import type { RunEvent } from '../../src/run/events.js';
+import type { GuardLimits } from '../../src/run/guards.js';
 import { makeJob, type TestJob } from '../helpers/job.js';
 import { simulate, VIRTUAL_START_MS } from '../helpers/simulate.js';
 
 /*
  * `run --follow` under the virtual clock: the scanner's writes happen at moments of the clock
- * (its timers), and the watcher is a stand-in told of each write as chokidar would tell of it
- * (test/inputs/follow.watch.test.ts shows chokidar does); the settler, the recording, the lanes
+ * (its timers), and the watcher is a stand-in told of each write as the real one would tell of
+ * it (test/inputs/follow.watch.test.ts shows it does); the settler, the recording, the lanes
  * and the simulated service are the real ones.
  */
 
@@ -53,7 +54,12 @@ async function emptyJob(extra: Record<string, unknown> = {}): Promise<TestJob> {
 }
 
 /** One followed run: `script` schedules the writes on the clock; the run is interrupted at `endMs` after its start. */
-async function follow(job: TestJob, script: (at: (ms: number, fn: () => void) => void, hints: () => WatchHints) => void, endMs: number) {
+async function follow(
+  job: TestJob,
+  script: (at: (ms: number, fn: () => void) => void, hints: () => WatchHints) => void,
+  endMs: number,
+  guards?: GuardLimits,
+) {
   const vc = new VirtualClock(VIRTUAL_START_MS);
   const { box, watchFolder } = fakeWatch();
   const ac = new AbortController();
@@ -66,7 +72,7 @@ async function follow(job: TestJob, script: (at: (ms: number, fn: () => void) =>
     clock: vc,
     signal: ac.signal,
     onEvent: (e) => events.push(e),
-    runOptions: { follow: true, watchFolder: watchFolder as never },
+    runOptions: { follow: true, watchFolder: watchFolder as never, guards },
   });
   return { ...r, events };
 }
@@ -165,6 +171,28 @@ describe('run --follow under the virtual clock', () => {
       'scan-0002.png',
       'scan-0003.png',
     ]);
+  });
+
+  it('is ended by --max-photos once its photos are done (exit 4), not by an idle folder', async () => {
+    const job = await emptyJob();
+    const pngs = [await scan(11), await scan(12), await scan(13)];
+    const put = (hints: WatchHints, n: number) => {
+      writeFileSync(path.join(job.inputDir, `scan-000${n}.png`), pngs[n - 1]!);
+      hints.file(`scan-000${n}.png`);
+    };
+    const r = await follow(
+      job,
+      (at, hints) => {
+        at(5_000, () => [1, 2].forEach((n) => put(hints(), n)));
+        // Past the cap: never created (the run has ended by then).
+        at(20 * 60_000, () => put(hints(), 3));
+      },
+      60 * 60_000,
+      { maxPhotos: 2 },
+    );
+    expect(r.result.exitCode).toBe(4);
+    expect(r.result.status).toMatchObject({ done: 2, pending: 0 });
+    expect(Object.values(r.audit.createsPerSource)).toEqual([1, 1]);
   });
 
   // 2,000 in `npm run test:follow-burst` (about 80 s here); a shorter burst inside `npm test`.
