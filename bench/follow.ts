@@ -22,6 +22,7 @@ import { discoverInto } from '../src/inputs/discover.js';
 import { Ledger } from '../src/ledger/index.js';
 import { silentLogger } from '../src/log.js';
 import { OutputWriter } from '../src/outputs/writer.js';
+import { stampNewPhotos } from '../src/run/stepsCheck.js';
 import { startSim } from '../src/sim/server.js';
 import { writePhotos } from './photos.js';
 import { darkroomEnv } from './child.js';
@@ -64,6 +65,8 @@ async function prepare(dir: string): Promise<string> {
   try {
     await discoverInto(config, ledger, { keyFps: [] });
     await new OutputWriter(config, ledger, silentLogger()).afterDiscovery();
+    // Stamped with the job's steps, as a run stamps each batch it records.
+    stampNewPhotos(config, ledger);
     // Done, as a finished night leaves them (outputs named, no call needed): in one transaction,
     // through the Ledger's private handle — bench only, as bench/ledger.ts builds its big ledger.
     const db = (ledger as unknown as { db: Database.Database }).db;
