@@ -67,6 +67,16 @@ describe('the followed folder’s watcher', () => {
     expect(Date.now() - t).toBeLessThan(2_000);
   });
 
+  it('on a mount watched by scanning, names a folder changed before its first scan had looked at it', async () => {
+    const dir = makeTempDir();
+    mkdirSync(path.join(dir, 'box 3'));
+    const { w, folders } = watched(dir, true);
+    // Written at once: each folder's poll takes its first look later, so sees this file as always there.
+    writeFileSync(path.join(dir, 'box 3', 'scan.jpg'), 'x');
+    await w.ready;
+    await until(() => folders.includes('box 3'), 2_000);
+  });
+
   it('chooses scanning on a network file system, events elsewhere, or what input.watch says', async () => {
     const job = await makeJob({ photos: 0 });
     cleanups.push(job.cleanup);

@@ -106,8 +106,27 @@ function scanned(dir: string, opts: WatchOptions, hints: WatchHints): FolderWatc
   // A folder moved or copied in: its files were there before its scan.
   w.on('addDir', (p: string) => hints.folder(relTo(dir, p)));
   w.on('error', (err: unknown) => hints.error(err instanceof Error ? err : new Error(String(err))));
-  const ready = new Promise<void>((resolve) => w.once('ready', () => resolve()));
-  return { ready, close: () => w.close() };
+  // A folder's poll compares each stat with the first one it took, which it takes when it can
+  // after 'ready' (libuv's thread pool, late on a busy machine): a file written before that
+  // first stat changes nothing it will see. So once an interval has passed, every folder is
+  // named once more, for a listing to find what came in that window.
+  let again: NodeJS.Timeout | undefined;
+  const ready = new Promise<void>((resolve) =>
+    w.once('ready', () => {
+      again = setTimeout(() => {
+        for (const rel of foldersUnder(dir, opts.skipFolder)) hints.folder(rel);
+      }, opts.pollMs);
+      again.unref();
+      resolve();
+    }),
+  );
+  return {
+    ready,
+    close: () => {
+      clearTimeout(again);
+      return w.close();
+    },
+  };
 }
 
 /** A path under input.dir, '/'-separated ('' for input.dir itself). */
