@@ -2,6 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import parcel from '@parcel/watcher';
 import { watch, type FSWatcher } from 'chokidar';
+import { clock, type TimerHandle } from '../../clock.js';
 
 /** What the watcher says: look at this file, or list this folder (both relative to input.dir, '/'-separated). */
 export interface WatchHints {
@@ -110,20 +111,19 @@ function scanned(dir: string, opts: WatchOptions, hints: WatchHints): FolderWatc
   // after 'ready' (libuv's thread pool, late on a busy machine): a file written before that
   // first stat changes nothing it will see. So once an interval has passed, every folder is
   // named once more, for a listing to find what came in that window.
-  let again: NodeJS.Timeout | undefined;
+  let again: TimerHandle | undefined;
   const ready = new Promise<void>((resolve) =>
     w.once('ready', () => {
-      again = setTimeout(() => {
+      again = clock.setTimer(() => {
         for (const rel of foldersUnder(dir, opts.skipFolder)) hints.folder(rel);
       }, opts.pollMs);
-      again.unref();
       resolve();
     }),
   );
   return {
     ready,
     close: () => {
-      clearTimeout(again);
+      if (again) clock.clearTimer(again);
       return w.close();
     },
   };
