@@ -39,8 +39,8 @@ export default defineConfig({
     // Two cores: run files in parallel, but not so many that the end-to-end runs starve.
     maxWorkers: 2,
     // Each file does not get a fresh module graph: importing src/ anew for each of some 190
-    // files was a third of the suite's CPU. Nothing in src/ keeps state between runs but the
-    // installed clock, which every test that installs one gives back (installClock's undo).
+    // files was half the CPU of the small unit-test files. Nothing in src/ keeps state between
+    // runs but the installed clock, which every test that installs one gives back (its undo).
     isolate: false,
     sequence: { sequencer: LongFirst },
     // .ci/run asks for a JSON report beside the console one, to print "N passed, N failed".
