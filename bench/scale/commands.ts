@@ -79,6 +79,16 @@ function rssFile(): { file: string; read: () => number | null; done: () => void 
   };
 }
 
+/** A live process's peak resident size so far, MB (Linux's VmHWM): a command stopped at the cap writes no maxRSS at exit. */
+function peakSoFar(pid: number | undefined): number | null {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
 /** `darkroom <args>` as a process of its own, timed, its peak RSS read at its exit. */
 function runCli(bin: string, args: readonly string[], cwd: string, timeoutMs: number): Promise<Ran> {
   const rss = rssFile();
@@ -94,14 +104,16 @@ function runCli(bin: string, args: readonly string[], cwd: string, timeoutMs: nu
   child.stdout.on('data', (d: Buffer) => (stdout = stdout.length < 64e6 ? stdout + d.toString() : stdout));
   child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)));
   let timedOut = false;
+  let peakWhenStopped: number | null = null;
   const timer = setTimeout(() => {
     timedOut = true;
+    peakWhenStopped = peakSoFar(child.pid);
     child.kill('SIGKILL');
   }, timeoutMs);
   return new Promise((resolve) => {
     child.on('close', (code) => {
       clearTimeout(timer);
-      const peakMb = rss.read();
+      const peakMb = rss.read() ?? peakWhenStopped;
       rss.done();
       resolve({ wallS: (performance.now() - started) / 1000, peakMb, code, stdout, stderr, timedOut });
     });
@@ -109,7 +121,10 @@ function runCli(bin: string, args: readonly string[], cwd: string, timeoutMs: nu
 }
 
 function simple(command: Command, photos: number, r: Ran, note: string, okCodes = [0, 1]): CommandFigure {
-  if (r.timedOut) return { command, photos, wallS: null, peakMb: null, note: `did not finish in ${r.wallS.toFixed(0)} s (killed)` };
+  if (r.timedOut) {
+    const at = r.peakMb === null ? '' : `, ${r.peakMb.toFixed(0)} MB resident at most by then`;
+    return { command, photos, wallS: null, peakMb: r.peakMb, note: `did not finish within ${(r.wallS / 60).toFixed(0)} min (stopped${at})` };
+  }
   if (r.code === null || !okCodes.includes(r.code)) {
     return { command, photos, wallS: r.wallS, peakMb: r.peakMb, note: `exit ${r.code}: ${r.stderr.trim().split('\n').at(-1) ?? ''}` };
   }
@@ -159,14 +174,16 @@ function measureWatch(bin: string, a: ScaleArchive, timeoutMs: number): Promise<
   });
 }
 
-function get(port: number, p: string, headers: Record<string, string>): Promise<{ status: number; bytes: number; text: string }> {
+function get(port: number, p: string, headers: Record<string, string>): Promise<{ status: number; bytes: number; text: string; count: number }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path: p, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const all = Buffer.concat(chunks);
-        resolve({ status: res.statusCode ?? 0, bytes: all.length, text: all.length < 50e6 ? all.toString('utf8') : '' });
+        const big = all.length >= 50e6;
+        const count = big ? all.toString('latin1').split('"id":').length - 1 : 0;
+        resolve({ status: res.statusCode ?? 0, bytes: all.length, text: big ? '' : all.toString('utf8'), count });
       });
     });
     req.on('error', reject);
@@ -205,7 +222,8 @@ async function measureReview(bin: string, a: ScaleArchive, timeoutMs: number): P
     await Promise.all([get(port, '/', cookie), get(port, '/review.js', cookie), get(port, '/review.css', cookie)]);
     const list = await get(port, '/api/photos', cookie);
     if (list.status !== 200) throw new Error(`/api/photos answered ${list.status}`);
-    const shown = (JSON.parse(list.text) as { photos: unknown[] }).photos.length;
+    // A list past 50 MB is not kept as text (the code before this work sends every photo at once): counted by its ids.
+    const shown = list.text ? (JSON.parse(list.text) as { photos: unknown[] }).photos.length : `${list.count} ids of`;
     const firstView = (performance.now() - t) / 1000;
     child.kill('SIGINT');
     await closed;

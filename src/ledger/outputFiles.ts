@@ -193,9 +193,10 @@ export class OutputFiles {
         );
         if (r.changes === 0) continue;
         n++;
+        // `+state`: the items by their output path (its index), not every done photo by state.
         stmt(
           this.db,
-          "UPDATE reviews SET output_sha256 = ? WHERE output_sha256 IS NULL AND item_id IN (SELECT id FROM items WHERE output_path = ? AND state = 'done')",
+          "UPDATE reviews SET output_sha256 = ? WHERE output_sha256 IS NULL AND item_id IN (SELECT id FROM items WHERE output_path = ? AND +state = 'done')",
         ).run(f.sha256, f.path);
       }
       return n;

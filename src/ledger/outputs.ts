@@ -109,7 +109,8 @@ export class Outputs {
 
   /** Output paths the ledger itself wrote, so a rerun can tell its own files from a stranger's. */
   isOwnOutput(outputPath: string): boolean {
-    return stmt(this.db, "SELECT 1 FROM items WHERE output_path = ? AND state = 'done'").get(outputPath) !== undefined;
+    // `+state`: by the output path's index, not every done photo by state.
+    return stmt(this.db, "SELECT 1 FROM items WHERE output_path = ? AND +state = 'done'").get(outputPath) !== undefined;
   }
 
   /** Result URLs of the item's current task that expired before they were downloaded. */

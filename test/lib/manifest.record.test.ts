@@ -77,3 +77,26 @@ describe('darkroom manifest from the checksums recorded as the files were writte
     expect(readFileSync(`${job.outputDir}/manifest-sha256.txt`, 'utf8')).toBe(recorded);
   });
 });
+
+describe('recording the checksums taken now', () => {
+  it('finds each photo by its output path, not by reading every done photo (a million outputs, a few unrecorded)', () => {
+    const l = Ledger.open(job.ledgerFile);
+    const db = ledgerDb(l);
+    const seen: string[] = [];
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((sql: string) => (seen.push(sql), prepare(sql))) as typeof db.prepare;
+    try {
+      const out = outputs['photo-1.png']!;
+      prepare('UPDATE output_files SET sha256 = NULL, sha512 = NULL WHERE path = ?').run(out.path);
+      expect(l.outputFiles.recordChecksums([{ path: out.path, sha256: 'a'.repeat(64), sha512: 'b'.repeat(128) }])).toBe(1);
+      const plan = seen.flatMap((sql) =>
+        (prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(sql.match(/\?/g) ?? []).map(() => 'x')) as { detail: string }[]).map((r) => r.detail),
+      );
+      expect(plan.some((d) => /^SEARCH items USING (COVERING )?INDEX items_output_path \(output_path=\?\)/.test(d))).toBe(true);
+      expect(plan.filter((d) => /\bitems\b/.test(d) && /\(state=\?\)|^SCAN items/.test(d))).toEqual([]);
+    } finally {
+      db.prepare = prepare;
+      l.close();
+    }
+  });
+});
