@@ -123,7 +123,13 @@ function runCli(bin: string, args: readonly string[], cwd: string, timeoutMs: nu
 function simple(command: Command, photos: number, r: Ran, note: string, okCodes = [0, 1]): CommandFigure {
   if (r.timedOut) {
     const at = r.peakMb === null ? '' : `, ${r.peakMb.toFixed(0)} MB resident at most by then`;
-    return { command, photos, wallS: null, peakMb: r.peakMb, note: `did not finish within ${(r.wallS / 60).toFixed(0)} min (stopped${at})` };
+    return {
+      command,
+      photos,
+      wallS: null,
+      peakMb: r.peakMb,
+      note: `did not finish within ${(r.wallS / 60).toFixed(0)} min (stopped${at})`,
+    };
   }
   if (r.code === null || !okCodes.includes(r.code)) {
     return { command, photos, wallS: r.wallS, peakMb: r.peakMb, note: `exit ${r.code}: ${r.stderr.trim().split('\n').at(-1) ?? ''}` };
@@ -174,7 +180,11 @@ function measureWatch(bin: string, a: ScaleArchive, timeoutMs: number): Promise<
   });
 }
 
-function get(port: number, p: string, headers: Record<string, string>): Promise<{ status: number; bytes: number; text: string; count: number }> {
+function get(
+  port: number,
+  p: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; bytes: number; text: string; count: number }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path: p, headers }, (res) => {
       const chunks: Buffer[] = [];
