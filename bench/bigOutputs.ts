@@ -24,6 +24,7 @@ import { stringify } from 'yaml';
 import { pngChunk } from '../src/metadata/standIn.js';
 import { startSim, type RunningSim } from '../src/sim/server.js';
 import { descendants, memoryOf } from './metadata.js';
+import { darkroomEnv } from './child.js';
 
 const BIN = fileURLToPath(new URL('../bin/darkroom.js', import.meta.url));
 const KEY = 'bench-big-outputs-key-51d0';
@@ -225,13 +226,7 @@ export async function runBig(root: string, photos: string, apiUrl: string, level
   );
   const started = performance.now();
   const child = spawn(process.execPath, [BIN, 'run', jobs, '--base-url', apiUrl, '--quiet'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      TMPDIR: process.env.TMPDIR ?? tmpdir(),
-      DARKROOM_API_KEY: KEY,
-      DARKROOM_STATE_DIR: path.join(dir, 'keys'),
-    },
+    env: darkroomEnv(KEY, path.join(dir, 'keys'), { TMPDIR: process.env.TMPDIR ?? tmpdir() }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

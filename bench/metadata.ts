@@ -21,6 +21,7 @@ import { ExifToolProcess } from '../src/metadata/exiftool.js';
 import { MetadataWriter } from '../src/metadata/writer.js';
 import { startSim } from '../src/sim/server.js';
 import { carryTo, SCAN_TAGS } from '../test/helpers/metadata.js';
+import { darkroomEnv } from './child.js';
 
 const BIN = fileURLToPath(new URL('../bin/darkroom.js', import.meta.url));
 const KEY = 'bench-metadata-key-7e2c';
@@ -122,12 +123,7 @@ async function runOnce(root: string, photos: string, apiUrl: string, metadata: '
   );
   const started = performance.now();
   const child = spawn(process.execPath, [BIN, 'run', jobs, '--base-url', apiUrl, '--quiet'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      DARKROOM_API_KEY: KEY,
-      DARKROOM_STATE_DIR: path.join(dir, 'state'),
-    },
+    env: darkroomEnv(KEY, path.join(dir, 'state')),
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   let peak = 0;

@@ -19,7 +19,7 @@ import type { RetrySummary } from './lib/retry.js';
 import type { ReviewDecision, ReviewHandle, ReviewOptions } from './lib/review.js';
 import type { RunOptions } from './lib/run.js';
 import type { StatusSummary } from './lib/status.js';
-import type { LimitEvent, PhotoEvent, RunEvent } from './run/events.js';
+import type { FoundEvent, LimitEvent, PhotoEvent, RunEvent } from './run/events.js';
 
 export { DarkroomError, EXIT, RunStoppedError, type DarkroomErrorCode, type ExitCode } from './errors.js';
 import type { PhotoCounts, RunSummary, SummaryEvent } from './errors.js';
@@ -28,7 +28,7 @@ export { jsonSafe, shownText, terminalSafe } from './display.js';
 
 export type { Job, JobOptions, Plan, PlanOptions, PlanResult, PlanStep, RetrySummary, RunOptions, RunSummary, StatusSummary };
 export type { ReviewDecision, ReviewHandle, ReviewOptions };
-export type { RunEvent, PhotoEvent, LimitEvent, SummaryEvent, PhotoCounts };
+export type { RunEvent, PhotoEvent, FoundEvent, LimitEvent, SummaryEvent, PhotoCounts };
 
 /**
  * Read and check a jobs YAML file (docs/guide/job-file.md). Its relative paths come back

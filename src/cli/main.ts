@@ -158,12 +158,19 @@ function runCli(y: Argv, done: Done): Argv {
           default: false,
           describe: "the job's steps changed: redo the photos started under the old steps from the first step (each is paid again)",
         })
+        .option('follow', {
+          type: 'boolean',
+          default: false,
+          describe:
+            'after the photos already there, keep watching input.dir (and the URL list) and take each new photo once it is whole (input.settle), until Ctrl-C, --until, --max-duration, --max-photos or --max-credits',
+        })
         .option('dry-run', {
           type: 'boolean',
           default: false,
           describe: 'do not run: print what `darkroom plan` prints (photos, calls, credits, time) and exit with its code',
         })
         .example('DARKROOM_API_KEY=… darkroom run jobs.yaml', 'run a job; run it again to resume')
+        .example('darkroom run jobs.yaml --follow', "a scanning station's day: new scans taken as they arrive, until Ctrl-C")
         .example('darkroom run jobs.yaml --dry-run', 'the same as darkroom plan jobs.yaml: nothing is created')
         .epilog(`${exitCodesEpilog('run')}\n${KEY_NOTE}`),
     async (a) => {
@@ -209,6 +216,7 @@ function runCli(y: Argv, done: Done): Argv {
             quiet: a.quiet,
             breakLock: a['break-lock'],
             redoSteps: a['redo-steps'],
+            follow: a.follow,
             guards: { maxPhotos: a['max-photos'], maxCredits: a['max-credits'], maxDuration: a['max-duration'], until: a.until },
           },
           {

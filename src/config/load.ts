@@ -46,6 +46,12 @@ export interface InputConfig {
   readonly maxPixels: number | null;
   /** Include files and folders whose names start with a dot (input.hidden). */
   readonly hidden: boolean;
+  /** `--follow`: how long a new file's size and mtime must stay the same before it is taken (input.settle), ms. */
+  readonly settleMs: number;
+  /** `--follow`: how often a folder watched by scanning is scanned (input.poll), ms. */
+  readonly pollMs: number;
+  /** `--follow`: events, scanning, or by the file system (input.watch). */
+  readonly watch: 'auto' | 'events' | 'poll';
 }
 
 export interface OutputConfig {
@@ -166,6 +172,9 @@ function configFrom(raw: unknown, src: JobSource, opts: LoadOptions): { job: Job
       transcode: job.input.transcode,
       maxPixels: job.input.maxPixels ?? null,
       hidden: job.input.hidden,
+      settleMs: Math.round(job.input.settle * 1000),
+      pollMs: Math.round(job.input.poll * 1000),
+      watch: job.input.watch,
     },
     output: {
       dir: path.resolve(dir, job.output.dir),

@@ -12,6 +12,26 @@ import { looksLikeKey } from '../spec/key.js';
 
 const positiveInt = z.number().int().positive();
 
+/** A span of time in seconds: a number (10, 0.5) or a duration with units (30s, 2m, 1h30m); kept as seconds. */
+const seconds = z.union(
+  [
+    z.number().positive().max(86_400),
+    z
+      .string()
+      .regex(/^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/, 'a duration like 10s, 2m or 1h30m')
+      .refine((t) => t !== '' && durationSeconds(t) > 0, 'a duration above zero')
+      .transform(durationSeconds),
+  ],
+  { error: 'expected seconds (10) or a duration like 10s, 2m or 1h30m' },
+);
+
+/** "1h30m" → 5400 (the grammar of --max-duration, run/guardTimes.ts). */
+function durationSeconds(t: string): number {
+  const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(t);
+  if (!m) return Number.NaN;
+  return (Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0)) * 60 + Number(m[3] ?? 0);
+}
+
 /** limits.maxInputPixels by default (see there). */
 export const DEFAULT_MAX_INPUT_PIXELS = 100_000_000;
 
@@ -146,6 +166,23 @@ const inputSchema = z
      * `.Trash-1000/`) are left out and counted; true includes them like any other.
      */
     hidden: z.boolean().default(false),
+    /**
+     * `darkroom run --follow`: how long a new file's size and modification time must stay
+     * the same before it is taken (it must then also decode in full). Seconds, or a
+     * duration like 30s, 2m.
+     */
+    settle: seconds.default(10),
+    /**
+     * `--follow` on a folder watched by scanning (a network mount, or `watch: poll`): how
+     * often it is scanned for new files. Seconds, or a duration like 30s, 2m.
+     */
+    poll: seconds.default(30),
+    /**
+     * `--follow`: how new files are noticed. auto: by the file system's events on a local
+     * disk, by scanning every `poll` on a network file system (NFS, SMB …), where events
+     * from other machines do not arrive; events or poll: that way, whatever the disk.
+     */
+    watch: z.enum(['auto', 'events', 'poll']).default('auto'),
   })
   .superRefine((input, ctx) => {
     if (input.dir === undefined && input.urls === undefined) {

@@ -40,6 +40,8 @@ export interface DiscoverOptions {
    * refused), or undefined when it was never decoded: only those are decoded now.
    */
   readonly decodeVerdict?: (contentHash: string) => string | null | undefined;
+  /** Files left for later (`run --follow`: still being written), neither looked at nor returned. */
+  readonly defer?: (relPath: string, stats: Stats) => boolean;
   /** Asked before each file: true ends the discovery where it is (its batch is not handed on). */
   readonly stopped?: () => boolean;
 }
@@ -228,7 +230,9 @@ async function lookAt(
   opts: DiscoverOptions,
   counts: DiscoveryCounts,
 ): Promise<Found[]> {
-  const entries = names.map((p) => ({ path: p, ...statOf(path.join(dir, p)) }));
+  const statted = names.map((p) => ({ path: p, ...statOf(path.join(dir, p)) }));
+  const defer = opts.defer;
+  const entries = defer ? statted.filter((e) => e.stats === undefined || !defer(e.path, e.stats)) : statted;
   const topts = {
     transcode: config.input.transcode,
     maxPixels: config.input.maxPixels,
@@ -359,6 +363,8 @@ export interface DiscoverIntoOptions {
   readonly onBatch?: (batch: BatchReport, pass: DiscoveryPass) => void;
   /** Asked between batches: true ends the discovery where it is, incomplete (no photo is marked gone). */
   readonly stopped?: () => boolean;
+  /** Files left for later (`run --follow`: a file changed within input.settle may still be being written). */
+  readonly defer?: DiscoverOptions['defer'];
 }
 
 /**
@@ -373,10 +379,9 @@ export async function discoverInto(config: Config, ledger: Ledger, opts: Discove
   const counts = opts.counts ?? newCounts();
   const pass = ledger.discovery.begin();
   const reconcile = { keyFps: opts.keyFps };
-  const seen = (relPath: string) => ledger.inputs.seenIn(`f:${relPath}`, pass.gen);
   const look = {
-    cachedHash: ledger.inputs.cachedHash.bind(ledger.inputs),
-    decodeVerdict: ledger.checks.verdict.bind(ledger.checks),
+    ...ledgerMemory(ledger),
+    ...(opts.defer ? { defer: opts.defer } : {}),
     ...(opts.stopped ? { stopped: opts.stopped } : {}),
   };
   const summary = (identity: ReconcileReport, complete: boolean): DiscoverySummary => {
@@ -385,24 +390,57 @@ export async function discoverInto(config: Config, ledger: Ledger, opts: Discove
   };
   for await (const batch of discoverBatches(config, look, counts)) {
     if (opts.stopped?.()) return summary(pass.sofar(), false);
-    ledger.checks.record(batch.flatMap((f) => (f.decoded ? [{ contentHash: f.contentHash, reason: f.decoded.reason }] : [])));
-    const found = opts.adjust ? opts.adjust(batch, seen) : batch;
-    const files = found.map((f) => ({
-      name: f.relPath,
-      src: f.srcPath,
-      sizeBytes: f.sizeBytes,
-      mtimeMs: f.mtimeMs,
-      contentHash: f.contentHash,
-      skipReason: f.skipReason,
-    }));
-    opts.onBatch?.(pass.record(files, [], reconcile), pass);
+    const { report } = recordBatch(ledger, pass, batch, [], opts);
+    opts.onBatch?.(report, pass);
   }
   if (opts.stopped?.()) return summary(pass.sofar(), false);
   if (urls.length > 0) {
-    const lines = urls.map((u) => ({ url: u.url, name: u.name, contentHash: urlIdentity(u.url) }));
-    opts.onBatch?.(pass.record([], lines, reconcile), pass);
+    const { report } = recordBatch(ledger, pass, [], urls, opts);
+    opts.onBatch?.(report, pass);
   }
   return summary(pass.end(reconcile), true);
+}
+
+/** What the ledger already knows of a file: its hash by name, size and mtime; its content's decode. */
+function ledgerMemory(ledger: Ledger): DiscoverOptions {
+  return { cachedHash: ledger.inputs.cachedHash.bind(ledger.inputs), decodeVerdict: ledger.checks.verdict.bind(ledger.checks) };
+}
+
+/**
+ * One batch of a discovery's pass recorded: the decodes made kept by content, the files
+ * looked at once more (`adjust`: the same-file check), then the names reconciled with the
+ * ledger (ledger/discovery.ts). Returns the batch's report and the files as recorded.
+ */
+export function recordBatch(
+  ledger: Ledger,
+  pass: DiscoveryPass,
+  batch: Found[],
+  urls: readonly UrlEntry[],
+  opts: Pick<DiscoverIntoOptions, 'keyFps' | 'adjust'>,
+): { readonly report: BatchReport; readonly found: readonly Found[] } {
+  ledger.checks.record(batch.flatMap((f) => (f.decoded ? [{ contentHash: f.contentHash, reason: f.decoded.reason }] : [])));
+  const seen = (relPath: string) => ledger.inputs.seenIn(`f:${relPath}`, pass.gen);
+  const found = opts.adjust ? opts.adjust(batch, seen) : batch;
+  const files = found.map((f) => ({
+    name: f.relPath,
+    src: f.srcPath,
+    sizeBytes: f.sizeBytes,
+    mtimeMs: f.mtimeMs,
+    contentHash: f.contentHash,
+    skipReason: f.skipReason,
+  }));
+  const lines = urls.map((u) => ({ url: u.url, name: u.name, contentHash: urlIdentity(u.url) }));
+  return { report: pass.record(files, lines, { keyFps: opts.keyFps }), found };
+}
+
+/**
+ * Files of input.dir named by a followed folder's watcher (run/follow.ts), looked at as a
+ * discovery looks at them (read, hashed, decoded in full); recorded by `recordBatch`.
+ */
+export async function lookAtNamed(config: Config, ledger: Ledger, relPaths: readonly string[]): Promise<Found[]> {
+  const dir = config.input.dir;
+  if (dir === null) return [];
+  return lookAt(config, dir, relPaths, ledgerMemory(ledger), newCounts());
 }
 
 /** What a run's discovery found, in its log: with what the output writer then did of it (`outputs`). */

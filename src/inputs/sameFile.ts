@@ -3,6 +3,9 @@ import path from 'node:path';
 
 type Named = { relPath: string; srcPath: string; skipReason?: string | null };
 
+/** A discovery's same-file check (sameFileCheck): each batch's files, with whether it met a name before. */
+export type SameFileCheck = <T extends Named>(found: readonly T[], seen: (relPath: string) => boolean) => T[];
+
 /**
  * One real file reached by two names (two links to one folder, a link to a photo beside
  * the photo) is one photo under one name: every name after the first, in discovery's order,
@@ -11,9 +14,10 @@ type Named = { relPath: string; srcPath: string; skipReason?: string | null };
  * Made once per discovery and handed each batch in turn. It keeps in memory only the files
  * reached through a link (a name whose real path is not itself); a file reached directly is
  * found again by its name, which the ledger says whether this discovery recorded (`seen`), so
- * an archive of a million photos costs no list of a million paths.
+ * an archive of a million photos costs no list of a million paths. A followed folder's new
+ * files (`run --follow`) go through the walk's check.
  */
-export function sameFileCheck(dir: string | null): <T extends Named>(found: readonly T[], seen: (relPath: string) => boolean) => T[] {
+export function sameFileCheck(dir: string | null): SameFileCheck {
   let realDir: string | null = null;
   try {
     realDir = dir === null ? null : realpathSync(dir);

@@ -25,7 +25,8 @@ import { assertEntry, assertTransition, type ItemState } from './transitions.js'
  * discovery can tell waits for its end (`DiscoveryPass.end`, one transaction): whether a
  * changed name's old photo is found elsewhere (so may not be reset), which names are gone,
  * and a photo's label when its own name was not seen again yet. `reconcile` is one pass of
- * one batch, in one transaction.
+ * one batch, in one transaction. A followed folder's new names (`run --follow`) are a pass of
+ * their own after a complete discovery (Discovery.follow): add-only, each batch final.
  *
  * Over 300 lines on purpose: these rules are one set of names reconciled, and read best together.
  */
@@ -109,10 +110,11 @@ interface Batch {
   readonly claimed: Set<number>;
   readonly touched: Map<number, { list: Entry[]; earlier: boolean }>;
   readonly c: Counts;
-  /** The end of the discovery: nothing waits any more. */
+  /** The end of the discovery, or a followed folder's pass (Discovery.follow): nothing waits. */
   readonly final: boolean;
   readonly keyFps: readonly string[];
-  urlOrdinal: number;
+  /** The names the batch records: a name of a photo recorded before them is another name. */
+  readonly keys: ReadonlySet<string>;
 }
 
 const zero = (): Counts => ({ names: 0, added: 0, changed: 0, deferred: 0, duplicates: 0, requeued: 0, back: 0 });
@@ -137,7 +139,17 @@ export class Discovery {
 
   /** A discovery recorded in batches: its names are current as each batch is recorded. */
   begin(): DiscoveryPass {
-    return new DiscoveryPass(this.db, this.items, this.inputs, this.inputs.beginGeneration());
+    return new DiscoveryPass(this.db, this.items, this.inputs, this.inputs.beginGeneration(), false);
+  }
+
+  /**
+   * After a complete discovery, the new names a followed folder brings (`run --follow`): they
+   * join its generation, each batch decided as it is recorded (the discovery's names are all
+   * known: a changed name's old photo is reset only when no other current name has it), and
+   * the pass never ends: nothing is marked gone for being absent from it.
+   */
+  follow(): DiscoveryPass {
+    return new DiscoveryPass(this.db, this.items, this.inputs, this.inputs.generation(), true);
   }
 }
 
@@ -148,17 +160,21 @@ export class DiscoveryPass {
   /** Photos whose label is a name this discovery had not seen again when it recorded another of their names. */
   readonly #labels = new Set<number>();
   readonly #counts = zero();
+  /** URL inputs made by this pass: each goes to the next key in turn. */
+  #urls = 0;
 
   constructor(
     private readonly db: Database.Database,
     private readonly items: Items,
     private readonly inputs: Inputs,
     readonly gen: number,
+    /** A followed folder's pass (Discovery.follow): every batch final, no end. */
+    private readonly following: boolean,
   ) {}
 
   /** One batch, in one transaction: its names recorded, new content made photos the lanes may take at once. */
   record(files: readonly FoundFile[], urls: readonly FoundUrl[], opts: ReconcileOptions): BatchReport {
-    return this.db.transaction(() => this.recordTx(byContent(files, urls), opts, false)).immediate();
+    return this.db.transaction(() => this.recordTx(byContent(files, urls), opts, this.following)).immediate();
   }
 
   /**
@@ -196,7 +212,8 @@ export class DiscoveryPass {
 
   private recordTx(batch: { unique: Entry[]; groups: Map<string, Entry[]> }, opts: ReconcileOptions, final: boolean): BatchReport {
     const now = clock.now();
-    const b: Batch = { groups: batch.groups, claimed: new Set(), touched: new Map(), c: zero(), final, keyFps: opts.keyFps, urlOrdinal: 0 };
+    const keys = new Set(batch.unique.map((e) => e.key));
+    const b: Batch = { groups: batch.groups, claimed: new Set(), touched: new Map(), c: zero(), final, keyFps: opts.keyFps, keys };
     const { c, touched, claimed } = b;
     const ids: number[] = [];
     for (const [hash, group] of batch.groups) {
@@ -204,7 +221,7 @@ export class DiscoveryPass {
       if (found === undefined) continue;
       const { item, live } = found;
       claimed.add(item.id);
-      const earlier = this.touch(touched, item.id).earlier;
+      const earlier = this.touch(b, item.id).earlier;
       for (const e of live) {
         ids.push(this.upsertRow(e, item.id, now));
         touched.get(item.id)!.list.push(e);
@@ -233,7 +250,7 @@ export class DiscoveryPass {
    * (for the end of the discovery, or for the next run while its old content's task is in flight).
    */
   private photoOf(hash: string, group: Entry[], b: Batch): { item: ItemRow; live: Entry[] } | undefined {
-    const { claimed, touched, c } = b;
+    const { claimed, c } = b;
     const first = group[0]!;
     const known = this.byHash(hash) ?? (first.kind === 'file' ? this.adoptLegacy(group, hash, claimed) : undefined);
     if (known) return { item: known, live: group };
@@ -245,7 +262,7 @@ export class DiscoveryPass {
       return old !== undefined && !RESETTABLE.has(old.state);
     });
     for (const p of inFlight) {
-      this.touch(touched, p.row!.item_id).list.push(p.e);
+      this.touch(b, p.row!.item_id).list.push(p.e);
       stmt(this.db, 'UPDATE inputs SET seen_gen = ? WHERE id = ?').run(this.gen, p.row!.id);
       c.deferred++;
     }
@@ -266,30 +283,35 @@ export class DiscoveryPass {
           !old.content_hash.startsWith('url:') &&
           !b.groups.has(old.content_hash) &&
           !claimed.has(old.id) &&
-          !this.seenNow(old.id) &&
+          !this.seenNow(old.id, b.keys) &&
           RESETTABLE.has(old.state),
       );
     if (changedNames > 0) c.changed += changedNames;
     else c.added++;
     if (reusable) return { item: this.resetItem(reusable, live[0]!, hash), live };
-    const item = this.insertItem(live[0]!, b.keyFps, b.urlOrdinal);
-    if (live[0]!.kind === 'url') b.urlOrdinal++;
+    const item = this.insertItem(live[0]!, b.keyFps, this.#urls);
+    if (live[0]!.kind === 'url') this.#urls++;
     return { item, live };
   }
 
   /** A photo met in this batch: whether names of it were recorded by an earlier batch of this discovery. */
-  private touch(touched: Map<number, { list: Entry[]; earlier: boolean }>, itemId: number): { list: Entry[]; earlier: boolean } {
-    let t = touched.get(itemId);
+  private touch(b: Batch, itemId: number): { list: Entry[]; earlier: boolean } {
+    let t = b.touched.get(itemId);
     if (!t) {
-      t = { list: [], earlier: this.seenNow(itemId) };
-      touched.set(itemId, t);
+      t = { list: [], earlier: this.seenNow(itemId, b.keys) };
+      b.touched.set(itemId, t);
     }
     return t;
   }
 
-  /** Whether this discovery has recorded a name of the photo (in an earlier batch). */
-  private seenNow(itemId: number): boolean {
-    return stmt(this.db, 'SELECT 1 FROM inputs WHERE item_id = ? AND seen_gen = ? LIMIT 1').get(itemId, this.gen) !== undefined;
+  /**
+   * Whether this discovery has recorded a name of the photo other than the batch's own (in
+   * an earlier batch; for a followed folder's pass, any current name).
+   */
+  private seenNow(itemId: number, batchKeys: ReadonlySet<string>): boolean {
+    return stmt<[number, number], { key: string }>(this.db, 'SELECT key FROM inputs WHERE item_id = ? AND seen_gen = ?')
+      .all(itemId, this.gen)
+      .some((r) => !batchKeys.has(r.key));
   }
 
   /**

@@ -42,6 +42,7 @@ export {
   type ReconcileOptions,
 } from './discovery.js';
 export type { InputRow } from './inputs.js';
+export type { FollowState } from './follow.js';
 export type { OutputFile, AttemptRecord, FileMetadata, GoneNameFile, WrittenFileRow } from './outputFiles.js';
 export type { ManifestFile, ManifestTasks } from './read/manifest.js';
 export { metadataNoteText } from './outputFiles.js';

@@ -50,6 +50,41 @@ export class Inputs {
     return r?.content_hash;
   }
 
+  /**
+   * Whether a file of this name under input.dir is a current name: whatever its content, or
+   * (`stamp`) recorded with this size and mtime (whole ms), so nothing about it is new.
+   */
+  hasFile(name: string, stamp?: { readonly size: number; readonly mtimeMs: number }): boolean {
+    if (stamp === undefined) return this.isCurrent(`f:${name}`);
+    return (
+      stmt(this.db, 'SELECT 1 FROM inputs WHERE key = ? AND size_bytes = ? AND mtime_ms = ? AND seen_gen >= ?').get(
+        `f:${name}`,
+        stamp.size,
+        stamp.mtimeMs,
+        this.generation(),
+      ) !== undefined
+    );
+  }
+
+  /** Of these file names under input.dir, the ones that are current names: one query for a folder's listing. */
+  currentFiles(names: readonly string[]): Set<string> {
+    if (names.length === 0) return new Set();
+    const rows = stmt<[string, number], { key: string }>(
+      this.db,
+      "SELECT key FROM inputs WHERE key IN (SELECT 'f:' || value FROM json_each(?)) AND seen_gen >= ?",
+    ).all(JSON.stringify(names), this.generation());
+    return new Set(rows.map((r) => r.key.slice(2)));
+  }
+
+  /** Whether this line of the URL list (its URL and name) is a current name. */
+  hasUrl(url: string, name: string): boolean {
+    return this.isCurrent(`u:${url}\n${name}`);
+  }
+
+  private isCurrent(key: string): boolean {
+    return stmt(this.db, 'SELECT 1 FROM inputs WHERE key = ? AND seen_gen >= ?').get(key, this.generation()) !== undefined;
+  }
+
   /** Whether the discovery `gen` has recorded the name `key` (an earlier batch of it). */
   seenIn(key: string, gen: number): boolean {
     return stmt(this.db, 'SELECT 1 FROM inputs WHERE key = ? AND seen_gen = ?').get(key, gen) !== undefined;

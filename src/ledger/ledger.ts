@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import { Calls, KeyFacts } from './calls.js';
 import { Failed } from './failed.js';
+import { Following } from './follow.js';
 import { InputChecks, Inputs } from './inputs.js';
 import { Discovery } from './discovery.js';
 import { OutputFiles } from './outputFiles.js';
@@ -52,6 +53,8 @@ export class Ledger {
   readonly photoEvents: PhotoEvents;
   /** A person's decisions about the outputs (`darkroom review`, `retry --rejected`). */
   readonly reviews: Reviews;
+  /** A run that follows its input folder, as `status` shows it (`run --follow`). */
+  readonly following: Following;
 
   private constructor(
     readonly file: string,
@@ -78,6 +81,7 @@ export class Ledger {
     this.spend = new Spend(db);
     this.photoEvents = new PhotoEvents(db);
     this.reviews = new Reviews(db, this.items);
+    this.following = new Following(db);
   }
 
   static open(file: string, opts: OpenOptions = {}): Ledger {

@@ -330,13 +330,18 @@ export class OutputFiles {
     });
   }
 
-  /** Current names of photos already done that have no output yet (a rename, a duplicate found later). */
-  unwrittenOfDone(): { input: InputRow; item: ItemRow }[] {
-    const rows = stmt<[number], InputRow>(
+  /**
+   * Current names of photos already done that have no output yet (a rename, a duplicate
+   * found later); of `inputIds` only, when given (a few names: no look at every other).
+   */
+  unwrittenOfDone(inputIds?: readonly number[]): { input: InputRow; item: ItemRow }[] {
+    const among = inputIds === undefined ? '' : 'AND n.id IN (SELECT value FROM json_each(?))';
+    const args: (number | string)[] = [this.inputs.generation(), ...(inputIds === undefined ? [] : [JSON.stringify(inputIds)])];
+    const rows = stmt<(number | string)[], InputRow>(
       this.db,
       `SELECT n.* FROM inputs n JOIN items i ON i.id = n.item_id
-       WHERE n.seen_gen >= ? AND n.output_path IS NULL AND i.state = 'done' ORDER BY n.item_id, n.name, n.id`,
-    ).all(this.inputs.generation());
+       WHERE n.seen_gen >= ? AND n.output_path IS NULL AND i.state = 'done' ${among} ORDER BY n.item_id, n.name, n.id`,
+    ).all(...args);
     return rows.map((input) => ({ input, item: this.items.get(input.item_id)! }));
   }
 

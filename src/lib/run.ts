@@ -61,6 +61,7 @@ export async function runJobLibrary(job: Job | string, opts: RunOptions): Promis
       env,
       logger: opts.logger ? safeLogger(opts.logger) : undefined,
       signal,
+      follow: opts.follow,
       onEvent: (e) => handler.emit(e),
     });
     const { summary } = result;

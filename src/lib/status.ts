@@ -45,7 +45,16 @@ export function readSummary(
   const fps = keys ?? [...new Set([...Object.keys(facts.status.calls.perKey), ...Object.keys(facts.slots)])];
   const guessedSlots = stateDir === undefined ? undefined : guessedSlotsOf(stateDir, fps, now);
   const keyUse = stateDir === undefined ? undefined : keyUseOf(stateDir, fps, now, reader.ownerId());
-  const progress = buildProgress(facts, { now, steps: config?.steps, limits: config?.limits ?? SPEC_LIMITS, keys, guessedSlots, keyUse });
+  const following = reader.following();
+  const progress = buildProgress(facts, {
+    now,
+    steps: config?.steps,
+    limits: config?.limits ?? SPEC_LIMITS,
+    keys,
+    guessedSlots,
+    keyUse,
+    ...(following ? { following } : {}),
+  });
   return { progress, status: facts.status, summary: statusSummary(progress, facts.status, config ? 'jobs' : 'default') };
 }
 
@@ -161,6 +170,8 @@ function statusFigures(p: Progress, s: LedgerStatus, limitsFrom: 'jobs' | 'defau
     metadataNotes: s.metadataNotes,
     // Over the done photos: decisions about their current outputs (darkroom review).
     review: s.review,
+    // A run following its input folder (run --follow), while it does: since, last new photo, files settling.
+    following: p.following,
     heldSlots: p.keys.flatMap((k) =>
       k.guessed
         ? [

@@ -443,13 +443,17 @@ async function putSidecar(
  * Names found for photos already done (a file renamed, a duplicate added after its twin
  * was processed) get their output from the photo's existing one, without any call. When
  * none of the photo's outputs is left on disk, the name is reported and left without one:
- * producing it again would mean paying for the photo again.
+ * producing it again would mean paying for the photo again. `inputIds`: only those names.
  */
-export async function writeOutputsOfDone(ledger: Ledger, io: Omit<WriteIo, 'download'>): Promise<{ copied: number; missing: string[] }> {
+export async function writeOutputsOfDone(
+  ledger: Ledger,
+  io: Omit<WriteIo, 'download'>,
+  inputIds?: readonly number[],
+): Promise<{ copied: number; missing: string[] }> {
   const opts = io.naming ?? { output: DEFAULT_OUTPUT, steps: [] };
   let copied = 0;
   const missing: string[] = [];
-  for (const { input, item } of ledger.outputFiles.unwrittenOfDone()) {
+  for (const { input, item } of ledger.outputFiles.unwrittenOfDone(inputIds)) {
     const source = ledger.outputFiles
       .outputsOf(item.id)
       .map((o) => o.path)

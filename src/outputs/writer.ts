@@ -285,14 +285,7 @@ export class OutputWriter {
   async afterDiscovery(): Promise<AfterDiscovery> {
     await this.#swept;
     assignOutputNames(this.ledger, this.naming);
-    const { copied, missing } = await writeOutputsOfDone(this.ledger, {
-      outputDir: this.dir,
-      naming: this.naming,
-      metadata: this.#metadata,
-      write: (target, bytes) => writeBufferAtomically(target, bytes, this.dir),
-      copy: (target, from, w) => copyAtomically(from.path, target, this.dir, w),
-      log: this.log,
-    });
+    const { copied, missing } = await this.copyToNewNames();
     // Only once every new name has its output: the old names' files are retired in exchange (goneNames.ts).
     const retired = await this.retireGoneNames();
     const unwritable = skipUnwritableBeforeCreate(this.ledger, this.config, this.log);
@@ -302,6 +295,26 @@ export class OutputWriter {
   /** The files of names gone since they were written, of done photos (or of one as it is done): goneNames.ts. */
   retireGoneNames(itemId?: number): Promise<number> {
     return retireGoneNames(this.ledger, this.log, this.fs, itemId);
+  }
+
+  /**
+   * New names of photos already done get their outputs from one already written
+   * (otherOutputs.ts): every current name's, or only those of `inputIds` (a batch a followed
+   * folder brought: a copy dropped in of a photo done before).
+   */
+  copyToNewNames(inputIds?: readonly number[]): Promise<{ copied: number; missing: string[] }> {
+    return writeOutputsOfDone(
+      this.ledger,
+      {
+        outputDir: this.dir,
+        naming: this.naming,
+        metadata: this.#metadata,
+        write: (target, bytes) => writeBufferAtomically(target, bytes, this.dir),
+        copy: (target, from, w) => copyAtomically(from.path, target, this.dir, w),
+        log: this.log,
+      },
+      inputIds,
+    );
   }
 
   /**

@@ -3,7 +3,7 @@ import cliTruncate from 'cli-truncate';
 import stringWidth from 'string-width';
 import wrapAnsi from 'wrap-ansi';
 import { formatDuration } from './model.js';
-import type { GuessedSlotsView, KeyProgress, Progress, ServiceDown } from './snapshot.js';
+import type { FollowView, GuessedSlotsView, KeyProgress, Progress, ServiceDown } from './snapshot.js';
 
 /** NO_COLOR (https://no-color.org): present and not empty turns colour off; a non-terminal never gets colour. */
 export function colorWanted(env: NodeJS.ProcessEnv, isTTY: boolean): boolean {
@@ -97,6 +97,13 @@ function problemsText(p: Progress): string {
   return parts.join(' · ');
 }
 
+/** "following since 08:02 · last new photo 10:41 · 3 settling" (`run --follow`). */
+export function followText(f: FollowView): string {
+  const last = f.lastNewMs === null ? 'no new photo yet' : `last new photo ${clockTime(f.lastNewMs).slice(0, 5)}`;
+  const how = f.how === 'poll' ? ` · scanned every ${formatDuration(f.pollMs)}` : '';
+  return `following since ${clockTime(f.sinceMs).slice(0, 5)} · ${last} · ${f.settling} settling${how}`;
+}
+
 /** "service unreachable since 03:12:05; next try in 40 s" */
 export function serviceText(s: ServiceDown, nowMs: number): string {
   return `service unreachable since ${clockTime(s.sinceMs)}; next try in ${Math.max(0, Math.ceil((s.nextTryAtMs - nowMs) / 1000))} s`;
@@ -128,6 +135,7 @@ export function summaryLine(p: Progress, elapsedMs: number): string {
   parts.push(p.pending === 0 ? 'nothing left' : p.eta ? `ETA ${formatDuration(p.eta.ms)}` : 'ETA unknown');
   parts.push(`${p.failed} failed`, `${p.held} held`, `${p.pending} pending`, `elapsed ${formatDuration(elapsedMs)}`);
   if (p.service) parts.push(serviceText(p.service, p.atMs));
+  if (p.following) parts.push(followText(p.following));
   return parts.join(' · ');
 }
 
@@ -170,6 +178,7 @@ export function frameRows(p: Progress, o: FrameOptions): { id: string; text: str
     text: `${'rate'.padEnd(labelWidth)} ${rate(p.throughput.photosPerMinute)} photos/min · ${rate(p.throughput.callsPerMinute)} calls/min${perStep}`,
   });
   rows.push({ id: 'eta', text: `${'eta'.padEnd(labelWidth)} ${etaText(p)}` });
+  if (p.following) rows.push({ id: 'follow', text: `${'follow'.padEnd(labelWidth)} ${followText(p.following)}` });
   if (p.service) rows.push({ id: 'service', text: `${'service'.padEnd(labelWidth)} ${c.yellow(serviceText(p.service, p.atMs))}` });
   const bad = p.failed + p.held > 0;
   rows.push({ id: 'problems', text: `${'problems'.padEnd(labelWidth)} ${bad ? c.yellow(problemsText(p)) : 'none'}` });

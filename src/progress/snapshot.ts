@@ -19,6 +19,20 @@ export interface Progress extends Pick<LedgerStatus, 'total' | 'done' | 'failed'
   readonly service?: ServiceDown | null;
   /** Set by a live run while its discovery goes on (run/supply.ts): the total grows as it finds photos. */
   readonly discovery?: { readonly found: number } | null;
+  /** A run following its input folder (`run --follow`), while it does; null otherwise. */
+  readonly following: FollowView | null;
+}
+
+/** "following since 08:02 · last new photo 10:41 · 3 settling" (ledger/follow.ts). */
+export interface FollowView {
+  /** How new files are noticed: the file system's events, or a scan every `pollMs`. */
+  readonly how: 'events' | 'poll';
+  readonly pollMs: number;
+  readonly sinceMs: number;
+  /** The latest photo recorded while following; null before any. */
+  readonly lastNewMs: number | null;
+  /** Files seen and not yet taken: still changing, or not decoding yet. */
+  readonly settling: number;
 }
 
 export interface ServiceDown {
@@ -120,6 +134,8 @@ export interface ProgressContext {
   readonly guessedSlots?: Readonly<Record<string, GuessedSlotsView>> | undefined;
   /** Per key fingerprint: its whole use (read apart, from the key's store). */
   readonly keyUse?: Readonly<Record<string, KeyUseView>> | undefined;
+  /** The run following the input folder, while it does (ProgressReader.following). */
+  readonly following?: FollowView | undefined;
 }
 
 /** How soon the oldest call of the busiest key's hour leaves it, when its store was read. */
@@ -247,7 +263,13 @@ export function buildProgress(f: ProgressFacts, ctx: ProgressContext): Progress 
     callsPerStep,
     eta,
     problems: s.problems,
+    following: followView(ctx.following),
   };
+}
+
+/** The follow row as the display shows it (only its own fields), or null when no run follows. */
+function followView(f: FollowView | undefined): FollowView | null {
+  return f ? { how: f.how, pollMs: f.pollMs, sinceMs: f.sinceMs, lastNewMs: f.lastNewMs, settling: f.settling } : null;
 }
 
 /** The work left in the ledger's counts: uploads, results to download, and step-tasks per step (a running one counts half). */

@@ -17,6 +17,7 @@ import type { ServiceContact } from './serviceContact.js';
 import type { PhotoSupply } from './supply.js';
 import type { StepsChange } from './stepsCheck.js';
 import type { ResultFetch } from './stages/result.js';
+import type { watchFolder } from '../inputs/follow/watch.js';
 
 /*
  * The run's options pass through two types: a RunRequest (what starts one run, the same from
@@ -52,6 +53,12 @@ export interface RunHooks {
    * later `run()` continues where this one stopped.
    */
   readonly onEvent?: ((e: RunEvent) => void) | undefined;
+  /**
+   * Keep going after the photos already there: input.dir is watched (and the URL list looked
+   * at) and each new photo is taken once it is whole (input.settle, a full decode), until the
+   * run is stopped: `signal`, a spending guard, an account stop. An idle folder is not an end.
+   */
+  readonly follow?: boolean | undefined;
 }
 
 /**
@@ -83,6 +90,11 @@ export interface RunSeams {
    * job asks for metadata or XMP sidecars, and ends it.
    */
   readonly metadataWriter?: MetadataWriter | undefined;
+  /**
+   * How a followed folder is watched (`follow`): chokidar by default; a simulation names the
+   * files it writes itself, at moments of the virtual clock.
+   */
+  readonly watchFolder?: typeof watchFolder | undefined;
   /** Key stores the caller opened, by key fingerprint (tests: two runs sharing one store). */
   readonly keyStores?: ReadonlyMap<string, KeyStore> | undefined;
 }

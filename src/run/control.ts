@@ -186,11 +186,16 @@ export class RunControl {
 
   /**
    * How the run ends, from the ledger's figures: interrupted (130), else the halt's code
-   * (a limit reached once nothing was left to start stopped nothing: no halt then), else the
+   * (a limit reached once nothing was left to start stopped nothing: no halt then — unless
+   * the run followed its folder, `following`, where more was always to come), else the
    * account's (3), else all done (0) or not (1).
    */
-  outcome(status: LedgerStatus, interrupted: boolean): { readonly exitCode: ExitCode; readonly halt: RunHalt | undefined } {
-    const halt = this.#halt?.kind === 'limit' && status.pending === 0 ? undefined : this.#halt;
+  outcome(
+    status: LedgerStatus,
+    interrupted: boolean,
+    following = false,
+  ): { readonly exitCode: ExitCode; readonly halt: RunHalt | undefined } {
+    const halt = this.#halt?.kind === 'limit' && status.pending === 0 && !following ? undefined : this.#halt;
     if (interrupted) return { exitCode: EXIT.interrupted, halt };
     if (halt) return { exitCode: halt.exitCode, halt };
     if (this.#accountStop) return { exitCode: EXIT.account, halt };

@@ -10,7 +10,7 @@ import type { SummaryEvent } from '../errors.js';
  * one per line on stdout, and what a library caller gets through `RunOptions.onEvent`.
  * Fields are only ever added, never renamed or given another meaning.
  */
-export type RunEvent = PhotoEvent | LimitEvent | SummaryEvent;
+export type RunEvent = PhotoEvent | FoundEvent | LimitEvent | SummaryEvent;
 
 /** A photo reached an end state during this run (each photo once per state it reaches). */
 export interface PhotoEvent {
@@ -30,6 +30,21 @@ export interface PhotoEvent {
   readonly requestId: string | null;
   readonly taskId: string | null;
   /** When, ms since the epoch. */
+  readonly atMs: number;
+}
+
+/**
+ * `run --follow`: a new input was found in the followed folder (or a new line in the URL
+ * list) and recorded, whole: it is queued for the steps, unless `skipped` says why not.
+ */
+export interface FoundEvent {
+  readonly type: 'found';
+  /** Its path relative to input.dir ('/'-separated), or a URL line's name. */
+  readonly input: string;
+  /** Its size in bytes; null for a URL. */
+  readonly sizeBytes: number | null;
+  /** Why it will not be worked on (it still did not decode after every look, say); null when it is queued. */
+  readonly skipped: string | null;
   readonly atMs: number;
 }
 
@@ -80,6 +95,11 @@ export class RunEvents {
   /** Until the next activity or `untilMs`, whichever is first. */
   wait(untilMs: number): Promise<void> {
     return this.#activity.wait(untilMs);
+  }
+
+  /** A followed folder brought a new input (run/follow.ts). */
+  found(e: Omit<FoundEvent, 'type' | 'atMs'>): void {
+    this.hooks.onEvent?.({ type: 'found', ...e, input: slash(e.input), atMs: clock.now() });
   }
 
   /** A spending guard tripped. */

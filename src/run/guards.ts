@@ -185,6 +185,14 @@ export class Guards implements StartGate {
     if (this.creditCap && this.passedOver.size > 0 && !this.tripped && this.reservedLeft() === 0) this.stopForCredits();
   }
 
+  full(): boolean {
+    const max = this.limits.maxPhotos;
+    // The cap is full: the run ends with it (exit 4) once those photos are finished.
+    if (max !== undefined && this.taken.size >= max) this.forgetSkipped();
+    if (max !== undefined && this.taken.size >= max) this.capReached = true;
+    return this.capReached || this.creditCap;
+  }
+
   mayTake(item: ItemRow): boolean {
     return this.mayTakePhoto(item) && this.admit(item);
   }

@@ -18,7 +18,8 @@ import type { PhotoSupply } from './supply.js';
  *    checked before the first upload; the connection waits only for the first photos needing calls;
  * 3. connect: each key's budget, client and lane; the base URL and the keys' usage checked;
  * 4. drive: the lanes and the downloader, to the end of what this run can do once the
- *    discovery has ended;
+ *    discovery has ended (with `follow`, it follows the folder after its walk, and ends only
+ *    when the run halts it: follow.ts);
  * 5. finish: the figures, the exit code, the summary event.
  *
  * The session around it (lib/session.ts) opened `ledger`, took its lock (§ L6) and made `log`;

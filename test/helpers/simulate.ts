@@ -16,6 +16,7 @@ import { silentLogger, type Logger } from '../../src/log.js';
 import type { FetchedResult } from '../../src/run/stages/result.js';
 import type { RunRequest, RunResult, RunSeams } from '../../src/run/context.js';
 import { runJob } from '../../src/run/runner.js';
+import type { RunEvent } from '../../src/run/events.js';
 import { inProcessResultFetch, inProcessTransport } from '../../src/sim/inprocess.js';
 import { SimModel, type Audit, type SimOptions } from '../../src/sim/model.js';
 import { Rng } from '../../src/sim/random.js';
@@ -55,8 +56,10 @@ export interface SimulateOptions extends JobOptions {
   /** Stand between the downloader and the simulator's result origin (a result host that is down, say). */
   readonly resultIntercept?: (url: URL, forward: () => Promise<FetchedResult>) => Promise<FetchedResult>;
   /** More of the run's request: its seams (a test's output file system, the grace after a stop, ExifTool) and --redo-steps. */
-  readonly runOptions?: RunSeams & Pick<RunRequest, 'redoSteps'>;
+  readonly runOptions?: RunSeams & Pick<RunRequest, 'redoSteps' | 'follow' | 'guards'>;
   readonly signal?: AbortSignal;
+  /** The run's events, as `run --json` writes them. */
+  readonly onEvent?: (e: RunEvent) => void;
   /** The run's log (silent by default). */
   readonly log?: Logger;
   /** The key stores' folder (as DARKROOM_STATE_DIR); without it each run has a private in-memory store. */
@@ -117,13 +120,16 @@ export async function simulate(opts: SimulateOptions = {}): Promise<Simulated> {
     const random = () => rng.uniform();
     const startMs = vc.now();
     let finished = false;
-    const { redoSteps, ...seams } = opts.runOptions ?? {};
+    const { redoSteps, follow, guards, ...seams } = opts.runOptions ?? {};
     const request: RunRequest = {
       config,
       baseUrl: BASE_URL,
       keys,
       redoSteps,
+      follow,
+      guards,
       signal: opts.signal,
+      onEvent: opts.onEvent,
       stateDir: opts.stateDir,
       seams: {
         transport: inProcessTransport(model, opts.intercept),

@@ -1,7 +1,7 @@
 import { shownText } from '../../display.js';
 import { metadataNoteText, type LedgerStatus } from '../../ledger/index.js';
 import { formatDuration } from '../../progress/model.js';
-import { clockTime, keyCalls, keyWaitText } from '../../progress/render.js';
+import { clockTime, followText, keyCalls, keyWaitText } from '../../progress/render.js';
 import type { GuessedSlotsView, Progress } from '../../progress/snapshot.js';
 
 /** The human form of a status: counts first, then every item that needs a person's attention. */
@@ -162,6 +162,7 @@ export function formatProgress(
         : `eta      at best ${formatDuration(e.ms)} more under the limits (${why}); ~${e.remainingCalls} calls left${e.basis === 'assumed' ? ', early estimate' : ''}${lim}`,
     );
   }
+  if (p.following) extra.push(`follow   ${followText(p.following)}`);
   // After the counts (and the "in work" line), before the per-key call lines and the problem lists.
   const at = lines.findIndex((l) => l.startsWith('calls '));
   lines.splice(at < 0 ? lines.length : at, 0, ...extra);

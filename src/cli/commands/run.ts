@@ -27,7 +27,7 @@ export interface Display {
 }
 
 /** The command line's options: the run's own (RunRequest) as flags, and what the CLI adds. */
-export interface RunArgs extends Pick<RunRequest, 'breakLock' | 'redoSteps'> {
+export interface RunArgs extends Pick<RunRequest, 'breakLock' | 'redoSteps' | 'follow'> {
   readonly jobs: string;
   readonly ledger?: string | undefined;
   readonly baseUrl?: string | undefined;
@@ -86,6 +86,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
       guards,
       breakLock: args.breakLock,
       redoSteps: args.redoSteps,
+      follow: args.follow,
       signal: io.signal,
       seams: { transport: io.transport },
       onEvent: (e) => {
@@ -113,10 +114,19 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<RunOutcome> 
             const guessedSlots = guessedSlotsOf(dir, fps, now);
             owner ??= r.ownerId();
             const keyUse = keyUseOf(dir, fps, now, owner);
-            const p = buildProgress(r.read(now), { now, steps: config.steps, limits: config.limits, keys: fps, guessedSlots, keyUse });
+            const following = args.follow ? r.following() : undefined;
+            const p = buildProgress(r.read(now), {
+              now,
+              steps: config.steps,
+              limits: config.limits,
+              keys: fps,
+              guessedSlots,
+              keyUse,
+              ...(following ? { following } : {}),
+            });
             // Whether the service answers: the display counts down to the next try during an outage;
-            // and while the discovery goes on, how many photos it has found (the total grows meanwhile).
-            return { ...p, service: contact.outage(), discovery: supply.done ? null : { found: supply.found } };
+            // and while the discovery walks the folder, how many photos it has found (the total grows meanwhile).
+            return { ...p, service: contact.outage(), discovery: supply.walking ? { found: supply.found } : null };
           },
         }));
         if (!args.quiet)

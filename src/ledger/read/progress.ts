@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { readFollow, type FollowState } from '../follow.js';
 import { readVerdict } from '../inputs.js';
 import { holderFromRow, judgeHolder, SELECT_HOLDER, systemProbe, type LockRow } from '../lock.js';
 import type { LockHolder } from '../../errors.js';
@@ -316,6 +317,16 @@ export class ProgressReader {
     if (!row) return undefined;
     const h = holderFromRow(row);
     return judgeHolder(h, systemProbe.self(), systemProbe) === 'gone' ? undefined : h;
+  }
+
+  /**
+   * The run following its input folder (`run --follow`), while it does: its row, when the
+   * process that wrote it still holds the ledger's lock and has not stopped following.
+   */
+  following(): FollowState | undefined {
+    const f = readFollow(this.db);
+    if (!f || f.endedMs !== null) return undefined;
+    return this.runHolder()?.pid === f.pid ? f : undefined;
   }
 
   /** The id this ledger's runs own their calls and slots by in the keys' stores; null before any run. */

@@ -97,7 +97,7 @@ export async function connect(ctx: RunContext): Promise<Connected> {
       ctx,
       keys.map((k) => k.ctx),
     );
-    if (guards && !control.stopped) await guards.begin(ctx.keys.some((k) => ledger.keyFacts.needsCalls(k.fingerprint)));
+    if (guards && !control.stopped) await guards.begin(ctx.keys.some((k) => needsCalls(ctx, k.fingerprint)));
     // While a key is shared with other clients, its usage is read now and then (keys.ts).
     for (const k of keys) watching.push(watchShare(k.ctx, lanesOver.signal));
   } catch (err) {
@@ -112,8 +112,8 @@ export async function connect(ctx: RunContext): Promise<Connected> {
  * each key's usage from the service. Not on a rerun with nothing to do: that makes no call at all.
  */
 async function greet(ctx: RunContext, keys: readonly KeyContext[]): Promise<void> {
-  const { ledger, control, request } = ctx;
-  if (!control.stopped && keys.some((k) => ledger.keyFacts.needsCalls(k.keyFp))) {
+  const { control, request } = ctx;
+  if (!control.stopped && keys.some((k) => needsCalls(ctx, k.keyFp))) {
     const wrong = await ctx.contact.firstContact(ctx.baseUrl, {
       timeoutMs: ctx.config.timeoutMs,
       secrets: ctx.keys.map((k) => k.key),
@@ -128,10 +128,15 @@ async function greet(ctx: RunContext, keys: readonly KeyContext[]): Promise<void
     }
   }
   for (const k of keys) {
-    if (control.stopped || !ledger.keyFacts.needsCalls(k.keyFp)) continue;
+    if (control.stopped || !needsCalls(ctx, k.keyFp)) continue;
     const stop = await seedFromUsage(k, control.abort);
     if (stop) control.stopFor(stop);
   }
+}
+
+/** Whether a key has work needing calls: in the ledger, or to come (a followed folder's new photos). */
+function needsCalls(ctx: RunContext, keyFp: string): boolean {
+  return ctx.request.follow === true || ctx.ledger.keyFacts.needsCalls(keyFp);
 }
 
 /** The lane's stages: each call under its reservation in the key's budget, through the one guard (stage.ts). */

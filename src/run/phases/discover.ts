@@ -1,8 +1,11 @@
-import { discoverInto, logDiscovery, newCounts, type DiscoverySummary } from '../../inputs/discover.js';
-import { sameFileCheck } from '../../inputs/sameFile.js';
+import type { Stats } from 'node:fs';
+import { clock } from '../../clock.js';
+import { discoverInto, logDiscovery, newCounts, type DiscoverIntoOptions, type DiscoverySummary } from '../../inputs/discover.js';
+import { sameFileCheck, type SameFileCheck } from '../../inputs/sameFile.js';
 import { readUrlList } from '../../inputs/urls.js';
 import type { RunContext, RunResult } from '../context.js';
 import type { Prepared } from './prepare.js';
+import { Follower } from '../follow.js';
 import { stampNewPhotos } from '../stepsCheck.js';
 import { EXIT } from '../../errors.js';
 
@@ -36,6 +39,11 @@ export interface Discovering {
  * checked before the first upload against the photos recorded by then (on a resume, the whole
  * archive), and again at the end against them all. No call is made here. When the output folder
  * cannot take a file (prepare), nothing is discovered and the run halts.
+ *
+ * With `--follow` the walk leaves a file changed within input.settle to the follower, and once
+ * the walk is complete the follower (follow.ts) goes on recording what arrives, a batch at a
+ * time like the walk, until the run halts it: the discovery, and so the run's supply of photos,
+ * ends only then.
  */
 export function discover(p: Prepared): Discovering {
   const { ctx, outputProblem } = p;
@@ -74,13 +82,25 @@ export function discover(p: Prepared): Discovering {
   // A resume: the ledger has work already, which the lanes start on while the walk goes on.
   if (needsCalls()) markReady();
   let halted = false;
+  let follower: Follower | undefined;
   const stopped = () => halted || control.stopped;
   const afterBatch = () => {
     if (!readied && needsCalls()) markReady();
   };
-  const finished = walk(ctx, urls, stopped, afterBatch).then(
+  // --follow: a file changed within input.settle may still be being written: the follower takes it once whole.
+  const follow = ctx.request.follow === true;
+  const deferred: string[] = [];
+  const settleFrom = clock.now() - config.input.settleMs;
+  const defer = (rel: string, st: Stats) => {
+    if (!follow || st.mtimeMs <= settleFrom) return false;
+    deferred.push(rel);
+    return true;
+  };
+  const sameFile = sameFileCheck(config.input.dir);
+  let complete = false;
+  const walked = walk(ctx, urls, { stopped, afterBatch, sameFile, defer }).then(
     (d) => {
-      supply.end();
+      complete = d.complete;
       markReady();
       const discovered = { ...d.added, skipped: d.counts.skipped, hidden: d.counts.hidden, gone: d.identity.gone };
       log.info(
@@ -94,12 +114,30 @@ export function discover(p: Prepared): Discovering {
     (err: unknown) => {
       // A failure of the walk or the ledger: the run stops, and the error is the run's (finish rethrows it).
       control.crashed(err);
-      supply.end();
       markReady();
       return NOTHING;
     },
   );
-  return { ready, finished, halt: () => (halted = true) };
+  // The supply ends with the walk; with --follow, once the run stops following (follow.ts).
+  const finished = walked.then(async (discovered) => {
+    try {
+      if (follow && complete && !stopped()) {
+        supply.walked();
+        follower = new Follower(ctx, sameFile);
+        await follower.follow(deferred);
+      }
+    } catch (err) {
+      control.crashed(err);
+    } finally {
+      supply.end();
+    }
+    return discovered;
+  });
+  const halt = () => {
+    halted = true;
+    void follower?.stop();
+  };
+  return { ready, finished, halt };
 }
 
 /**
@@ -110,17 +148,18 @@ export function discover(p: Prepared): Discovering {
 async function walk(
   ctx: RunContext,
   urls: ReturnType<typeof readUrlList>,
-  stopped: () => boolean,
-  afterBatch: () => void,
+  o: Required<Pick<DiscoverIntoOptions, 'stopped' | 'defer'>> & { readonly afterBatch: () => void; readonly sameFile: SameFileCheck },
 ): Promise<DiscoverySummary> {
   const { config, ledger, log, outputs, supply } = ctx;
+  const { afterBatch } = o;
   const counts = newCounts();
   const d = await discoverInto(config, ledger, {
     keyFps: ctx.keys.map((k) => k.fingerprint),
-    adjust: sameFileCheck(config.input.dir),
+    adjust: o.sameFile,
     urls,
     counts,
-    stopped,
+    stopped: o.stopped,
+    defer: o.defer,
     onBatch: (batch, pass) => {
       outputs.afterBatch({ ids: batch.inputIds, gen: pass.gen });
       stampNewPhotos(config, ledger);

@@ -29,7 +29,7 @@ export function finish(
   ctx.events.pull();
   const status = ledger.status();
   const interrupted = ctx.request.signal?.aborted ?? false;
-  const outcome = control.outcome(status, interrupted);
+  const outcome = control.outcome(status, interrupted, ctx.request.follow === true);
   const { exitCode } = outcome;
   // A limit says at the end what became of the photos it let start (Guards.endMessage).
   const halt = outcome.halt?.kind === 'limit' ? { ...outcome.halt, message: guards?.endMessage() ?? outcome.halt.message } : outcome.halt;

@@ -55,8 +55,9 @@ export async function uploadStage(ctx: KeyContext, item: ItemRow): Promise<Feedb
   const now = ledger.items.get(item.id);
   if (now?.state !== 'queued' || now.content_hash !== item.content_hash || now.src_path !== item.src_path) return {};
   // Its file is not where the ledger last saw it (renamed, moved or deleted since the last run):
-  // the discovery, still going on, will record its new name or that it is gone.
-  if (prepared.kind === 'skip' && !ctx.supply.done && !existsSync(item.src_path)) {
+  // the walk, still going on, will record its new name or that it is gone. (Once the walk has
+  // ended, a followed folder's watcher says no more about a file it never saw: it is skipped.)
+  if (prepared.kind === 'skip' && ctx.supply.walking && !existsSync(item.src_path)) {
     ctx.supply.waitFor(item.id);
     return {};
   }

@@ -42,8 +42,8 @@ export class LaneQueues {
 
   /**
    * Nothing left for this lane: no call in flight, no photo it could still move, and none
-   * still to come from the run's discovery (unless the lane takes no new photo: past the
-   * photo cap, or with creates stopped).
+   * still to come from the run's producer (its discovery, a followed folder) — unless the
+   * lane takes no new photo: past the photo cap, or with creates stopped.
    */
   finished(): boolean {
     const fp = this.ctx.keyFp;
@@ -52,10 +52,11 @@ export class LaneQueues {
     const items = this.ctx.ledger.items;
     if (items.hasInStates(fp, ['active', 'submitting', 'uploading'])) return false;
     if (this.ctx.control.noCreates) return true;
-    return (
-      !items.hasInStates(fp, ['queued', 'uploaded']) &&
-      (this.ctx.guards?.onlyTaken || (!items.hasUnclaimed() && (this.ctx.supply?.done ?? true)))
-    );
+    if (items.hasInStates(fp, ['queued', 'uploaded'])) return false;
+    const gate = this.ctx.guards;
+    // Photos still to come from the run's producer (its discovery, a followed folder) are
+    // waited for, unless no new photo may start any more (the cap is full).
+    return gate?.onlyTaken || (!items.hasUnclaimed() && ((this.ctx.supply?.done ?? true) || (gate?.full() ?? false)));
   }
 
   /** The action due now, if any; `slotBlocked`: a create was due but every slot is taken. */

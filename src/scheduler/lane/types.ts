@@ -51,6 +51,12 @@ export interface StartGate {
   readonly passedOver: ReadonlySet<number>;
   /** After each of the lane's finished actions: the gate may see that nothing more can be started (Guards.settle). */
   settle(): void;
+  /**
+   * Whether no new photo may be started any more (the photo cap is full, the credit limit
+   * bought what it could): a lane whose producer may still bring photos (run/supply.ts) then
+   * ends with the photos it took.
+   */
+  full(): boolean;
 }
 
 /** The run's switches a lane obeys, and where it reports a bug (run/control.ts). */
