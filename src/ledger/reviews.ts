@@ -157,13 +157,15 @@ function cachedStanding(db: Database.Database, cache: ReviewCountsCache): { acce
 
 /**
  * The decisions that stand (STANDING, from the decisions' side): read through the reviews
- * alone, each its photo's and output's row by key, whatever the number of photos done.
+ * alone, each its photo's and output's row by key, whatever the number of photos done. CROSS
+ * JOIN keeps that order: left to itself SQLite walks every done photo by the state index and
+ * looks for its review (a million photos, a tenth reviewed: 0.76 s, against 0.48 s).
  */
 function readStandingCounts(db: Database.Database): { accepted: number; rejected: number } {
   const r = stmt<[], { accepted: number | null; rejected: number | null }>(
     db,
     `SELECT SUM(r.decision = 'accept') AS accepted, SUM(r.decision = 'reject') AS rejected
-     FROM reviews r JOIN items i ON i.id = r.item_id AND i.state = 'done' LEFT JOIN output_files f ON f.path = i.output_path
+     FROM reviews r CROSS JOIN items i ON i.id = r.item_id AND i.state = 'done' LEFT JOIN output_files f ON f.path = i.output_path
      WHERE r.output_sha256 IS f.sha256`,
   ).get()!;
   return { accepted: r.accepted ?? 0, rejected: r.rejected ?? 0 };
