@@ -9,7 +9,8 @@ import { simulate, VIRTUAL_START_MS } from '../helpers/simulate.js';
 
 /**
  * The counts the ledger keeps for `status` (migrations/013_ledger_counts.sql: photos by state
- * and step, calls by key and endpoint, tasks by capability, each step's capability) are changed
+ * and step, calls by key and endpoint, tasks by capability, each step's capability; 015: the
+ * review decisions that stand) are changed
  * by triggers with the rows they count. After a night with tasks that ended FAIL and ERROR and
  * were created again, two steps, a photo redone from its first step (`retry --rejected`) and
  * review decisions, every figure read from them is the figure read from the rows themselves (a
@@ -35,7 +36,9 @@ beforeAll(async () => {
   const copy = path.join(job.dir, 'rows.db');
   copyFileSync(job.ledgerFile, copy);
   const rows = new Database(copy);
-  rows.exec('DROP TABLE item_counts; DROP TABLE call_counts; DROP TABLE attempt_counts; DROP TABLE step_capabilities');
+  rows.exec(
+    'DROP TABLE item_counts; DROP TABLE call_counts; DROP TABLE attempt_counts; DROP TABLE step_capabilities; DROP TABLE review_counts',
+  );
   const now = VIRTUAL_START_MS + 2 * 86_400_000;
   const reader = ProgressReader.open(job.ledgerFile);
   facts = { counted: reader.read(now), fromRows: readProgress(rows, now) };

@@ -14,13 +14,13 @@ import { discovered, putAt } from '../helpers/discovered.js';
  * a ledger that keeps its own counts, a redraw reads the counts, the problems it lists and what
  * happened since the last one: no query of a refresh reads a table that grows with the archive
  * from end to end (EXPLAIN QUERY PLAN: no SCAN of items, calls, transitions, attempts,
- * submissions, inputs, output_files or reviews), and the decisions that stand are read again
- * only once one changed. What it shows is what a fresh `status` shows.
+ * submissions, inputs, output_files or reviews), and the decisions that stand are read from
+ * the ledger's count of them, not from the reviews. What it shows is what a fresh `status` shows.
  */
 const PHOTOS = 1_500;
 /** Tables whose size does not grow with the archive (or, for the partial index, only with its problems). */
 const SMALL =
-  /^(SCAN (item_counts|call_counts|attempt_counts|step_capabilities|meta|sqlite_master|sqlite_schema|run_lock|schema_migrations|CONSTANT ROW)\b|SCAN \S+ USING (COVERING )?INDEX output_files_meta_note\b)/;
+  /^(SCAN (item_counts|call_counts|attempt_counts|step_capabilities|review_counts|meta|sqlite_master|sqlite_schema|run_lock|schema_migrations|CONSTANT ROW)\b|SCAN \S+ USING (COVERING )?INDEX output_files_meta_note\b)/;
 
 let dir: string;
 let file: string;

@@ -7,7 +7,6 @@ import { openDatabase } from '../open.js';
 import { stmt } from '../statements.js';
 import { readStepsCensus, redoCondition, type StepsCensus } from './census.js';
 import { keepsCounts, readCallsByKey, readKeys, readStatus, readStepCapabilities, type LedgerStatus, type StepGroup } from './status.js';
-import type { ReviewCountsCache } from '../reviews.js';
 import { inPhase, sqlList, type ItemState } from '../transitions.js';
 
 /**
@@ -49,9 +48,8 @@ export const RECENT_WINDOW_MS = 15 * 60_000;
 
 /**
  * What a long-lived reader keeps between reads so that each read costs little on a big
- * ledger. A ledger that keeps its own counts (migrations/013_ledger_counts.sql) is read from
- * them, and the decisions that stand are read again only when one changed (ReviewCountsCache):
- * a refresh of `status --watch` reads a few rows per state, key and capability, the problems
+ * ledger. A ledger that keeps its own counts (migrations/013_ledger_counts.sql, and 015 for
+ * the review decisions that stand) is read from them: a refresh of `status --watch` reads a few rows per state, key and capability, the problems
  * listed, and what happened since the last one, whatever the size of the archive. On an older
  * ledger, calls are append-only (rowid order), so their counts by kind are kept up to date
  * from the rows added since the last read; figures over the attempts and submissions tables
@@ -62,7 +60,7 @@ export const RECENT_WINDOW_MS = 15 * 60_000;
  * With the indexes of migration 004 (items by state and step, calls by endpoint): a full
  * read ~30 ms, a cached one ~20 ms.
  */
-export interface ProgressCache extends ReviewCountsCache {
+export interface ProgressCache {
   lastCallId: number;
   upload: number;
   account: number;
@@ -85,7 +83,7 @@ export function readProgress(db: Database.Database, now: number, opts: ProgressO
   const sinceMs = opts.sinceMs ?? now - RECENT_WINDOW_MS;
   const c: ProgressCache = cache ?? { lastCallId: 0, upload: 0, account: 0, calls: 0, slowAtMs: -Infinity };
   return db.transaction(() => {
-    const status = readStatus(db, now, opts.problemLimit ?? 200, c);
+    const status = readStatus(db, now, opts.problemLimit ?? 200);
     const counted = keepsCounts(db);
     const callsByKind = counted ? readCallKinds(db) : callKindsSince(db, c, status.calls.total);
     if (counted) c.slow = readSlow(db, true);

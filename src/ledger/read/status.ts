@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { stmt } from '../statements.js';
-import { readReviewCounts, type ReviewCounts, type ReviewCountsCache } from '../reviews.js';
+import { readReviewCounts, type ReviewCounts } from '../reviews.js';
 import { inPhase, phaseOf, sqlList, STATES, TERMINAL, type ItemState } from '../transitions.js';
 import { countNotDownloaded, listNotDownloaded, type NotDownloaded } from '../outputs.js';
 
@@ -101,11 +101,8 @@ export interface MetadataNote {
   readonly level: 'all' | 'basic' | 'provenance' | 'none' | null;
 }
 
-/**
- * Everything `darkroom status` shows, read from the ledger alone. `cache`: what a long-lived
- * reader keeps between reads (ProgressReader), so that a refresh reads only what changed.
- */
-export function readStatus(db: Database.Database, now: number, problemLimit = 200, cache?: ReviewCountsCache): LedgerStatus {
+/** Everything `darkroom status` shows, read from the ledger alone. */
+export function readStatus(db: Database.Database, now: number, problemLimit = 200): LedgerStatus {
   const counted = keepsCounts(db);
   const groups = readItemGroups(db, counted);
   const states = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<ItemState, number>;
@@ -137,7 +134,7 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
     paidNotDownloaded: countNotDownloaded(db),
     notDownloaded: listNotDownloaded(db, problemLimit),
     ...metadataNotes(db, problemLimit),
-    review: readReviewCounts(db, states.done, cache),
+    review: readReviewCounts(db, states.done),
   };
 }
 
