@@ -53,9 +53,12 @@ function hasTable(db: Database.Database, name: string): boolean {
 export function readManifestPage(db: Database.Database, after: string | null, limit: number, acceptedOnly: boolean): ManifestFile[] {
   const col = (name: string, as: string) => (hasColumn(db, 'output_files', name) ? `f.${name} AS ${as}` : `NULL AS ${as}`);
   const reviews = hasTable(db, 'reviews');
+  // The standing decision (ledger/reviews.ts), its output's checksum read from the file's own
+  // row when the file is the photo's output, as nearly every one is (the review is newer than
+  // the checksums: a ledger with one has the other).
   const decision = reviews
-    ? `LEFT JOIN output_files o ON o.path = i.output_path
-       LEFT JOIN reviews r ON r.item_id = i.id AND i.state = 'done' AND r.output_sha256 IS o.sha256`
+    ? `LEFT JOIN reviews r ON r.item_id = i.id AND i.state = 'done'
+       AND r.output_sha256 IS (CASE WHEN f.path = i.output_path THEN f.sha256 ELSE (SELECT o.sha256 FROM output_files o WHERE o.path = i.output_path) END)`
     : '';
   const sql = `SELECT f.path, f.item_id AS itemId, f.kind, f.bytes, ${col('sha256', 'sha256')}, ${col('sha512', 'sha512')},
       ${col('meta', 'meta')}, ${col('meta_note', 'metaNote')}, ${col('meta_sidecars', 'metaSidecars')}, f.written_ms AS writtenMs,
