@@ -5,6 +5,7 @@ import { describeError } from './errors.js';
 import { progressFor } from './commands/progress.js';
 import { runCommand } from './commands/run.js';
 import { terminalSafe } from '../display.js';
+import { exitWhenWritten } from './pipes.js';
 
 /**
  * `npm run demo`: the simulator in-process on free loopback ports, jobs.example.yaml run
@@ -48,10 +49,8 @@ async function demo(): Promise<number> {
   }
 }
 
-demo().then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    process.stderr.write(`${terminalSafe(describeError(e).line)}\n`);
-    process.exit(describeError(e).exitCode);
-  },
-);
+const exit = (code: number) => exitWhenWritten(process, (c) => process.exit(c), code);
+demo().then(exit, (e: unknown) => {
+  process.stderr.write(`${terminalSafe(describeError(e).line)}\n`);
+  exit(describeError(e).exitCode);
+});

@@ -3,23 +3,18 @@ import { SystemClock, installClock } from '../clock.js';
 import { terminalSafe } from '../display.js';
 import { describeError } from './errors.js';
 import { main } from './main.js';
-import { quietOnClosedPipes } from './pipes.js';
+import { exitWhenWritten, quietOnClosedPipes } from './pipes.js';
 
 // A closed pipe on stdout (`darkroom status --watch | head -1`) ends the process quietly.
 quietOnClosedPipes(process, (code) => process.exit(code));
 
-// Exit explicitly: idle keep-alive sockets to the service would otherwise hold the
-// process open for seconds after the work is done. stdout/stderr are synchronous for
-// files and pipes on Linux, so nothing printed is lost.
 // Tests only (the guards' tests): the clock shifted by this many ms, so `--until` is reached in seconds.
 const skew = Number(process.env.DARKROOM_TEST_CLOCK_SKEW_MS ?? '');
 if (Number.isFinite(skew) && skew !== 0) installClock(new SystemClock(skew));
 
-main(hideBin(process.argv)).then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    const d = describeError(e);
-    process.stderr.write(`${terminalSafe(d.line)}\n`);
-    process.exit(d.exitCode);
-  },
-);
+const exit = (code: number) => exitWhenWritten(process, (c) => process.exit(c), code);
+main(hideBin(process.argv)).then(exit, (e: unknown) => {
+  const d = describeError(e);
+  process.stderr.write(`${terminalSafe(d.line)}\n`);
+  exit(d.exitCode);
+});
