@@ -12,7 +12,8 @@ import { readStandingCounts } from '../../src/ledger/reviews.js';
  * about, so the count moves with reviews, the photos' states and output paths, and the output
  * files' paths and checksums. Thousands of random changes to all of them — one at a time and
  * several in one transaction, photos sharing an output name, files renamed, decisions taken
- * back — and after each the kept count is the count of the rows.
+ * back — and after each the kept count is the count of the rows. And each trigger reads what
+ * it needs by key (migration 016): never every done photo for one output file written.
  */
 const dir = mkdtempSync(path.join(os.tmpdir(), 'darkroom-review-counts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -129,5 +130,28 @@ describe('the standing decisions the ledger counts', () => {
     expect(kept(again)).toEqual({ accepted: 1, rejected: 1 });
     expect(kept(again)).toEqual(readStandingCounts(again));
     again.close();
+  });
+
+  it('are kept by statements that find the rows they change by key: a photo, a review, the photos of one output', () => {
+    const db = setUp(path.join(dir, 'plans.db'));
+    const triggers = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'review_counts_%'").all() as {
+      name: string;
+      sql: string;
+    }[];
+    expect(triggers).toHaveLength(9);
+    for (const t of triggers) {
+      // Each statement of the trigger's body, its row's columns given as values, planned as SQLite plans it in the trigger.
+      const body = t.sql.slice(t.sql.indexOf(' BEGIN') + 6, t.sql.lastIndexOf('END'));
+      for (const statement of body.split(';').filter((s) => s.trim() !== '')) {
+        const sql = statement.replace(/\b(new|old)\.state\b/g, "'done'").replace(/\b(new|old)\.\w+/g, "'x'");
+        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail);
+        // Never every done photo (the items by state), nor any table from end to end but the two rows of review_counts.
+        expect(
+          plan.filter((d) => /INDEX items_state\b|^SCAN (?!review_counts\b)/.test(d)),
+          `${t.name}: ${plan.join(' / ')}`,
+        ).toEqual([]);
+      }
+    }
+    db.close();
   });
 });
