@@ -38,7 +38,7 @@ import { OutputWriter } from '../../src/outputs/writer.js';
 import { tinyPng } from '../photos.js';
 
 /** Bumped whenever what the seed writes changes: an archive of another recipe is made again. */
-const RECIPE = 1;
+const RECIPE = 2;
 const KEYS = ['k_scale_a', 'k_scale_b', 'k_scale_c', 'k_scale_d'];
 /** Distinct output files, each hard-linked under many names (ext4 allows 65,000 links a file). */
 const OUTPUT_KINDS = 32;
@@ -46,7 +46,13 @@ const OUTPUT_KINDS = 32;
 const BATCH = 5_000;
 /** Each photo's work, in virtual time: four keys at ~1,000 calls an hour, ~3.1 calls a photo. */
 const PHOTO_MS = 2_800;
-const START_MS = Date.UTC(2026, 0, 5, 19, 0);
+/**
+ * Where the seed's virtual clock starts. A million photos take it some 15 months on; its history
+ * must end before the bench runs, or its calls, in the future, all count in `status`'s last
+ * hour (recipe 1 started in January 2026 and ran into 2027: 280,000 calls a key "in the last
+ * hour", where a real key can have made 1,000).
+ */
+const START_MS = Date.UTC(2024, 0, 5, 19, 0);
 
 export interface SeedCounts {
   readonly names: number;
