@@ -49,8 +49,7 @@ async function demo(): Promise<number> {
   }
 }
 
-const exit = (code: number) => exitWhenWritten(process, (c) => process.exit(c), code);
-demo().then(exit, (e: unknown) => {
+demo().then(exitWhenWritten, (e: unknown) => {
   process.stderr.write(`${terminalSafe(describeError(e).line)}\n`);
-  exit(describeError(e).exitCode);
+  exitWhenWritten(describeError(e).exitCode);
 });

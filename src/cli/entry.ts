@@ -12,9 +12,8 @@ quietOnClosedPipes(process, (code) => process.exit(code));
 const skew = Number(process.env.DARKROOM_TEST_CLOCK_SKEW_MS ?? '');
 if (Number.isFinite(skew) && skew !== 0) installClock(new SystemClock(skew));
 
-const exit = (code: number) => exitWhenWritten(process, (c) => process.exit(c), code);
-main(hideBin(process.argv)).then(exit, (e: unknown) => {
+main(hideBin(process.argv)).then(exitWhenWritten, (e: unknown) => {
   const d = describeError(e);
   process.stderr.write(`${terminalSafe(d.line)}\n`);
-  exit(d.exitCode);
+  exitWhenWritten(d.exitCode);
 });

@@ -32,15 +32,11 @@ export function quietOnClosedPipes(
  * before it (a closed pipe calls it too, with its error). The process still exits explicitly:
  * idle keep-alive sockets to the service would otherwise hold it open for seconds.
  */
-export function exitWhenWritten(
-  io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream },
-  exit: (code: number) => void,
-  code: number,
-): void {
+export function exitWhenWritten(code: number): void {
   let left = 2;
   const written = () => {
-    if (--left === 0) exit(code);
+    if (--left === 0) process.exit(code);
   };
-  io.stdout.write('', written);
-  io.stderr.write('', written);
+  process.stdout.write('', written);
+  process.stderr.write('', written);
 }

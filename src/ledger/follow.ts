@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
-import { stmt } from './statements.js';
+import { hasTable, stmt } from './statements.js';
 
 /** What `status` and the live display show of a run that follows its input folder (migrations/014_follow.sql). */
 export interface FollowState {
@@ -59,7 +59,7 @@ export class Following {
 
 /** The follow row, or undefined on a ledger no run has followed (or older than the table). */
 export function readFollow(db: Database.Database): FollowState | undefined {
-  if (stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'follow_state'").get() === undefined) return undefined;
+  if (!hasTable(db, 'follow_state')) return undefined;
   const r = stmt<[], Row>(db, 'SELECT * FROM follow_state WHERE id = 1').get();
   if (!r) return undefined;
   return {

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { clock } from '../clock.js';
 import type { Items } from './items.js';
 import { FIRST_STEP, type PhotoFacts } from './rows.js';
-import { inTransaction, stmt } from './statements.js';
+import { hasTable, inTransaction, stmt } from './statements.js';
 import { ReviewError } from '../errors.js';
 
 /**
@@ -123,7 +123,7 @@ const STANDING = `LEFT JOIN output_files f ON f.path = i.output_path
 
 /** Whether the ledger has the review tables: a ledger opened read-only is not migrated, and may predate them. */
 function hasReviews(db: Database.Database): boolean {
-  return stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'reviews'").get() !== undefined;
+  return hasTable(db, 'reviews');
 }
 
 /**
@@ -140,7 +140,7 @@ export function readReviewCounts(db: Database.Database, done?: number): ReviewCo
 
 /** The standing decisions as the ledger's triggers count them, or undefined on a ledger older than those. */
 function keptStanding(db: Database.Database): { accepted: number; rejected: number } | undefined {
-  if (stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'review_counts'").get() === undefined) return undefined;
+  if (!hasTable(db, 'review_counts')) return undefined;
   const n = new Map(
     stmt<[], { decision: Decision; n: number }>(db, 'SELECT decision, n FROM review_counts')
       .all()

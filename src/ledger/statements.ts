@@ -17,6 +17,18 @@ export function stmt<P extends unknown[] = unknown[], R = unknown>(db: Database.
   return s as unknown as Database.Statement<P, R>;
 }
 
+/** Whether the ledger has a table: a ledger opened read-only is not migrated, and may predate it. */
+export function hasTable(db: Database.Database, name: string): boolean {
+  return stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+}
+
+/** Whether a table has a column: a ledger opened read-only is not migrated, and may predate it. */
+export function hasColumn(db: Database.Database, table: string, column: string): boolean {
+  return stmt<[], { name: string }>(db, `PRAGMA table_info(${table})`)
+    .all()
+    .some((c) => c.name === column);
+}
+
 const runners = new WeakMap<Database.Database, Database.Transaction<(fn: () => unknown) => unknown>>();
 
 /**

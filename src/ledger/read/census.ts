@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { stmt } from '../statements.js';
+import { hasColumn, hasTable, stmt } from '../statements.js';
 import { inPhase, sqlList, type ItemState } from '../transitions.js';
 
 /**
@@ -159,12 +159,4 @@ function legacyCaps(db: Database.Database): string[] | null {
 export function legacyMatches(db: Database.Database, jobCaps: readonly string[]): boolean {
   const caps = legacyCaps(db);
   return caps === null || (caps.length === jobCaps.length && caps.every((c, i) => c === jobCaps[i]));
-}
-
-function hasColumn(db: Database.Database, table: string, column: string): boolean {
-  return (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).some((c) => c.name === column);
-}
-
-function hasTable(db: Database.Database, table: string): boolean {
-  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
 }

@@ -1,8 +1,7 @@
 import type Database from 'better-sqlite3';
 import { CONTENT_CHANGED_NOTE } from '../discovery.js';
 import type { Decision } from '../reviews.js';
-import { stmt } from '../statements.js';
-import { hasColumn } from './status.js';
+import { hasColumn, hasTable, stmt } from '../statements.js';
 
 /**
  * What `darkroom manifest` lists, a page of files at a time in path order (lib/manifest.ts):
@@ -39,10 +38,6 @@ export interface ManifestTasks {
   readonly steps: readonly { readonly step: number; readonly capability: string; readonly taskId: string }[];
   /** The mode its last redo asked for (`retry --rejected --mode`), or null. */
   readonly redoMode: string | null;
-}
-
-function hasTable(db: Database.Database, name: string): boolean {
-  return stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 }
 
 /**

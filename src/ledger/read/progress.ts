@@ -4,7 +4,7 @@ import { readVerdict } from '../inputs.js';
 import { holderFromRow, judgeHolder, SELECT_HOLDER, systemProbe, type LockRow } from '../lock.js';
 import type { LockHolder } from '../../errors.js';
 import { openDatabase } from '../open.js';
-import { stmt } from '../statements.js';
+import { hasTable, stmt } from '../statements.js';
 import { readStepsCensus, redoCondition, type StepsCensus } from './census.js';
 import { keepsCounts, readCallsByKey, readKeys, readStatus, readStepCapabilities, type LedgerStatus, type StepGroup } from './status.js';
 import { inPhase, sqlList, type ItemState } from '../transitions.js';
@@ -49,11 +49,12 @@ export const RECENT_WINDOW_MS = 15 * 60_000;
 /**
  * What a long-lived reader keeps between reads so that each read costs little on a big
  * ledger. A ledger that keeps its own counts (migrations/013_ledger_counts.sql, and 015 for
- * the review decisions that stand) is read from them: a refresh of `status --watch` reads a few rows per state, key and capability, the problems
- * listed, and what happened since the last one, whatever the size of the archive. On an older
- * ledger, calls are append-only (rowid order), so their counts by kind are kept up to date
- * from the rows added since the last read; figures over the attempts and submissions tables
- * change slowly and are re-read at most every 30 s.
+ * the review decisions that stand) is read from them: a refresh of `status --watch` reads a
+ * few rows per state, key and capability, the problems listed, and what happened since the
+ * last one, whatever the size of the archive. On an older ledger, calls are append-only
+ * (rowid order), so their counts by kind are kept up to date from the rows added since the
+ * last read; figures over the attempts and submissions tables change slowly and are re-read
+ * at most every 30 s.
  *
  * Measured on the bench's 100,000-item, 130,000-call ledger: a full read 243 ms (a scan of
  * items by step and of calls by endpoint, ~40 ms each, dominated); a cached one ~25 ms.
@@ -301,7 +302,7 @@ export class ProgressReader {
 
   /** What the full decode of a content found (ledger/inputs.ts, InputChecks); undefined on a ledger older than those checks. */
   decodeVerdict(contentHash: string): string | null | undefined {
-    this.hasChecks ??= stmt(this.db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'input_checks'").get() !== undefined;
+    this.hasChecks ??= hasTable(this.db, 'input_checks');
     return this.hasChecks ? readVerdict(this.db, contentHash) : undefined;
   }
 
@@ -310,7 +311,7 @@ export class ProgressReader {
    * it lasts, another run is refused, so advice to run again would lead nowhere.
    */
   runHolder(): LockHolder | undefined {
-    if (stmt(this.db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_lock'").get() === undefined) return undefined;
+    if (!hasTable(this.db, 'run_lock')) return undefined;
     const row = stmt<[], LockRow>(this.db, SELECT_HOLDER).get();
     if (!row) return undefined;
     const h = holderFromRow(row);

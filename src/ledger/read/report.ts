@@ -1,6 +1,5 @@
 import type Database from 'better-sqlite3';
 import {
-  hasColumn,
   hasOutputMetadata,
   keepsCounts,
   PROBLEM_COLUMNS,
@@ -10,7 +9,7 @@ import {
   type ProblemItem,
 } from './status.js';
 import type { PhotoFacts } from '../rows.js';
-import { stmt } from '../statements.js';
+import { hasColumn, hasTable, stmt } from '../statements.js';
 
 /** One finished step of a done item: which capability ran and the task that did it. */
 export interface ReportStep {
@@ -213,7 +212,7 @@ export function readReportPhotos(db: Database.Database, after: string | null, li
   const meta = hasOutputMetadata(db)
     ? `o.meta AS meta, o.meta_note AS metaNote, o.meta_taken AS metaTaken, o.meta_caption AS metaCaption, ${sidecars} AS metaSidecars`
     : 'NULL AS meta, NULL AS metaNote, NULL AS metaTaken, NULL AS metaCaption, NULL AS metaSidecars';
-  const reviews = stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'reviews'").get() !== undefined;
+  const reviews = hasTable(db, 'reviews');
   // The decision that stands (reviews.ts STANDING): about the done photo's output as it is now.
   const decision = reviews
     ? `r.decision AS review, r.reason AS reviewReason FROM items i LEFT JOIN output_files o ON o.path = i.output_path

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { stmt } from '../statements.js';
+import { hasColumn, hasTable, stmt } from '../statements.js';
 import { readReviewCounts, type ReviewCounts } from '../reviews.js';
 import { inPhase, phaseOf, sqlList, STATES, TERMINAL, type ItemState } from '../transitions.js';
 import { countNotDownloaded, listNotDownloaded, type NotDownloaded } from '../outputs.js';
@@ -144,7 +144,7 @@ export function readStatus(db: Database.Database, now: number, problemLimit = 20
  * the size of the archive. A ledger opened read-only may predate them: it is counted from its rows.
  */
 export function keepsCounts(db: Database.Database): boolean {
-  return stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'item_counts'").get() !== undefined;
+  return hasTable(db, 'item_counts');
 }
 
 /** Photos per state and step, in (state, step) order. */
@@ -196,13 +196,6 @@ export function readKeys(db: Database.Database, counted = keepsCounts(db)): stri
 /** Whether output_files has migration 009's columns: a ledger opened read-only is not migrated, and may predate them. */
 export function hasOutputMetadata(db: Database.Database): boolean {
   return hasColumn(db, 'output_files', 'meta_note');
-}
-
-/** Whether a table has a column: a ledger opened read-only is not migrated, and may predate it. */
-export function hasColumn(db: Database.Database, table: string, column: string): boolean {
-  return stmt<[], { name: string }>(db, `PRAGMA table_info(${table})`)
-    .all()
-    .some((c) => c.name === column);
 }
 
 /** Outputs marked "metadata not carried" (none on a ledger older than migration 009, read as it is). */
